@@ -1,0 +1,323 @@
+package asm
+
+import (
+	"math"
+	"math/rand/v2"
+	"os"
+	"testing"
+)
+
+// TestCopyBackendExpected fails if SOLVEGP_EXPECT_BACKEND names a backend other
+// than the one the dispatcher chose (used by CI to prove which path ran).
+func TestCopyBackendExpected(t *testing.T) {
+	want := os.Getenv("SOLVEGP_EXPECT_BACKEND")
+	t.Logf("copy backend: %s (available: %d)", CopyBackend(), len(copyImpls))
+	if want != "" && CopyBackend() != want {
+		t.Fatalf("copy backend = %q, want %q", CopyBackend(), want)
+	}
+}
+
+// copyRandomGeom draws a geometry with run lengths around every vector-width
+// boundary, overlapping and non-overlapping strides.
+func copyRandomGeom(rng *rand.Rand, overlapDst bool) CopyGeom {
+	runs := []int{1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 31, 32, 33, 45, 64, 75, 100}
+	var g CopyGeom
+	g.Run = runs[rng.IntN(len(runs))]
+	for k := 0; k < 3; k++ {
+		g.N[k] = 1 + rng.IntN(4)
+	}
+	// Source strides: anything, including 0 and overlaps.
+	for k := 0; k < 3; k++ {
+		g.SrcStride[k] = rng.IntN(3 * g.Run)
+	}
+	if overlapDst {
+		for k := 0; k < 3; k++ {
+			g.DstStride[k] = rng.IntN(2 * g.Run)
+		}
+		return g
+	}
+	// Non-overlapping destination: gaps of up to 3 elements between runs.
+	g.DstStride[0] = g.Run + rng.IntN(4)
+	g.DstStride[1] = g.N[0]*g.DstStride[0] + rng.IntN(4)
+	g.DstStride[2] = g.N[1]*g.DstStride[1] + rng.IntN(4)
+	return g
+}
+
+func copyRandSlice(rng *rand.Rand, n int) []float64 {
+	s := make([]float64, n)
+	for i := range s {
+		s[i] = rng.NormFloat64()
+	}
+	return s
+}
+
+func copyBitsEqual(a, b []float64) int {
+	for i := range a {
+		if math.Float64bits(a[i]) != math.Float64bits(b[i]) {
+			return i
+		}
+	}
+	return -1
+}
+
+// TestCopyBlockBackends checks every backend bit-exactly against the pure-Go
+// twin, with guard zones around dst that must stay untouched.
+func TestCopyBlockBackends(t *testing.T) {
+	const guard = 16
+	rng := rand.New(rand.NewPCG(1, 2))
+	for _, impl := range copyImpls {
+		for trial := 0; trial < 2000; trial++ {
+			for _, add := range []bool{false, true} {
+				g := copyRandomGeom(rng, add && trial%2 == 0)
+				ns, nd := copySpan(&g, &g.SrcStride), copySpan(&g, &g.DstStride)
+				src := copyRandSlice(rng, ns)
+				want := copyRandSlice(rng, nd+2*guard)
+				got := append([]float64(nil), want...)
+				// Exact-length slices, so a kernel overrunning its
+				// bounds on the source side reads past the slice.
+				if add {
+					copyBlockAddGeneric(want[guard:guard+nd], src, &g)
+					if copyCheck("test", &g, nd, ns) {
+						impl.add(got[guard:guard+nd], src, &g)
+					}
+				} else {
+					copyBlockGeneric(want[guard:guard+nd], src, &g)
+					if copyCheck("test", &g, nd, ns) {
+						impl.block(got[guard:guard+nd], src, &g)
+					}
+				}
+				if i := copyBitsEqual(got, want); i >= 0 {
+					t.Fatalf("%s add=%v %+v: element %d = %v, want %v", impl.name, add, g, i-guard, got[i], want[i])
+				}
+			}
+		}
+	}
+}
+
+// TestCopyBlockKnown checks the generic kernel itself on a hand-computed case,
+// so the oracle cannot be wrong in the same way as the kernels.
+func TestCopyBlockKnown(t *testing.T) {
+	src := []float64{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}
+	// Two runs of 2 at stride 5, repeated at offset 1: {0,1},{5,6},{1,2},{6,7}.
+	g := CopyContiguous(2, [3]int{2, 2, 1}, [3]int{5, 1, 0})
+	for _, impl := range copyImpls {
+		dst := make([]float64, 8)
+		impl.block(dst, src, &g)
+		want := []float64{0, 1, 5, 6, 1, 2, 6, 7}
+		if copyBitsEqual(dst, want) >= 0 {
+			t.Errorf("%s: CopyBlock = %v, want %v", impl.name, dst, want)
+		}
+		// Adjoint: scatter-add the same runs back; overlapping elements
+		// accumulate.
+		img := make([]float64, 12)
+		ga := g
+		ga.SrcStride, ga.DstStride = g.DstStride, g.SrcStride
+		impl.add(img, dst, &ga)
+		wantImg := []float64{0, 2, 2, 0, 0, 5, 12, 7, 0, 0, 0, 0}
+		if copyBitsEqual(img, wantImg) >= 0 {
+			t.Errorf("%s: CopyBlockAdd = %v, want %v", impl.name, img, wantImg)
+		}
+	}
+}
+
+// TestCopyBlockRounding checks that accumulation is one rounded addition per
+// element in run order (no FMA, no reassociation): 1 + 2^-53 + 2^-53 rounds
+// differently from 1 + (2^-53 + 2^-53).
+func TestCopyBlockRounding(t *testing.T) {
+	eps := math.Ldexp(1, -53)
+	for _, impl := range copyImpls {
+		for _, run := range []int{1, 3, 8, 13, 40} {
+			dst := make([]float64, run)
+			src := make([]float64, 2*run)
+			for i := range dst {
+				dst[i] = 1
+				src[i], src[run+i] = eps, eps
+			}
+			g := CopyGeom{Run: run, N: [3]int{2, 1, 1}, SrcStride: [3]int{run, 0, 0}}
+			impl.add(dst, src, &g)
+			for i, v := range dst {
+				if v != 1 {
+					t.Fatalf("%s run %d: dst[%d] = %v, want 1 (sequential rounding)", impl.name, run, i, v)
+				}
+			}
+		}
+	}
+}
+
+// TestCopyStream checks every backend's non-temporal copy against the builtin
+// copy for all lengths up to 70 and every alignment of dst and src.
+func TestCopyStream(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for _, impl := range copyImpls {
+		for n := 1; n <= 70; n++ {
+			for doff := 0; doff < 8; doff++ {
+				for soff := 0; soff < 8; soff += 3 {
+					src := copyRandSlice(rng, n+soff)[soff:]
+					buf := copyRandSlice(rng, n+doff+8)
+					want := append([]float64(nil), buf...)
+					copy(want[doff:doff+n], src)
+					impl.stream(buf[doff:doff+n], src)
+					if i := copyBitsEqual(buf, want); i >= 0 {
+						t.Fatalf("%s n=%d doff=%d soff=%d: element %d = %v, want %v", impl.name, n, doff, soff, i, buf[i], want[i])
+					}
+				}
+			}
+		}
+	}
+	dst := make([]float64, 5)
+	if n := CopyStream(dst, []float64{1, 2, 3}); n != 3 || dst[2] != 3 || dst[3] != 0 {
+		t.Errorf("CopyStream copied %d: %v", n, dst)
+	}
+	if n := CopyStream(nil, []float64{1}); n != 0 {
+		t.Errorf("CopyStream into nil copied %d", n)
+	}
+}
+
+func TestCopyBlockPanics(t *testing.T) {
+	cases := []struct {
+		name string
+		g    CopyGeom
+		nd   int
+		ns   int
+	}{
+		{"negative run", CopyGeom{Run: -1, N: [3]int{1, 1, 1}}, 10, 10},
+		{"negative count", CopyGeom{Run: 1, N: [3]int{1, -1, 1}}, 10, 10},
+		{"negative stride", CopyGeom{Run: 1, N: [3]int{2, 1, 1}, SrcStride: [3]int{-1, 0, 0}, DstStride: [3]int{1, 0, 0}}, 10, 10},
+		{"short src", CopyContiguous(4, [3]int{3, 1, 1}, [3]int{4, 0, 0}), 12, 11},
+		{"short dst", CopyContiguous(4, [3]int{3, 1, 1}, [3]int{4, 0, 0}), 11, 12},
+	}
+	for _, c := range cases {
+		for _, add := range []bool{false, true} {
+			func() {
+				defer func() {
+					if recover() == nil {
+						t.Errorf("%s (add=%v): no panic", c.name, add)
+					}
+				}()
+				if add {
+					CopyBlockAdd(make([]float64, c.nd), make([]float64, c.ns), &c.g)
+				} else {
+					CopyBlock(make([]float64, c.nd), make([]float64, c.ns), &c.g)
+				}
+			}()
+		}
+	}
+	// Empty blocks are fine with empty slices.
+	CopyBlock(nil, nil, &CopyGeom{Run: 0, N: [3]int{5, 5, 5}})
+	CopyBlockAdd(nil, nil, &CopyGeom{Run: 3, N: [3]int{0, 5, 5}})
+}
+
+func BenchmarkCopyBlock(b *testing.B) {
+	// 64 rows of 5x5 single-channel patches of a 28-wide image, stride 1.
+	for _, impl := range copyImpls {
+		for _, run := range []int{3, 5, 9, 15} {
+			g := CopyContiguous(run, [3]int{run, 24, 64}, [3]int{28, 1, 28 * 28})
+			src := make([]float64, copySpan(&g, &g.SrcStride))
+			dst := make([]float64, copySpan(&g, &g.DstStride))
+			b.Run(impl.name+"/run"+string(rune('0'+run/10))+string(rune('0'+run%10)), func(b *testing.B) {
+				b.SetBytes(int64(8 * len(dst)))
+				for i := 0; i < b.N; i++ {
+					impl.block(dst, src, &g)
+				}
+			})
+		}
+	}
+}
+
+// TestCopyBlockSlackBackends checks the slack kernels of every backend against
+// the pure-Go CopyBlock on tiled blocks of runs of 1 to 20 values: the block's
+// span bit for bit, nothing written past the slack, and the source read only
+// within its span plus the slack (the source slice is cut there).
+func TestCopyBlockSlackBackends(t *testing.T) {
+	const guard = 16
+	rng := rand.New(rand.NewPCG(5, 6))
+	for _, impl := range copyImpls {
+		for trial := 0; trial < 3000; trial++ {
+			var g CopyGeom
+			g.Run = 1 + rng.IntN(20)
+			for k := 0; k < 3; k++ {
+				g.N[k] = 1 + rng.IntN(4)
+				g.SrcStride[k] = rng.IntN(3 * g.Run)
+			}
+			g = CopyContiguous(g.Run, g.N, g.SrcStride)
+			if trial%3 == 0 { // strides of single-iteration levels are free
+				for k := 0; k < 3; k++ {
+					if g.N[k] == 1 {
+						g.DstStride[k] = rng.IntN(50)
+					}
+				}
+			}
+			ns, nd := copySpan(&g, &g.SrcStride), copySpan(&g, &g.DstStride)
+			src := copyRandSlice(rng, ns+CopySlack)
+			want := copyRandSlice(rng, nd+CopySlack+guard)
+			got := append([]float64(nil), want...)
+			copyBlockGeneric(want, src, &g)
+			if !copyCheck("test", &g, nd, ns) || !copyTiled(&g) {
+				t.Fatalf("bad test geometry %+v", g)
+			}
+			impl.slack(got, src, &g)
+			if i := copyBitsEqual(got[:nd], want[:nd]); i >= 0 {
+				t.Fatalf("%s %+v: element %d = %v, want %v", impl.name, g, i, got[i], want[i])
+			}
+			if i := copyBitsEqual(got[nd+CopySlack:], want[nd+CopySlack:]); i >= 0 {
+				t.Fatalf("%s %+v: wrote past the slack at %d", impl.name, g, nd+CopySlack+i)
+			}
+		}
+	}
+}
+
+// TestCopyBlockSlackFallback checks that CopyBlockSlack copies blocks that do
+// not tile, or lack the slack, exactly like CopyBlock, writing nothing past
+// the destination span, and panics on invalid geometries.
+func TestCopyBlockSlackFallback(t *testing.T) {
+	tiled := CopyContiguous(3, [3]int{2, 2, 1}, [3]int{5, 20, 0})
+	gapped := tiled
+	gapped.DstStride[0] = 4
+	for _, c := range []struct {
+		name        string
+		g           CopyGeom
+		srcX, dstX  int // values past the spans
+		exactWrites bool
+	}{
+		{"slack", tiled, CopySlack, CopySlack, false},
+		{"not tiled", gapped, CopySlack, CopySlack, true},
+		{"short src", tiled, CopySlack - 1, CopySlack, true},
+		{"short dst", tiled, CopySlack, CopySlack - 1, true},
+	} {
+		ns, nd := copySpan(&c.g, &c.g.SrcStride), copySpan(&c.g, &c.g.DstStride)
+		src := make([]float64, ns+c.srcX)
+		for i := range src {
+			src[i] = float64(i)
+		}
+		dst := make([]float64, nd+c.dstX)
+		for i := range dst {
+			dst[i] = -1
+		}
+		want := append([]float64(nil), dst...)
+		copyBlockGeneric(want, src, &c.g)
+		CopyBlockSlack(dst, src, &c.g)
+		n := nd
+		if c.exactWrites {
+			n = len(dst)
+		}
+		if i := copyBitsEqual(dst[:n], want[:n]); i >= 0 {
+			t.Errorf("%s: element %d = %v, want %v", c.name, i, dst[i], want[i])
+		}
+	}
+	func() {
+		defer func() {
+			if recover() == nil {
+				t.Error("negative run: no panic")
+			}
+		}()
+		CopyBlockSlack(make([]float64, 10), make([]float64, 10), &CopyGeom{Run: -1, N: [3]int{1, 1, 1}})
+	}()
+	func() {
+		defer func() {
+			if recover() == nil {
+				t.Error("short dst: no panic")
+			}
+		}()
+		CopyBlockSlack(make([]float64, 3), make([]float64, 100), &tiled)
+	}()
+}

@@ -1,0 +1,40 @@
+//go:build !purego && !noasm
+
+package asm
+
+import "golang.org/x/sys/cpu"
+
+// dgemmNEON accumulates the 6×8 tile A·B of the packed panels a (k·6
+// values) and b (k·8 values) into ab (48 values, row-major), with each
+// element's fused multiply-adds in order p = 0, 1, …, k−1 starting from zero
+// (dgemm_neon_arm64.s). k may be zero.
+//
+//go:noescape
+func dgemmNEON(k int, a, b, ab *float64)
+
+const neonMR, neonNR = 6, 8
+
+func kernelNEON(k int, alpha float64, a, b []float64, beta float64, c []float64, ldc int) {
+	var ab [neonMR * neonNR]float64
+	dgemmNEON(k, first(a), first(b), &ab[0])
+	updateTile(neonMR, neonNR, alpha, ab[:], beta, c, ldc)
+}
+
+// first returns a pointer to s[0], or nil for an empty slice (the kernel does
+// not dereference the panels when k is zero).
+func first(s []float64) *float64 {
+	if len(s) == 0 {
+		return nil
+	}
+	return &s[0]
+}
+
+// archBackends lists the arm64 assembly backends; Advanced SIMD is part of
+// the arm64 base architecture but is still checked through x/sys/cpu.
+func archBackends() []*Backend {
+	if !cpu.ARM64.HasASIMD {
+		return nil
+	}
+	return []*Backend{{name: "neon", mr: neonMR, nr: neonNR, kernel: kernelNEON,
+		block: blockingFor(neonMR, neonNR)}}
+}

@@ -1,0 +1,90 @@
+//go:build !purego && !noasm
+
+#include "textflag.h"
+
+// func dgemmNEON(k int, a, b, ab *float64)
+//
+// Register map:
+//
+//	R0        k, then loop counter
+//	R1        packed A micro-panel (6 values per step p)
+//	R2        packed B micro-panel (8 values per step p)
+//	R3        ab, the 6×8 row-major output tile of raw accumulators
+//	V0-V3     row p of B (2 values each)
+//	V4, V5    A[i,p] replicated to both lanes
+//	V8-V31    accumulators: row i of the tile is V(8+4i) … V(8+4i+3)
+//
+// Each accumulator receives its FMLAs in order p = 0, 1, …, k-1, so the result
+// matches asm.Reference bit for bit.
+TEXT ·dgemmNEON(SB), NOSPLIT, $0-32
+	MOVD k+0(FP), R0
+	MOVD a+8(FP), R1
+	MOVD b+16(FP), R2
+	MOVD ab+24(FP), R3
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	VEOR V12.B16, V12.B16, V12.B16
+	VEOR V13.B16, V13.B16, V13.B16
+	VEOR V14.B16, V14.B16, V14.B16
+	VEOR V15.B16, V15.B16, V15.B16
+	VEOR V16.B16, V16.B16, V16.B16
+	VEOR V17.B16, V17.B16, V17.B16
+	VEOR V18.B16, V18.B16, V18.B16
+	VEOR V19.B16, V19.B16, V19.B16
+	VEOR V20.B16, V20.B16, V20.B16
+	VEOR V21.B16, V21.B16, V21.B16
+	VEOR V22.B16, V22.B16, V22.B16
+	VEOR V23.B16, V23.B16, V23.B16
+	VEOR V24.B16, V24.B16, V24.B16
+	VEOR V25.B16, V25.B16, V25.B16
+	VEOR V26.B16, V26.B16, V26.B16
+	VEOR V27.B16, V27.B16, V27.B16
+	VEOR V28.B16, V28.B16, V28.B16
+	VEOR V29.B16, V29.B16, V29.B16
+	VEOR V30.B16, V30.B16, V30.B16
+	VEOR V31.B16, V31.B16, V31.B16
+	CBZ R0, done
+loop:
+	VLD1.P 64(R2), [V0.D2, V1.D2, V2.D2, V3.D2]
+	VLD1R.P 8(R1), [V4.D2]
+	VFMLA V0.D2, V4.D2, V8.D2
+	VFMLA V1.D2, V4.D2, V9.D2
+	VFMLA V2.D2, V4.D2, V10.D2
+	VFMLA V3.D2, V4.D2, V11.D2
+	VLD1R.P 8(R1), [V5.D2]
+	VFMLA V0.D2, V5.D2, V12.D2
+	VFMLA V1.D2, V5.D2, V13.D2
+	VFMLA V2.D2, V5.D2, V14.D2
+	VFMLA V3.D2, V5.D2, V15.D2
+	VLD1R.P 8(R1), [V4.D2]
+	VFMLA V0.D2, V4.D2, V16.D2
+	VFMLA V1.D2, V4.D2, V17.D2
+	VFMLA V2.D2, V4.D2, V18.D2
+	VFMLA V3.D2, V4.D2, V19.D2
+	VLD1R.P 8(R1), [V5.D2]
+	VFMLA V0.D2, V5.D2, V20.D2
+	VFMLA V1.D2, V5.D2, V21.D2
+	VFMLA V2.D2, V5.D2, V22.D2
+	VFMLA V3.D2, V5.D2, V23.D2
+	VLD1R.P 8(R1), [V4.D2]
+	VFMLA V0.D2, V4.D2, V24.D2
+	VFMLA V1.D2, V4.D2, V25.D2
+	VFMLA V2.D2, V4.D2, V26.D2
+	VFMLA V3.D2, V4.D2, V27.D2
+	VLD1R.P 8(R1), [V5.D2]
+	VFMLA V0.D2, V5.D2, V28.D2
+	VFMLA V1.D2, V5.D2, V29.D2
+	VFMLA V2.D2, V5.D2, V30.D2
+	VFMLA V3.D2, V5.D2, V31.D2
+	SUBS $1, R0, R0
+	BNE loop
+done:
+	VST1.P [V8.D2, V9.D2, V10.D2, V11.D2], 64(R3)
+	VST1.P [V12.D2, V13.D2, V14.D2, V15.D2], 64(R3)
+	VST1.P [V16.D2, V17.D2, V18.D2, V19.D2], 64(R3)
+	VST1.P [V20.D2, V21.D2, V22.D2, V23.D2], 64(R3)
+	VST1.P [V24.D2, V25.D2, V26.D2, V27.D2], 64(R3)
+	VST1.P [V28.D2, V29.D2, V30.D2, V31.D2], 64(R3)
+	RET

@@ -1,0 +1,105 @@
+package asm
+
+// PackA packs the m×k matrix op(A) into micro-panels of mr rows for the
+// micro-kernels. op(A) = A when trans is false (A[i,p] = a[i·lda+p]) and Aᵀ
+// otherwise (A[i,p] = a[p·lda+i]).
+//
+// Panel q holds rows q·mr … q·mr+mr−1; within a panel, column p occupies
+// mr consecutive values at dst[q·mr·k + p·mr:]. Rows beyond m in the last
+// panel are filled with zeros. dst must hold at least ⌈m/mr⌉·mr·k values.
+func PackA(mr int, dst []float64, a []float64, lda int, trans bool, m, k int) {
+	packA(mr, dst, a, lda, trans, m, k, packAsm)
+}
+
+// packA is PackA with the use of assembly made explicit for the tests.
+func packA(mr int, dst []float64, a []float64, lda int, trans bool, m, k int, useAsm bool) {
+	if m <= 0 || k <= 0 {
+		return
+	}
+	np := (m + mr - 1) / mr
+	dst = dst[:np*mr*k]
+	for q := 0; q < np; q++ {
+		i0 := q * mr
+		rows := min(mr, m-i0)
+		panel := dst[q*mr*k : (q+1)*mr*k]
+		if trans {
+			// Column p of the panel is contiguous in a.
+			if useAsm && rows == mr && packContiguous(mr, panel, a[i0:], lda, k) == k {
+				continue
+			}
+			for p := 0; p < k; p++ {
+				src := a[p*lda+i0 : p*lda+i0+rows]
+				d := panel[p*mr : p*mr+mr]
+				copy(d, src)
+				clear(d[rows:])
+			}
+			continue
+		}
+		p0 := 0
+		if useAsm && rows == mr {
+			p0 = packTransposed(mr, panel, a[i0*lda:], lda, k)
+		}
+		for i := 0; i < rows; i++ {
+			src := a[(i0+i)*lda+p0 : (i0+i)*lda+k]
+			for p, v := range src {
+				panel[(p0+p)*mr+i] = v
+			}
+		}
+		for i := rows; i < mr; i++ {
+			for p := 0; p < k; p++ {
+				panel[p*mr+i] = 0
+			}
+		}
+	}
+}
+
+// PackB packs the k×n matrix op(B) into micro-panels of nr columns for the
+// micro-kernels. op(B) = B when trans is false (B[p,j] = b[p·ldb+j]) and Bᵀ
+// otherwise (B[p,j] = b[j·ldb+p]).
+//
+// Panel q holds columns q·nr … q·nr+nr−1; within a panel, row p occupies nr
+// consecutive values at dst[q·nr·k + p·nr:]. Columns beyond n in the last
+// panel are filled with zeros. dst must hold at least ⌈n/nr⌉·nr·k values.
+func PackB(nr int, dst []float64, b []float64, ldb int, trans bool, k, n int) {
+	packB(nr, dst, b, ldb, trans, k, n, packAsm)
+}
+
+// packB is PackB with the use of assembly made explicit for the tests.
+func packB(nr int, dst []float64, b []float64, ldb int, trans bool, k, n int, useAsm bool) {
+	if n <= 0 || k <= 0 {
+		return
+	}
+	np := (n + nr - 1) / nr
+	dst = dst[:np*nr*k]
+	for q := 0; q < np; q++ {
+		j0 := q * nr
+		cols := min(nr, n-j0)
+		panel := dst[q*nr*k : (q+1)*nr*k]
+		if !trans {
+			if useAsm && cols == nr && packContiguous(nr, panel, b[j0:], ldb, k) == k {
+				continue
+			}
+			for p := 0; p < k; p++ {
+				d := panel[p*nr : p*nr+nr]
+				copy(d, b[p*ldb+j0:p*ldb+j0+cols])
+				clear(d[cols:])
+			}
+			continue
+		}
+		p0 := 0
+		if useAsm && cols == nr {
+			p0 = packTransposed(nr, panel, b[j0*ldb:], ldb, k)
+		}
+		for j := 0; j < cols; j++ {
+			src := b[(j0+j)*ldb+p0 : (j0+j)*ldb+k]
+			for p, v := range src {
+				panel[(p0+p)*nr+j] = v
+			}
+		}
+		for j := cols; j < nr; j++ {
+			for p := 0; p < k; p++ {
+				panel[p*nr+j] = 0
+			}
+		}
+	}
+}

@@ -1,0 +1,12 @@
+//go:build purego || noasm || !amd64
+
+package asm
+
+// packAsm is false: this build has no assembly pack routines.
+const packAsm = false
+
+// packTransposed is never called when packAsm is false.
+func packTransposed(w int, dst, src []float64, ld, k int) int { return 0 }
+
+// packContiguous is never called when packAsm is false.
+func packContiguous(w int, dst, src []float64, ld, k int) int { return 0 }
