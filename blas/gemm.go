@@ -1,0 +1,424 @@
+package blas
+
+import (
+	"sync"
+
+	"gonum.org/v1/gonum/blas"
+
+	"github.com/solvegp/solvegp/asm"
+)
+
+// Panic messages, identical to gonum's.
+const (
+	gemmBadTranspose = "blas: illegal transpose"
+	gemmMLT0         = "blas: m < 0"
+	gemmNLT0         = "blas: n < 0"
+	gemmKLT0         = "blas: k < 0"
+	gemmBadLdA       = "blas: bad leading dimension of A"
+	gemmBadLdB       = "blas: bad leading dimension of B"
+	gemmBadLdC       = "blas: bad leading dimension of C"
+	gemmShortA       = "blas: insufficient length of a"
+	gemmShortB       = "blas: insufficient length of b"
+	gemmShortC       = "blas: insufficient length of c"
+)
+
+// gemmParallelMin is the m·n·k below which Dgemm runs on one goroutine: the
+// fork/join cost (a few microseconds) would exceed the gain.
+const gemmParallelMin = 96 * 96 * 96
+
+// Dgemm performs one of the matrix-matrix operations
+//
+//	C = alpha * A * B + beta * C
+//	C = alpha * Aᵀ * B + beta * C
+//	C = alpha * A * Bᵀ + beta * C
+//	C = alpha * Aᵀ * Bᵀ + beta * C
+//
+// where A is an m×k or k×m dense matrix, B is an n×k or k×n dense matrix, C is
+// an m×n matrix, and alpha and beta are scalars. tA and tB specify whether A or
+// B are transposed. When beta is zero, C is not read.
+//
+// Dgemm panics exactly as gonum's does on bad arguments. It packs A and B into
+// cache-sized blocks and runs the micro-kernel of impl's backend on up to
+// impl's Threads goroutines.
+func (impl Implementation) Dgemm(tA, tB blas.Transpose, m, n, k int, alpha float64, a []float64, lda int, b []float64, ldb int, beta float64, c []float64, ldc int) {
+	switch tA {
+	default:
+		panic(gemmBadTranspose)
+	case blas.NoTrans, blas.Trans, blas.ConjTrans:
+	}
+	switch tB {
+	default:
+		panic(gemmBadTranspose)
+	case blas.NoTrans, blas.Trans, blas.ConjTrans:
+	}
+	if m < 0 {
+		panic(gemmMLT0)
+	}
+	if n < 0 {
+		panic(gemmNLT0)
+	}
+	if k < 0 {
+		panic(gemmKLT0)
+	}
+	aTrans := tA != blas.NoTrans
+	if aTrans {
+		if lda < max(1, m) {
+			panic(gemmBadLdA)
+		}
+	} else if lda < max(1, k) {
+		panic(gemmBadLdA)
+	}
+	bTrans := tB != blas.NoTrans
+	if bTrans {
+		if ldb < max(1, k) {
+			panic(gemmBadLdB)
+		}
+	} else if ldb < max(1, n) {
+		panic(gemmBadLdB)
+	}
+	if ldc < max(1, n) {
+		panic(gemmBadLdC)
+	}
+	if m == 0 || n == 0 {
+		return
+	}
+	if aTrans {
+		if len(a) < (k-1)*lda+m {
+			panic(gemmShortA)
+		}
+	} else if len(a) < (m-1)*lda+k {
+		panic(gemmShortA)
+	}
+	if bTrans {
+		if len(b) < (n-1)*ldb+k {
+			panic(gemmShortB)
+		}
+	} else if len(b) < (k-1)*ldb+n {
+		panic(gemmShortB)
+	}
+	if len(c) < (m-1)*ldc+n {
+		panic(gemmShortC)
+	}
+	if alpha == 0 || k == 0 {
+		gemmScaleC(m, n, beta, c, ldc)
+		return
+	}
+	if m <= gemmThinM || m*n*k < gemmTinyMNK {
+		impl.gemmGonumSerial(tA, tB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+		return
+	}
+	g := gemmProblem{
+		be: impl.backend(), aTrans: aTrans, bTrans: bTrans,
+		m: m, n: n, k: k, alpha: alpha, a: a, lda: lda, b: b, ldb: ldb, beta: beta, c: c, ldc: ldc,
+	}
+	g.run(impl.threads())
+}
+
+// Below these sizes gonum's unpacked loops beat packing: products with at
+// most gemmThinM rows (the MR-row tile would be mostly padding) and products
+// with fewer than gemmTinyMNK multiply-adds.
+const (
+	gemmThinM   = 2
+	gemmTinyMNK = 512
+)
+
+// gemmGonumChunk is the widest column chunk that gonum's Dgemm computes on
+// the calling goroutine (it goes parallel from 4 blocks of 64×64 up), so
+// that delegating to it keeps impl's Threads bound.
+const gemmGonumChunk = 192
+
+// gemmGonumSerial runs gonum's Dgemm on column chunks narrow enough for
+// gonum to stay serial when m ≤ 64.
+func (impl Implementation) gemmGonumSerial(tA, tB blas.Transpose, m, n, k int, alpha float64, a []float64, lda int, b []float64, ldb int, beta float64, c []float64, ldc int) {
+	for j0 := 0; j0 < n; j0 += gemmGonumChunk {
+		nb := min(gemmGonumChunk, n-j0)
+		off := j0
+		if tB != blas.NoTrans {
+			off = j0 * ldb
+		}
+		impl.Implementation.Dgemm(tA, tB, m, nb, k, alpha, a, lda, b[off:], ldb, beta, c[j0:], ldc)
+	}
+}
+
+// gemmScaleC sets C := beta·C, writing zeros without reading C when beta is
+// zero.
+func gemmScaleC(m, n int, beta float64, c []float64, ldc int) {
+	if beta == 1 {
+		return
+	}
+	for i := 0; i < m; i++ {
+		row := c[i*ldc : i*ldc+n]
+		if beta == 0 {
+			clear(row)
+			continue
+		}
+		for j := range row {
+			row[j] *= beta
+		}
+	}
+}
+
+// gemmProblem is one validated Dgemm call with alpha ≠ 0 and k > 0.
+type gemmProblem struct {
+	be             *asm.Backend
+	aTrans, bTrans bool
+	m, n, k        int
+	alpha          float64
+	a              []float64
+	lda            int
+	b              []float64
+	ldb            int
+	beta           float64
+	c              []float64
+	ldc            int
+}
+
+// gemmSplit divides total into ⌈total/block⌉ nearly equal parts, each a
+// multiple of unit, and returns the part size.
+func gemmSplit(total, block, unit int) int {
+	if total <= block {
+		return (total + unit - 1) / unit * unit
+	}
+	parts := (total + block - 1) / block
+	size := (total + parts - 1) / parts
+	return (size + unit - 1) / unit * unit
+}
+
+// gemmMaxTile bounds MR·NR over all backends (14×16 for AVX-512).
+const gemmMaxTile = 256
+
+// gemmCtx holds the buffers of one Dgemm call; it is pooled so that
+// repeated calls do not allocate.
+type gemmCtx struct {
+	packB   []float64
+	workers []gemmWorker
+	bar     gemmBarrier
+}
+
+// gemmWorker is the per-goroutine state of the blocked loops.
+type gemmWorker struct {
+	packA []float64
+	edge  [gemmMaxTile]float64 // scratch tile for partial tiles
+}
+
+var gemmPool = sync.Pool{New: func() any { return new(gemmCtx) }}
+
+// gemmGetCtx returns a pooled context with room for threads workers, a B
+// block of nb values and A blocks of na values.
+func gemmGetCtx(threads, na, nb int) *gemmCtx {
+	ctx := gemmPool.Get().(*gemmCtx)
+	if cap(ctx.packB) < nb {
+		ctx.packB = make([]float64, nb)
+	}
+	ctx.packB = ctx.packB[:nb]
+	if cap(ctx.workers) < threads {
+		ctx.workers = append(ctx.workers[:cap(ctx.workers)], make([]gemmWorker, threads-cap(ctx.workers))...)
+	}
+	ctx.workers = ctx.workers[:threads]
+	for w := range ctx.workers {
+		wk := &ctx.workers[w]
+		if cap(wk.packA) < na {
+			wk.packA = make([]float64, na)
+		}
+		wk.packA = wk.packA[:na]
+	}
+	ctx.bar.reset(threads)
+	return ctx
+}
+
+// gemmBarrier is a reusable barrier for the worker goroutines of one call.
+type gemmBarrier struct {
+	mu    sync.Mutex
+	cond  sync.Cond
+	n     int
+	count int
+	gen   uint64
+}
+
+func (b *gemmBarrier) reset(n int) {
+	b.n, b.count = n, 0
+	b.cond.L = &b.mu
+}
+
+// wait blocks until all n goroutines have called wait.
+func (b *gemmBarrier) wait() {
+	if b.n == 1 {
+		return
+	}
+	b.mu.Lock()
+	gen := b.gen
+	b.count++
+	if b.count == b.n {
+		b.count = 0
+		b.gen++
+		b.cond.Broadcast()
+	} else {
+		for gen == b.gen {
+			b.cond.Wait()
+		}
+	}
+	b.mu.Unlock()
+}
+
+// gemmPlan is the blocking and work partition of one call.
+type gemmPlan struct {
+	mc, kc, nc int
+	threads    int
+	tm, tn     int // threads = tm·tn: row groups × panel groups
+	mTiles     int // ⌈m/MR⌉
+}
+
+// plan chooses block sizes and the 2-D partition of C among goroutines.
+func (g *gemmProblem) plan(threads int) gemmPlan {
+	be := g.be
+	mr, nr := be.MR(), be.NR()
+	bl := be.Blocking()
+	p := gemmPlan{kc: min(bl.KC, g.k)}
+	if g.k > bl.KC {
+		p.kc = gemmSplit(g.k, bl.KC, 1)
+	}
+	p.mc = gemmSplit(g.m, bl.MC, mr)
+	p.nc = gemmSplit(g.n, bl.NC, nr)
+	p.mTiles = (g.m + mr - 1) / mr
+	nTiles := (min(g.n, p.nc) + nr - 1) / nr
+	if threads < 1 || g.m*g.n*g.k < gemmParallelMin {
+		threads = 1
+	}
+	threads = min(threads, p.mTiles*nTiles)
+	// Pick tm×tn = threads minimizing the largest share of tiles; prefer
+	// splitting rows (splitting panels repacks each A block per group).
+	p.threads, p.tm, p.tn = threads, threads, 1
+	best := -1
+	for tm := threads; tm >= 1; tm-- {
+		if threads%tm != 0 {
+			continue
+		}
+		tn := threads / tm
+		if tm > p.mTiles || tn > nTiles {
+			continue
+		}
+		cost := ((p.mTiles + tm - 1) / tm) * ((nTiles + tn - 1) / tn)
+		if best < 0 || cost < best {
+			best, p.tm, p.tn = cost, tm, tn
+		}
+	}
+	if best < 0 { // fewer tiles than a clean split needs: use what fits
+		p.tm, p.tn = min(threads, p.mTiles), 1
+		p.threads = p.tm
+	}
+	return p
+}
+
+// run executes the BLIS five loops on p.threads goroutines (the caller's
+// and p.threads−1 new ones).
+func (g *gemmProblem) run(threads int) {
+	p := g.plan(threads)
+	ctx := gemmGetCtx(p.threads, p.mc*p.kc, p.kc*p.nc)
+	defer gemmPool.Put(ctx)
+	if p.threads == 1 {
+		g.worker(ctx, &p, 0)
+		return
+	}
+	gemmRunParallel(*g, p, ctx)
+}
+
+// gemmRunParallel runs the workers of a multi-goroutine call. It takes g
+// and p by value so that only parallel calls move them to the heap.
+func gemmRunParallel(g gemmProblem, p gemmPlan, ctx *gemmCtx) {
+	var wg sync.WaitGroup
+	wg.Add(p.threads - 1)
+	for t := 1; t < p.threads; t++ {
+		go func() {
+			defer wg.Done()
+			g.worker(ctx, &p, t)
+		}()
+	}
+	g.worker(ctx, &p, 0)
+	wg.Wait()
+}
+
+// worker is goroutine t's part of the loops jc (NC columns of C), pc (KC of
+// the inner dimension; B block packed jointly), ic (MC rows of the
+// goroutine's row range; A block packed privately), jr (NR), ir (MR).
+func (g *gemmProblem) worker(ctx *gemmCtx, p *gemmPlan, t int) {
+	be := g.be
+	mr, nr := be.MR(), be.NR()
+	wk := &ctx.workers[t]
+	ti, tj := t/p.tn, t%p.tn
+	// Row range of this goroutine, in whole MR tiles.
+	r0 := ti * p.mTiles / p.tm * mr
+	r1 := min(g.m, (ti+1)*p.mTiles/p.tm*mr)
+	for jc := 0; jc < g.n; jc += p.nc {
+		ncb := min(p.nc, g.n-jc)
+		nPanels := (ncb + nr - 1) / nr
+		for pc := 0; pc < g.k; pc += p.kc {
+			kcb := min(p.kc, g.k-pc)
+			beta := g.beta
+			if pc > 0 {
+				beta = 1
+			}
+			// Pack this goroutine's share of op(B)[pc:pc+kcb, jc:jc+ncb].
+			for q := t * nPanels / p.threads; q < (t+1)*nPanels/p.threads; q++ {
+				j := jc + q*nr
+				cols := min(nr, jc+ncb-j)
+				off := pc*g.ldb + j
+				if g.bTrans {
+					off = j*g.ldb + pc
+				}
+				asm.PackB(nr, ctx.packB[q*nr*kcb:(q+1)*nr*kcb], g.b[off:], g.ldb, g.bTrans, kcb, cols)
+			}
+			ctx.bar.wait()
+			q0, q1 := tj*nPanels/p.tn, (tj+1)*nPanels/p.tn
+			for ic := r0; ic < r1; ic += p.mc {
+				mcb := min(p.mc, r1-ic)
+				off := ic*g.lda + pc
+				if g.aTrans {
+					off = pc*g.lda + ic
+				}
+				asm.PackA(mr, wk.packA, g.a[off:], g.lda, g.aTrans, mcb, kcb)
+				g.macroKernel(wk, ic, mcb, jc, ncb, q0, q1, kcb, ctx.packB, beta)
+			}
+			ctx.bar.wait()
+		}
+	}
+}
+
+// macroKernel runs the micro-kernel over the packed A block (rows ic…ic+mcb)
+// and B panels q0…q1−1 of the block starting at column jc.
+func (g *gemmProblem) macroKernel(wk *gemmWorker, ic, mcb, jc, ncb, q0, q1, kcb int, packB []float64, beta float64) {
+	be := g.be
+	mr, nr := be.MR(), be.NR()
+	ldc := g.ldc
+	pa := wk.packA
+	nip := (mcb + mr - 1) / mr
+	for q := q0; q < q1; q++ {
+		j := q * nr
+		cols := min(nr, ncb-j)
+		bp := packB[q*nr*kcb : (q+1)*nr*kcb]
+		for ip := 0; ip < nip; ip++ {
+			i := ip * mr
+			rows := min(mr, mcb-i)
+			ap := pa[ip*mr*kcb : (ip+1)*mr*kcb]
+			off := (ic+i)*ldc + jc + j
+			if cols == nr {
+				// Full-width tile: the kernel (or its partial-row variant
+				// for the last row tile) updates C in place.
+				be.KernelRowsNoCheck(rows, kcb, g.alpha, ap, bp, beta, g.c[off:], ldc)
+				continue
+			}
+			t := wk.edge[:rows*nr]
+			be.KernelRowsNoCheck(rows, kcb, g.alpha, ap, bp, 0, t, nr)
+			for r := 0; r < rows; r++ {
+				crow := g.c[off+r*ldc : off+r*ldc+cols]
+				trow := t[r*nr : r*nr+cols]
+				if beta == 0 {
+					copy(crow, trow)
+					continue
+				}
+				for s, v := range trow {
+					crow[s] = beta*crow[s] + v
+				}
+			}
+		}
+	}
+}

@@ -1,0 +1,45 @@
+package blas
+
+import (
+	"runtime"
+
+	"gonum.org/v1/gonum/blas/gonum"
+
+	"github.com/solvegp/solvegp/asm"
+)
+
+// Implementation is a gonum blas.Float64 implementation whose level-3
+// routines (Dgemm, Dsyrk, Dtrsm, Dtrmm, Dsymm) run on this package's packed,
+// blocked kernels. All other routines are gonum's.
+//
+// The zero value is ready to use: it runs on the best micro-kernel for the
+// machine (asm.Default) and on up to GOMAXPROCS goroutines.
+// Implementation holds no mutable state, so one value may be shared by any
+// number of goroutines.
+type Implementation struct {
+	gonum.Implementation
+
+	// Threads bounds the number of goroutines a single call may use.
+	// Zero or a negative value means runtime.GOMAXPROCS(0).
+	Threads int
+
+	// Backend selects the micro-kernel; nil means asm.Default(). Tests and
+	// benchmarks set it to each element of asm.Backends() in turn.
+	Backend *asm.Backend
+}
+
+// threads returns the effective goroutine budget of impl.
+func (impl Implementation) threads() int {
+	if impl.Threads > 0 {
+		return impl.Threads
+	}
+	return runtime.GOMAXPROCS(0)
+}
+
+// backend returns the micro-kernel backend of impl.
+func (impl Implementation) backend() *asm.Backend {
+	if impl.Backend != nil {
+		return impl.Backend
+	}
+	return asm.Default()
+}

@@ -1,0 +1,295 @@
+package blas
+
+import (
+	"sync"
+
+	"gonum.org/v1/gonum/blas"
+)
+
+// Panic messages of the level-3 triangular, symmetric and rank-k routines.
+// They are identical to gonum's so that callers (and gonum's test suites)
+// observe the same behaviour on bad arguments.
+const (
+	trsmErrMLT0         = "blas: m < 0"
+	trsmErrNLT0         = "blas: n < 0"
+	trsmErrKLT0         = "blas: k < 0"
+	trsmErrBadUplo      = "blas: illegal triangle"
+	trsmErrBadTranspose = "blas: illegal transpose"
+	trsmErrBadDiag      = "blas: illegal diagonal"
+	trsmErrBadSide      = "blas: illegal side"
+	trsmErrBadLdA       = "blas: bad leading dimension of A"
+	trsmErrBadLdB       = "blas: bad leading dimension of B"
+	trsmErrBadLdC       = "blas: bad leading dimension of C"
+	trsmErrShortA       = "blas: insufficient length of a"
+	trsmErrShortB       = "blas: insufficient length of b"
+	trsmErrShortC       = "blas: insufficient length of c"
+)
+
+const (
+	// trsmBase is the order of the triangular diagonal blocks that are
+	// solved (or multiplied, for Dtrmm) by the substitution kernel. Larger
+	// triangles are split in two and the coupling block goes to Dgemm.
+	trsmBase = 16
+
+	// trsmMinRHSPerThread is the smallest number of right-hand sides
+	// (columns of B for Side Left, rows for Side Right) that a goroutine
+	// takes when the right-hand sides are split between goroutines.
+	trsmMinRHSPerThread = 64
+
+	// trsmMinParallelWork is the smallest number of multiply-adds
+	// (order² · right-hand sides / 2) for which a call uses more than
+	// one goroutine.
+	trsmMinParallelWork = 1 << 20
+)
+
+// trsmCheck performs gonum's argument checks shared by Dtrsm and Dtrmm, in
+// gonum's order, and reports the order of the triangular matrix A. The
+// slice length checks are done by trsmCheckLen once m, n > 0 is known.
+func trsmCheck(s blas.Side, ul blas.Uplo, tA blas.Transpose, d blas.Diag, m, n, lda, ldb int) int {
+	if s != blas.Left && s != blas.Right {
+		panic(trsmErrBadSide)
+	}
+	if ul != blas.Lower && ul != blas.Upper {
+		panic(trsmErrBadUplo)
+	}
+	if tA != blas.NoTrans && tA != blas.Trans && tA != blas.ConjTrans {
+		panic(trsmErrBadTranspose)
+	}
+	if d != blas.NonUnit && d != blas.Unit {
+		panic(trsmErrBadDiag)
+	}
+	if m < 0 {
+		panic(trsmErrMLT0)
+	}
+	if n < 0 {
+		panic(trsmErrNLT0)
+	}
+	k := n
+	if s == blas.Left {
+		k = m
+	}
+	if lda < max(1, k) {
+		panic(trsmErrBadLdA)
+	}
+	if ldb < max(1, n) {
+		panic(trsmErrBadLdB)
+	}
+	return k
+}
+
+// trsmCheckLen performs gonum's slice length checks of Dtrsm and Dtrmm.
+// It must only be called with m, n > 0.
+func trsmCheckLen(k, m, n int, a []float64, lda int, b []float64, ldb int) {
+	if len(a) < lda*(k-1)+k {
+		panic(trsmErrShortA)
+	}
+	if len(b) < ldb*(m-1)+n {
+		panic(trsmErrShortB)
+	}
+}
+
+// trsmZero sets the m×n matrix b to zero.
+func trsmZero(m, n int, b []float64, ldb int) {
+	for i := 0; i < m; i++ {
+		clear(b[i*ldb : i*ldb+n])
+	}
+}
+
+// trsmSplit returns the order of the leading block when a triangle of order
+// n > trsmBase is split in two. Large splits are rounded up to a multiple of
+// 8 so that the Dgemm updates work on whole register tiles.
+func trsmSplit(n int) int {
+	n1 := n / 2
+	if n1 >= 16 {
+		n1 = (n1 + 7) &^ 7
+	}
+	return n1
+}
+
+// trsmOpLower reports whether op(A) is lower triangular.
+func trsmOpLower(ul blas.Uplo, tA blas.Transpose) bool {
+	return (ul == blas.Lower) == (tA == blas.NoTrans)
+}
+
+// trsmGemmTrans returns the Dgemm transpose flag of A for the given tA:
+// ConjTrans is Trans for real matrices.
+func trsmGemmTrans(tA blas.Transpose) blas.Transpose {
+	if tA == blas.NoTrans {
+		return blas.NoTrans
+	}
+	return blas.Trans
+}
+
+// Dtrsm solves one of the matrix equations
+//
+//	A * X = alpha * B   if tA == blas.NoTrans and side == blas.Left
+//	Aᵀ * X = alpha * B  if tA == blas.Trans or blas.ConjTrans, and side == blas.Left
+//	X * A = alpha * B   if tA == blas.NoTrans and side == blas.Right
+//	X * Aᵀ = alpha * B  if tA == blas.Trans or blas.ConjTrans, and side == blas.Right
+//
+// where A is an n×n or m×m triangular matrix, X and B are m×n matrices, and
+// alpha is a scalar. At entry b holds B; on return it holds X.
+//
+// The triangle is split recursively; diagonal blocks of order at most 16 are
+// solved by substitution and all coupling blocks are applied with Dgemm.
+// Only the triangle of A named by ul is read, and its diagonal is not read
+// when d is blas.Unit. No check is made that A is invertible. Dtrsm panics
+// on bad arguments exactly as gonum's Dtrsm does.
+func (impl Implementation) Dtrsm(s blas.Side, ul blas.Uplo, tA blas.Transpose, d blas.Diag, m, n int, alpha float64, a []float64, lda int, b []float64, ldb int) {
+	k := trsmCheck(s, ul, tA, d, m, n, lda, ldb)
+	if m == 0 || n == 0 {
+		return
+	}
+	trsmCheckLen(k, m, n, a, lda, b, ldb)
+	if alpha == 0 {
+		trsmZero(m, n, b, ldb)
+		return
+	}
+	if trsmThreads(impl, s, m, n, k) < 2 {
+		// Serial calls build no closure, so they allocate nothing.
+		if s == blas.Left {
+			impl.trsmLeft(ul, tA, d, m, n, alpha, a, lda, b, ldb)
+		} else {
+			impl.trsmRight(ul, tA, d, m, n, alpha, a, lda, b, ldb)
+		}
+		return
+	}
+	trsmParallel(impl, s, m, n, k, ldb, b, func(impl Implementation, m, n int, b []float64) {
+		if s == blas.Left {
+			impl.trsmLeft(ul, tA, d, m, n, alpha, a, lda, b, ldb)
+		} else {
+			impl.trsmRight(ul, tA, d, m, n, alpha, a, lda, b, ldb)
+		}
+	})
+}
+
+// trsmParallel runs f on the whole m×n right-hand side b, or, when the
+// problem is large enough and impl allows several goroutines, splits the
+// right-hand sides (columns of b for Side Left, rows for Side Right) into
+// independent chunks, one per goroutine, each solved with a single-threaded
+// Implementation. k is the order of the triangle. It is shared by Dtrsm and
+// Dtrmm, whose right-hand sides are independent of each other.
+func trsmParallel(impl Implementation, s blas.Side, m, n, k, ldb int, b []float64, f func(impl Implementation, m, n int, b []float64)) {
+	rhs := n
+	if s == blas.Right {
+		rhs = m
+	}
+	t := trsmThreads(impl, s, m, n, k)
+	if t < 2 {
+		f(impl, m, n, b)
+		return
+	}
+	serial := Implementation{Threads: 1}
+	var wg sync.WaitGroup
+	lo := 0
+	for w := 0; w < t; w++ {
+		hi := rhs * (w + 1) / t
+		if w < t-1 {
+			hi = (hi + 7) &^ 7 // keep chunk boundaries on whole tiles
+		}
+		hi = min(hi, rhs)
+		if hi <= lo {
+			continue
+		}
+		cm, cn, cb := m, hi-lo, b[lo:]
+		if s == blas.Right {
+			cm, cn, cb = hi-lo, n, b[lo*ldb:]
+		}
+		if w == t-1 || hi == rhs {
+			f(serial, cm, cn, cb)
+		} else {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				f(serial, cm, cn, cb)
+			}()
+		}
+		lo = hi
+	}
+	wg.Wait()
+}
+
+// trsmThreads returns the number of goroutines trsmParallel uses for an
+// m×n right-hand side and a triangle of order k (1 for a serial call).
+func trsmThreads(impl Implementation, s blas.Side, m, n, k int) int {
+	rhs := n
+	if s == blas.Right {
+		rhs = m
+	}
+	t := min(impl.threads(), rhs/trsmMinRHSPerThread)
+	if t < 2 || k*k/2*rhs < trsmMinParallelWork {
+		return 1
+	}
+	return t
+}
+
+// trsmLeft solves op(A) * X = alpha * B for the m×m triangle A, overwriting
+// the m×n matrix b with X. alpha is non-zero.
+func (impl Implementation) trsmLeft(ul blas.Uplo, tA blas.Transpose, d blas.Diag, m, n int, alpha float64, a []float64, lda int, b []float64, ldb int) {
+	if m <= trsmBase {
+		trsmLeftKernel(ul, tA, d, m, n, alpha, a, lda, b, ldb)
+		return
+	}
+	m1 := trsmSplit(m)
+	m2 := m - m1
+	a22 := a[m1*lda+m1:]
+	b2 := b[m1*ldb:]
+	tG := trsmGemmTrans(tA)
+	if trsmOpLower(ul, tA) {
+		// [op(A)11 0; op(A)21 op(A)22] [X1; X2] = alpha [B1; B2].
+		impl.trsmLeft(ul, tA, d, m1, n, alpha, a, lda, b, ldb)
+		// B2 := alpha*B2 - op(A)21*X1. op(A)21 is stored as A21 when A is
+		// lower and not transposed, and as A12 (transposed) otherwise.
+		a21 := a[m1*lda:]
+		if ul == blas.Upper {
+			a21 = a[m1:]
+		}
+		impl.Dgemm(tG, blas.NoTrans, m2, n, m1, -1, a21, lda, b, ldb, alpha, b2, ldb)
+		impl.trsmLeft(ul, tA, d, m2, n, 1, a22, lda, b2, ldb)
+		return
+	}
+	// [op(A)11 op(A)12; 0 op(A)22] [X1; X2] = alpha [B1; B2].
+	impl.trsmLeft(ul, tA, d, m2, n, alpha, a22, lda, b2, ldb)
+	// B1 := alpha*B1 - op(A)12*X2.
+	a12 := a[m1:]
+	if ul == blas.Lower {
+		a12 = a[m1*lda:]
+	}
+	impl.Dgemm(tG, blas.NoTrans, m1, n, m2, -1, a12, lda, b2, ldb, alpha, b, ldb)
+	impl.trsmLeft(ul, tA, d, m1, n, 1, a, lda, b, ldb)
+}
+
+// trsmRight solves X * op(A) = alpha * B for the n×n triangle A, overwriting
+// the m×n matrix b with X. alpha is non-zero.
+func (impl Implementation) trsmRight(ul blas.Uplo, tA blas.Transpose, d blas.Diag, m, n int, alpha float64, a []float64, lda int, b []float64, ldb int) {
+	if n <= trsmBase {
+		trsmRightKernel(ul, tA, d, m, n, alpha, a, lda, b, ldb)
+		return
+	}
+	n1 := trsmSplit(n)
+	n2 := n - n1
+	a22 := a[n1*lda+n1:]
+	b2 := b[n1:]
+	tG := trsmGemmTrans(tA)
+	if !trsmOpLower(ul, tA) {
+		// [X1 X2] [op(A)11 op(A)12; 0 op(A)22] = alpha [B1 B2].
+		impl.trsmRight(ul, tA, d, m, n1, alpha, a, lda, b, ldb)
+		// B2 := alpha*B2 - X1*op(A)12.
+		a12 := a[n1:]
+		if ul == blas.Lower {
+			a12 = a[n1*lda:]
+		}
+		impl.Dgemm(blas.NoTrans, tG, m, n2, n1, -1, b, ldb, a12, lda, alpha, b2, ldb)
+		impl.trsmRight(ul, tA, d, m, n2, 1, a22, lda, b2, ldb)
+		return
+	}
+	// [X1 X2] [op(A)11 0; op(A)21 op(A)22] = alpha [B1 B2].
+	impl.trsmRight(ul, tA, d, m, n2, alpha, a22, lda, b2, ldb)
+	// B1 := alpha*B1 - X2*op(A)21.
+	a21 := a[n1*lda:]
+	if ul == blas.Upper {
+		a21 = a[n1:]
+	}
+	impl.Dgemm(blas.NoTrans, tG, m, n1, n2, -1, b2, ldb, a21, lda, alpha, b, ldb)
+	impl.trsmRight(ul, tA, d, m, n1, 1, a, lda, b, ldb)
+}
