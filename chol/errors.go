@@ -1,0 +1,67 @@
+package chol
+
+import (
+	"errors"
+	"fmt"
+)
+
+// ErrShape is wrapped by the errors returned for inconsistent sizes, leading
+// dimensions or slice lengths.
+var ErrShape = errors.New("chol: bad shape")
+
+// ErrPolicy is wrapped by the errors returned for an invalid JitterPolicy.
+var ErrPolicy = errors.New("chol: invalid jitter policy")
+
+// ErrNoFactor is returned by the methods of a Cholesky that holds no valid
+// factor (never factored, or the last Factor failed).
+var ErrNoFactor = errors.New("chol: no valid factor")
+
+// NotPositiveDefiniteError reports that the matrix is not (numerically)
+// positive definite: the Schur-complement diagonal entry at 0-based pivot
+// index Pivot was Value, which is not positive, or not finite.
+//
+// When a jitter policy was in effect the error describes the last attempt,
+// made with diagonal jitter Jitter (0 if no jitter was tried).
+type NotPositiveDefiniteError struct {
+	Pivot  int
+	Value  float64
+	Jitter float64
+}
+
+// Error implements the error interface.
+func (e *NotPositiveDefiniteError) Error() string {
+	if e.Jitter != 0 {
+		return fmt.Sprintf("chol: matrix not positive definite: pivot %d is %g (with jitter %g)", e.Pivot, e.Value, e.Jitter)
+	}
+	return fmt.Sprintf("chol: matrix not positive definite: pivot %d is %g", e.Pivot, e.Value)
+}
+
+// NonFiniteError reports a NaN or ±Inf entry at (Row, Col) of an input
+// matrix. Inputs with such entries never produce a factor.
+type NonFiniteError struct {
+	Row, Col int
+	Value    float64
+}
+
+// Error implements the error interface.
+func (e *NonFiniteError) Error() string {
+	return fmt.Sprintf("chol: non-finite input entry %g at (%d, %d)", e.Value, e.Row, e.Col)
+}
+
+// shapeErr returns an error wrapping ErrShape.
+func shapeErr(format string, args ...any) error {
+	return fmt.Errorf("%w: "+format, append([]any{ErrShape}, args...)...)
+}
+
+// checkMat validates an r×c row-major matrix argument named name.
+func checkMat(name string, r, c int, a []float64, lda int) error {
+	switch {
+	case r < 0 || c < 0:
+		return shapeErr("%s has negative size %d×%d", name, r, c)
+	case lda < max(1, c):
+		return shapeErr("%s has leading dimension %d < max(1, %d)", name, lda, c)
+	case r > 0 && c > 0 && len(a) < (r-1)*lda+c:
+		return shapeErr("%s has length %d < %d for a %d×%d matrix with stride %d", name, len(a), (r-1)*lda+c, r, c, lda)
+	}
+	return nil
+}
