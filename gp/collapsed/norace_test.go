@@ -1,0 +1,5 @@
+//go:build !race
+
+package collapsed
+
+const raceEnabled = false

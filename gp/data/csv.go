@@ -1,0 +1,272 @@
+// Package data loads regression data sets for the gp packages: CSV and
+// gzip-compressed CSV files, the UCI benchmark files and test-split masks
+// of the SOLVE-GP reproduction, standardization fitted on training data,
+// and seeded train/validation/test splits.
+//
+// Every malformed input is reported as an error that names the file, the
+// line and the column (a *ParseError), never as a panic: ragged rows,
+// fields that are not numbers, NaN or Inf values, empty files and target
+// columns that do not exist.
+package data
+
+import (
+	"bufio"
+	"compress/gzip"
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"strconv"
+	"strings"
+
+	"gonum.org/v1/gonum/mat"
+)
+
+// HeaderMode says whether the first line of a CSV file is a header.
+type HeaderMode int
+
+const (
+	// HeaderAuto treats the first line as a header if any of its fields is
+	// not a number, and as data otherwise. A header whose every name looks
+	// like a number (for example "1,2,3") is therefore read as data; use
+	// HeaderPresent for such files.
+	HeaderAuto HeaderMode = iota
+	// HeaderPresent always skips the first line as a header.
+	HeaderPresent
+	// HeaderAbsent reads the first line as data.
+	HeaderAbsent
+)
+
+// Options control how ReadCSV and LoadCSV interpret a file. The zero value
+// auto-detects the header and takes the last column as the target.
+type Options struct {
+	// Header says whether the first line is a header (default HeaderAuto).
+	Header HeaderMode
+	// Target is the 1-based column of the regression target. Zero selects
+	// the last column. Values outside [0, columns] are an error.
+	Target int
+	// NoTarget reads every column as an input (for prediction inputs); the
+	// returned y is then nil and Target is ignored.
+	NoTarget bool
+}
+
+// Table is a numeric data set read from a CSV file: inputs X (one row per
+// observation), targets Y and the column names of the header, if any.
+type Table struct {
+	// X holds the input columns, in file order, without the target.
+	X *mat.Dense
+	// Y holds the target column (nil if Options.NoTarget was set).
+	Y []float64
+	// Names holds the header names of the columns of X followed by the
+	// target's name, or nil if the file had no header.
+	Names []string
+}
+
+// ParseError reports malformed input at a position in a file. Line and
+// Column are 1-based; Column is the CSV field number (0 when the error
+// concerns a whole line or the whole file, Line 0 when it concerns the
+// whole file).
+type ParseError struct {
+	File   string
+	Line   int
+	Column int
+	Msg    string
+	Err    error // underlying error, if any
+}
+
+// Error formats the error as "file:line:column: message".
+func (e *ParseError) Error() string {
+	var b strings.Builder
+	b.WriteString(e.File)
+	if e.Line > 0 {
+		fmt.Fprintf(&b, ":%d", e.Line)
+		if e.Column > 0 {
+			fmt.Fprintf(&b, ":%d", e.Column)
+		}
+	}
+	b.WriteString(": ")
+	b.WriteString(e.Msg)
+	if e.Err != nil {
+		b.WriteString(": ")
+		b.WriteString(e.Err.Error())
+	}
+	return b.String()
+}
+
+// Unwrap returns the underlying error.
+func (e *ParseError) Unwrap() error { return e.Err }
+
+// gzipMagic is the two-byte signature of a gzip stream (RFC 1952).
+var gzipMagic = [2]byte{0x1f, 0x8b}
+
+// decompress returns a reader of the plain contents of r, decompressing
+// it if it starts with the gzip signature. close releases the gzip reader.
+func decompress(r io.Reader, name string) (io.Reader, func(), error) {
+	br := bufio.NewReaderSize(r, 1<<16)
+	head, err := br.Peek(2)
+	if err != nil && err != io.EOF {
+		return nil, nil, &ParseError{File: name, Msg: "read failed", Err: err}
+	}
+	if len(head) == 2 && head[0] == gzipMagic[0] && head[1] == gzipMagic[1] {
+		zr, err := gzip.NewReader(br)
+		if err != nil {
+			return nil, nil, &ParseError{File: name, Msg: "bad gzip stream", Err: err}
+		}
+		return zr, func() { zr.Close() }, nil
+	}
+	return br, func() {}, nil
+}
+
+// LoadCSV reads the CSV or gzip CSV file at path (gzip is detected from
+// the file's first bytes, not its name). See ReadCSV.
+func LoadCSV(path string, opts Options) (*Table, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return ReadCSV(f, path, opts)
+}
+
+// ReadCSV reads a comma-separated table of numbers from r, which may be
+// gzip-compressed. name is used in error messages. Blank lines are
+// skipped; spaces around fields are allowed. Every row must have the same
+// number of fields and every field must be a finite number.
+func ReadCSV(r io.Reader, name string, opts Options) (*Table, error) {
+	switch opts.Header {
+	case HeaderAuto, HeaderPresent, HeaderAbsent:
+	default:
+		return nil, fmt.Errorf("data: %s: invalid header mode %d", name, opts.Header)
+	}
+	rows, names, cols, err := readNumeric(r, name, opts.Header, nil)
+	if err != nil {
+		return nil, err
+	}
+	n := len(rows) / cols
+	if opts.NoTarget {
+		return &Table{X: mat.NewDense(n, cols, rows), Names: names}, nil
+	}
+	target := opts.Target
+	if target == 0 {
+		target = cols
+	}
+	if target < 1 || target > cols {
+		return nil, &ParseError{File: name, Msg: fmt.Sprintf("target column %d out of range: the file has %d columns", opts.Target, cols)}
+	}
+	if cols < 2 {
+		return nil, &ParseError{File: name, Msg: "need at least 2 columns (inputs and a target), the file has 1"}
+	}
+	d := cols - 1
+	t := target - 1
+	x := make([]float64, n*d)
+	y := make([]float64, n)
+	for i := 0; i < n; i++ {
+		row := rows[i*cols : (i+1)*cols]
+		y[i] = row[t]
+		copy(x[i*d:], row[:t])
+		copy(x[i*d+t:], row[t+1:])
+	}
+	if names != nil {
+		reordered := make([]string, 0, cols)
+		reordered = append(reordered, names[:t]...)
+		reordered = append(reordered, names[t+1:]...)
+		names = append(reordered, names[t])
+	}
+	return &Table{X: mat.NewDense(n, d, x), Y: y, Names: names}, nil
+}
+
+// readNumeric parses r into a row-major slice of values with cols columns.
+// If check is not nil it is called for each finite value with its 0-based
+// column and returns a non-empty message to reject the value.
+func readNumeric(r io.Reader, name string, header HeaderMode, check func(col int, v float64) string) (vals []float64, names []string, cols int, err error) {
+	plain, closeFn, err := decompress(r, name)
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	defer closeFn()
+	// Skip a UTF-8 byte-order mark, which some spreadsheet programs write.
+	br := bufio.NewReader(plain)
+	if bom, _ := br.Peek(3); len(bom) == 3 && bom[0] == 0xef && bom[1] == 0xbb && bom[2] == 0xbf {
+		br.Discard(3)
+	}
+	cr := csv.NewReader(br)
+	cr.FieldsPerRecord = -1 // ragged rows are reported by us, with the line
+	cr.ReuseRecord = true
+	cr.TrimLeadingSpace = true
+	first := true
+	for {
+		rec, rerr := cr.Read()
+		if rerr == io.EOF {
+			break
+		}
+		if rerr != nil {
+			var pe *csv.ParseError
+			if errors.As(rerr, &pe) {
+				return nil, nil, 0, &ParseError{File: name, Line: pe.Line, Column: pe.Column, Msg: "malformed CSV", Err: pe.Err}
+			}
+			return nil, nil, 0, &ParseError{File: name, Msg: "read failed", Err: rerr}
+		}
+		line, _ := cr.FieldPos(0)
+		if first {
+			first = false
+			cols = len(rec)
+			isHeader := header == HeaderPresent
+			if header == HeaderAuto {
+				for _, f := range rec {
+					if _, perr := strconv.ParseFloat(strings.TrimSpace(f), 64); perr != nil {
+						isHeader = true
+						break
+					}
+				}
+			}
+			if isHeader {
+				names = make([]string, len(rec))
+				for i, f := range rec {
+					names[i] = strings.TrimSpace(f)
+				}
+				continue
+			}
+		}
+		if len(rec) != cols {
+			return nil, nil, 0, &ParseError{File: name, Line: line, Column: min(len(rec), cols) + 1,
+				Msg: fmt.Sprintf("ragged row: %d fields, want %d as on the first line", len(rec), cols)}
+		}
+		for j, f := range rec {
+			v, perr := strconv.ParseFloat(strings.TrimSpace(f), 64)
+			if perr != nil {
+				msg := fmt.Sprintf("not a number: %q", truncate(f, 40))
+				if errors.Is(perr, strconv.ErrRange) {
+					msg = fmt.Sprintf("number out of float64 range: %q", truncate(f, 40))
+				}
+				return nil, nil, 0, &ParseError{File: name, Line: line, Column: j + 1, Msg: msg}
+			}
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				return nil, nil, 0, &ParseError{File: name, Line: line, Column: j + 1,
+					Msg: fmt.Sprintf("non-finite value %q", truncate(f, 40))}
+			}
+			if check != nil {
+				if msg := check(j, v); msg != "" {
+					return nil, nil, 0, &ParseError{File: name, Line: line, Column: j + 1, Msg: msg}
+				}
+			}
+			vals = append(vals, v)
+		}
+	}
+	if first {
+		return nil, nil, 0, &ParseError{File: name, Msg: "empty file"}
+	}
+	if len(vals) == 0 {
+		return nil, nil, 0, &ParseError{File: name, Msg: "no data rows after the header"}
+	}
+	return vals, names, cols, nil
+}
+
+// truncate shortens s to at most n bytes for error messages.
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}

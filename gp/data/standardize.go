@@ -1,0 +1,150 @@
+package data
+
+import (
+	"fmt"
+	"math"
+
+	"gonum.org/v1/gonum/mat"
+)
+
+// Standardizer maps inputs and targets to zero mean and unit variance
+// with statistics fitted on training data only, and maps predictions back
+// to the original units.
+//
+// A column whose values are all equal (up to rounding) has standard
+// deviation 0; its scale is left at 1, so that it is centred but not
+// divided by zero. The same holds for a constant target.
+type Standardizer struct {
+	// XMean and XScale hold, per input column, the training mean and the
+	// scale (the population standard deviation, or 1 for a constant
+	// column).
+	XMean, XScale []float64
+	// YMean and YScale are the training mean and scale of the target.
+	YMean, YScale float64
+}
+
+// FitStandardizer computes the means and scales of the columns of x and of
+// y (y may be nil, giving YMean 0 and YScale 1). It returns an error for
+// empty or non-finite data or mismatched lengths.
+func FitStandardizer(x *mat.Dense, y []float64) (*Standardizer, error) {
+	n, d := x.Dims()
+	if n == 0 || d == 0 {
+		return nil, fmt.Errorf("data: FitStandardizer: empty input matrix")
+	}
+	if y != nil && len(y) != n {
+		return nil, fmt.Errorf("data: FitStandardizer: %d rows in x but %d targets", n, len(y))
+	}
+	s := &Standardizer{XMean: make([]float64, d), XScale: make([]float64, d), YScale: 1}
+	col := make([]float64, n)
+	for j := 0; j < d; j++ {
+		mat.Col(col, j, x)
+		m, sc, err := meanScale(col)
+		if err != nil {
+			return nil, fmt.Errorf("data: FitStandardizer: input column %d: %w", j+1, err)
+		}
+		s.XMean[j], s.XScale[j] = m, sc
+	}
+	if y != nil {
+		m, sc, err := meanScale(y)
+		if err != nil {
+			return nil, fmt.Errorf("data: FitStandardizer: target: %w", err)
+		}
+		s.YMean, s.YScale = m, sc
+	}
+	return s, nil
+}
+
+// meanScale returns the mean and the population standard deviation of v
+// (two-pass, compensated), or scale 1 if v is constant up to rounding.
+func meanScale(v []float64) (mean, scale float64, err error) {
+	var sum, maxAbs float64
+	for i, a := range v {
+		if math.IsNaN(a) || math.IsInf(a, 0) {
+			return 0, 0, fmt.Errorf("non-finite value %v at row %d", a, i+1)
+		}
+		sum += a
+		maxAbs = math.Max(maxAbs, math.Abs(a))
+	}
+	n := float64(len(v))
+	mean = sum / n
+	var ss, comp float64
+	for _, a := range v {
+		dv := a - mean
+		ss += dv * dv
+		comp += dv
+	}
+	variance := (ss - comp*comp/n) / n
+	scale = math.Sqrt(math.Max(variance, 0))
+	// A constant column has a computed spread of at most a few ulps of its
+	// magnitude (from rounding in the mean); treat that as zero.
+	if !(scale > 1e-12*maxAbs) || scale == 0 {
+		scale = 1
+	}
+	return mean, scale, nil
+}
+
+// check validates the shape of x against the fitted statistics.
+func (s *Standardizer) check(x *mat.Dense) error {
+	_, d := x.Dims()
+	if d != len(s.XMean) {
+		return fmt.Errorf("data: Standardizer: x has %d columns, fitted on %d", d, len(s.XMean))
+	}
+	return nil
+}
+
+// TransformX standardizes x in place: x[i][j] = (x[i][j] - XMean[j]) / XScale[j].
+func (s *Standardizer) TransformX(x *mat.Dense) error {
+	if err := s.check(x); err != nil {
+		return err
+	}
+	n, _ := x.Dims()
+	for i := 0; i < n; i++ {
+		row := x.RawRowView(i)
+		for j, m := range s.XMean {
+			row[j] = (row[j] - m) / s.XScale[j]
+		}
+	}
+	return nil
+}
+
+// InverseX maps standardized inputs in x back to original units, in place.
+func (s *Standardizer) InverseX(x *mat.Dense) error {
+	if err := s.check(x); err != nil {
+		return err
+	}
+	n, _ := x.Dims()
+	for i := 0; i < n; i++ {
+		row := x.RawRowView(i)
+		for j, m := range s.XMean {
+			row[j] = row[j]*s.XScale[j] + m
+		}
+	}
+	return nil
+}
+
+// TransformY standardizes targets in place: y[i] = (y[i] - YMean) / YScale.
+func (s *Standardizer) TransformY(y []float64) {
+	for i := range y {
+		y[i] = (y[i] - s.YMean) / s.YScale
+	}
+}
+
+// InverseY maps standardized predictive means and variances back to the
+// original units of the target, in place: mean·YScale + YMean and
+// variance·YScale². Either slice may be nil.
+func (s *Standardizer) InverseY(mean, variance []float64) {
+	for i := range mean {
+		mean[i] = mean[i]*s.YScale + s.YMean
+	}
+	s2 := s.YScale * s.YScale
+	for i := range variance {
+		variance[i] *= s2
+	}
+}
+
+// LogDensityOffset returns the amount to add to a log predictive density
+// computed on standardized targets to obtain the log density in the
+// original units: −log(YScale).
+func (s *Standardizer) LogDensityOffset() float64 {
+	return -math.Log(s.YScale)
+}

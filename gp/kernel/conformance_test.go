@@ -1,0 +1,13 @@
+package kernel_test
+
+import (
+	"github.com/solvegp/solvegp/gp"
+	"github.com/solvegp/solvegp/gp/kernel"
+)
+
+// Every kernel satisfies gp.Kernel.
+var (
+	_ gp.Kernel = (*kernel.Stationary)(nil)
+	_ gp.Kernel = (*kernel.Sum)(nil)
+	_ gp.Kernel = (*kernel.Product)(nil)
+)

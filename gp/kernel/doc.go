@@ -1,0 +1,46 @@
+// Package kernel provides stationary covariance functions — the squared
+// exponential (RBF) and the Matérn 1/2, 3/2 and 5/2 kernels, each with one
+// shared lengthscale or one lengthscale per input dimension (ARD) — and
+// sums and products of kernels, together with their exact adjoints.
+//
+// Every kernel in this package satisfies gp.Kernel. Kernel matrices are
+// computed through level-3 BLAS: squared distances between scaled inputs
+// are formed as ‖x‖² + ‖z‖² − 2xᵀz with one matrix product (clamped at
+// zero), and the gradients with respect to both inputs and every
+// lengthscale are formed from two more products with the adjoint-weighted
+// matrix W = dK ⊙ ∂k/∂(r²). Only O(n·m) elementwise work happens outside
+// the BLAS. To limit cancellation in the distance formula, inputs are
+// centred on the mean of both arguments before the product; distances
+// are invariant under the shift.
+//
+// When the two arguments of Matrix or MatrixGrad are the same *mat.Dense,
+// the kernel matrix is computed with a symmetric rank-k update, its
+// diagonal distances are exactly zero and the result is exactly symmetric.
+//
+// Positive hyperparameters (lengthscales, variances) are stored in
+// unconstrained form u with value softplus(u) = log(1 + exp(u)), see package
+// transform. The order of the unconstrained parameter vector is documented
+// on each kernel type.
+//
+// The shape contract of gp.Kernel has no error results: Matrix, Diag,
+// MatrixGrad and DiagGrad panic, as gonum's mat package does, when the
+// dimensions of their arguments disagree. Constructors and SetParams return
+// errors for invalid values.
+package kernel
+
+import "gonum.org/v1/gonum/mat"
+
+// Kernel is the method set of gp.Kernel, repeated here so that this package
+// does not import package gp (which lets gp's own tests import kernel).
+// Any gp.Kernel is a Kernel and vice versa; see gp.Kernel for the
+// contract of each method.
+type Kernel interface {
+	Dim() int
+	NumParams() int
+	Params(dst []float64)
+	SetParams(src []float64) error
+	Matrix(dst *mat.Dense, x, z mat.Matrix)
+	Diag(dst []float64, x mat.Matrix)
+	MatrixGrad(dK, K *mat.Dense, x, z mat.Matrix, dx, dz *mat.Dense, dparams []float64)
+	DiagGrad(dDiag []float64, x mat.Matrix, dx *mat.Dense, dparams []float64)
+}

@@ -1,0 +1,699 @@
+package kernel
+
+import (
+	"errors"
+	"fmt"
+	"math"
+
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/mat"
+
+	sblas "github.com/solvegp/solvegp/blas"
+	"github.com/solvegp/solvegp/gp/transform"
+)
+
+// MinLengthscale is the smallest lengthscale a kernel accepts. Below it the
+// scaled inputs x/ℓ of ordinary data could overflow the squared-distance
+// computation; no useful model needs lengthscales anywhere near it.
+const MinLengthscale = 1e-100
+
+// Family selects the radial profile of a Stationary kernel.
+type Family int
+
+const (
+	// RBF is the squared exponential k = σ² exp(−r²/2).
+	RBF Family = iota
+	// Matern12 is the exponential kernel k = σ² exp(−r).
+	Matern12
+	// Matern32 is k = σ² (1 + √3 r) exp(−√3 r).
+	Matern32
+	// Matern52 is k = σ² (1 + √5 r + 5r²/3) exp(−√5 r).
+	Matern52
+)
+
+// String returns the name of the family.
+func (f Family) String() string {
+	switch f {
+	case RBF:
+		return "RBF"
+	case Matern12:
+		return "Matern12"
+	case Matern32:
+		return "Matern32"
+	case Matern52:
+		return "Matern52"
+	}
+	return fmt.Sprintf("Family(%d)", int(f))
+}
+
+// Stationary is a stationary kernel k(x, z) = σ² g(r) of the scaled
+// distance r = ‖(x − z) / ℓ‖, where ℓ is either one lengthscale shared by
+// all dimensions or a vector of per-dimension (ARD) lengthscales, and g is
+// the profile of the kernel's Family.
+//
+// Parameter order (all unconstrained, value = softplus(u)):
+//
+//	[u_ℓ]       then u_σ²   for a shared lengthscale (NumParams = 2)
+//	[u_ℓ1..u_ℓd] then u_σ²  for ARD lengthscales     (NumParams = d + 1)
+//
+// Accuracy: kernel values carry the rounding of the distance identity,
+// an absolute error in r² of about ε·spread²/ℓ² for data spread "spread"
+// around its mean (the inputs are centred first), which is invisible at
+// ordinary scales. The gradients with respect to inputs and ARD
+// lengthscales come from matrix products whose terms cancel; their
+// absolute error is about ε·Σ|dK|·σ²·spread²/ℓ³, so they lose accuracy
+// (and can overflow) only for lengthscales many orders of magnitude below
+// the data spread. The shared-lengthscale and variance gradients are
+// accumulated elementwise and do not cancel.
+//
+// The Matérn 1/2 profile is not differentiable at r = 0; its gradients use
+// the symmetric choice 0 there (for coincident points), which is also the
+// limit of the lengthscale and variance gradients.
+type Stationary struct {
+	family Family
+	dim    int
+	ard    bool
+
+	u        []float64 // unconstrained parameters
+	ls       []float64 // lengthscales, len 1 or dim
+	inv      []float64 // 1/ℓ per dimension, len dim
+	variance float64
+}
+
+// Option configures a Stationary kernel at construction.
+type Option func(*options) error
+
+type options struct {
+	ard bool
+	ls  []float64
+}
+
+// ARD gives the kernel one lengthscale per input dimension, each
+// initialised to the lengthscale passed to the constructor.
+func ARD() Option {
+	return func(o *options) error {
+		o.ard = true
+		return nil
+	}
+}
+
+// Lengthscales gives the kernel one lengthscale per input dimension with
+// the given initial values (len(ls) must equal the kernel dimension). It
+// implies ARD and overrides the constructor's scalar lengthscale, which
+// must still be valid.
+func Lengthscales(ls []float64) Option {
+	return func(o *options) error {
+		o.ard = true
+		o.ls = append([]float64(nil), ls...)
+		return nil
+	}
+}
+
+// NewRBF returns a squared exponential kernel k = σ² exp(−r²/2) on R^dim.
+func NewRBF(dim int, lengthscale, variance float64, opts ...Option) (*Stationary, error) {
+	return NewStationary(RBF, dim, lengthscale, variance, opts...)
+}
+
+// NewMatern12 returns a Matérn 1/2 (exponential) kernel on R^dim.
+func NewMatern12(dim int, lengthscale, variance float64, opts ...Option) (*Stationary, error) {
+	return NewStationary(Matern12, dim, lengthscale, variance, opts...)
+}
+
+// NewMatern32 returns a Matérn 3/2 kernel on R^dim.
+func NewMatern32(dim int, lengthscale, variance float64, opts ...Option) (*Stationary, error) {
+	return NewStationary(Matern32, dim, lengthscale, variance, opts...)
+}
+
+// NewMatern52 returns a Matérn 5/2 kernel on R^dim.
+func NewMatern52(dim int, lengthscale, variance float64, opts ...Option) (*Stationary, error) {
+	return NewStationary(Matern52, dim, lengthscale, variance, opts...)
+}
+
+// NewStationary returns a kernel of the given family on R^dim with the
+// given initial lengthscale and variance. The dimension must be positive,
+// the lengthscale finite and at least MinLengthscale, and the variance
+// finite and positive.
+func NewStationary(f Family, dim int, lengthscale, variance float64, opts ...Option) (*Stationary, error) {
+	if f < RBF || f > Matern52 {
+		return nil, fmt.Errorf("kernel: unknown family %v", f)
+	}
+	if dim < 1 {
+		return nil, fmt.Errorf("kernel: dimension %d, must be positive", dim)
+	}
+	var o options
+	for _, opt := range opts {
+		if opt == nil {
+			return nil, errors.New("kernel: nil option")
+		}
+		if err := opt(&o); err != nil {
+			return nil, err
+		}
+	}
+	if err := checkLengthscale(lengthscale); err != nil {
+		return nil, err
+	}
+	if !(variance > 0) || math.IsInf(variance, 1) {
+		return nil, fmt.Errorf("kernel: variance %g, must be positive and finite", variance)
+	}
+	nls := 1
+	if o.ard {
+		nls = dim
+	}
+	k := &Stationary{
+		family: f,
+		dim:    dim,
+		ard:    o.ard,
+		u:      make([]float64, nls+1),
+		ls:     make([]float64, nls),
+		inv:    make([]float64, dim),
+	}
+	for i := range nls {
+		l := lengthscale
+		if o.ls != nil {
+			if len(o.ls) != dim {
+				return nil, fmt.Errorf("kernel: %d lengthscales for dimension %d", len(o.ls), dim)
+			}
+			l = o.ls[i]
+			if err := checkLengthscale(l); err != nil {
+				return nil, err
+			}
+		}
+		k.u[i] = transform.InvSoftplus(l)
+	}
+	k.u[nls] = transform.InvSoftplus(variance)
+	if err := k.SetParams(k.u); err != nil {
+		return nil, err
+	}
+	return k, nil
+}
+
+func checkLengthscale(l float64) error {
+	if !(l >= MinLengthscale) || math.IsInf(l, 1) {
+		return fmt.Errorf("kernel: lengthscale %g, must be finite and at least %g", l, MinLengthscale)
+	}
+	return nil
+}
+
+// Family returns the kernel's family.
+func (k *Stationary) Family() Family { return k.family }
+
+// Dim returns the input dimension.
+func (k *Stationary) Dim() int { return k.dim }
+
+// IsARD reports whether the kernel has one lengthscale per dimension.
+func (k *Stationary) IsARD() bool { return k.ard }
+
+// Lengthscales returns a copy of the current lengthscales (one value, or
+// one per dimension for ARD kernels).
+func (k *Stationary) Lengthscales() []float64 { return append([]float64(nil), k.ls...) }
+
+// Variance returns the current variance σ² = k(x, x).
+func (k *Stationary) Variance() float64 { return k.variance }
+
+// NumParams returns 2 for a shared lengthscale and Dim()+1 for ARD.
+func (k *Stationary) NumParams() int { return len(k.u) }
+
+// Params copies the unconstrained parameters into dst (see the type
+// documentation for their order). It panics if len(dst) != NumParams().
+func (k *Stationary) Params(dst []float64) {
+	if len(dst) != len(k.u) {
+		panic(fmt.Sprintf("kernel: Params destination has length %d, want %d", len(dst), len(k.u)))
+	}
+	copy(dst, k.u)
+}
+
+// SetParams sets the unconstrained parameters. It returns an error, and
+// leaves the kernel unchanged, if src has the wrong length, holds NaN or
+// Inf, or maps to a lengthscale below MinLengthscale or a variance that
+// underflows to zero.
+func (k *Stationary) SetParams(src []float64) error {
+	if len(src) != len(k.u) {
+		return fmt.Errorf("kernel: %d parameters, want %d", len(src), len(k.u))
+	}
+	nls := len(k.ls)
+	for i, v := range src {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return fmt.Errorf("kernel: parameter %d is %g", i, v)
+		}
+		p := transform.Softplus(v)
+		if i < nls {
+			// Allow for the rounding of softplus(InvSoftplus(MinLengthscale)).
+			if !(p >= MinLengthscale*(1-1e-9)) || math.IsInf(p, 1) {
+				return fmt.Errorf("kernel: parameter %d = %g gives lengthscale %g, below %g", i, v, p, MinLengthscale)
+			}
+		} else if !(p > 0) {
+			return fmt.Errorf("kernel: parameter %d = %g gives a zero variance", i, v)
+		}
+	}
+	copy(k.u, src)
+	for i := range k.ls {
+		k.ls[i] = transform.Softplus(src[i])
+	}
+	for i := range k.inv {
+		if k.ard {
+			k.inv[i] = 1 / k.ls[i]
+		} else {
+			k.inv[i] = 1 / k.ls[0]
+		}
+	}
+	k.variance = transform.Softplus(src[nls])
+	return nil
+}
+
+// Diag sets dst[i] = k(x_i, x_i) = σ².
+func (k *Stationary) Diag(dst []float64, x mat.Matrix) {
+	n := checkInput("x", x, k.dim)
+	if len(dst) != n {
+		panic(fmt.Sprintf("kernel: Diag destination has length %d, want %d", len(dst), n))
+	}
+	for i := range dst {
+		dst[i] = k.variance
+	}
+}
+
+// DiagGrad adds the gradient of Σ dDiag_i k(x_i, x_i) into dparams. The
+// diagonal of a stationary kernel does not depend on x, so dx is unchanged.
+func (k *Stationary) DiagGrad(dDiag []float64, x mat.Matrix, dx *mat.Dense, dparams []float64) {
+	n := checkInput("x", x, k.dim)
+	if len(dDiag) != n {
+		panic(fmt.Sprintf("kernel: DiagGrad adjoint has length %d, want %d", len(dDiag), n))
+	}
+	if dx != nil {
+		checkShape("dx", dx, n, k.dim)
+	}
+	if dparams == nil {
+		return
+	}
+	k.checkDparams(dparams)
+	s := 0.0
+	for _, v := range dDiag {
+		s += v
+	}
+	nv := len(k.u) - 1
+	dparams[nv] += s * transform.SoftplusDeriv(k.u[nv])
+}
+
+func (k *Stationary) checkDparams(dparams []float64) {
+	if len(dparams) != len(k.u) {
+		panic(fmt.Sprintf("kernel: dparams has length %d, want %d", len(dparams), len(k.u)))
+	}
+}
+
+// prepInputs writes the scaled, centred inputs x̃ (n×d) and, unless same,
+// z̃ (m×d) with their squared row norms. It returns z̃ (x̃ itself when same).
+func (k *Stationary) prepInputs(x, z mat.Matrix, same bool, xs, zs, shift, nx, nz []float64) []float64 {
+	d := k.dim
+	centre(shift, x, z, same)
+	scaledCopy(xs, x, k.inv, shift)
+	rowSqNorms(nx, xs, d)
+	if same {
+		return xs
+	}
+	scaledCopy(zs, z, k.inv, shift)
+	rowSqNorms(nz, zs, d)
+	return zs
+}
+
+// sqDistRows writes the clamped squared distances between rows [i0, i1)
+// of x̃ and rows [j0, m) of z̃ into s (row stride lds, indexed as the full
+// matrix), with one single-threaded matrix product.
+func sqDistRows(s []float64, lds int, xs, zs, nx, nz []float64, d, i0, i1, j0, m int) {
+	if i1 <= i0 || m <= j0 {
+		return
+	}
+	single := sblas.Implementation{Threads: 1}
+	single.Dgemm(blas.NoTrans, blas.Trans, i1-i0, m-j0, d, -2, xs[i0*d:], d, zs[j0*d:], d, 0, s[i0*lds+j0:], lds)
+	for i := i0; i < i1; i++ {
+		row := s[i*lds+j0 : i*lds+m]
+		ni := nx[i]
+		xi := xs[i*d : i*d+d]
+		for j, v := range row {
+			nj := nz[j0+j]
+			if math.IsInf(ni, 0) || math.IsInf(nj, 0) {
+				// A squared norm overflowed, so the expansion would give
+				// Inf − Inf. Sum the differences directly: +Inf for
+				// distinct points, 0 for identical ones.
+				row[j] = directSqDist(xi, zs[(j0+j)*d:(j0+j)*d+d])
+				continue
+			}
+			v += ni + nj
+			if v < 0 {
+				v = 0
+			}
+			row[j] = v
+		}
+	}
+}
+
+// directSqDist returns Σ_k (a_k − b_k)², summed term by term.
+func directSqDist(a, b []float64) float64 {
+	s := 0.0
+	for k, v := range a {
+		t := v - b[k]
+		s += t * t
+	}
+	return s
+}
+
+// profile overwrites each squared distance in row with σ² g(r). The
+// Matérn polynomial is multiplied by exp(−a) before σ², and skipped where
+// the exponential underflows, so that huge distances give 0, never NaN.
+func (k *Stationary) profile(row []float64) {
+	v := k.variance
+	switch k.family {
+	case RBF:
+		for j, s := range row {
+			row[j] = v * math.Exp(-0.5*s)
+		}
+	case Matern12:
+		for j, s := range row {
+			row[j] = v * math.Exp(-math.Sqrt(s))
+		}
+	case Matern32:
+		for j, s := range row {
+			a := math.Sqrt(3 * s)
+			e := math.Exp(-a)
+			if e != 0 {
+				e *= 1 + a
+			}
+			row[j] = v * e
+		}
+	case Matern52:
+		for j, s := range row {
+			a := math.Sqrt(5 * s)
+			e := math.Exp(-a)
+			if e != 0 {
+				e *= 1 + a + a*a/3
+			}
+			row[j] = v * e
+		}
+	}
+}
+
+// Matrix sets dst to k(x_i, z_j). An empty dst is resized to rows(x)×rows(z).
+//
+// Rows are processed in chunks on up to GOMAXPROCS goroutines; each chunk's
+// distances come from one matrix product and are turned into kernel values
+// while still in cache. When x and z are the same *mat.Dense only the upper
+// triangle is evaluated (with exactly zero diagonal distances) and then
+// mirrored, so the result is exactly symmetric.
+func (k *Stationary) Matrix(dst *mat.Dense, x, z mat.Matrix) {
+	n := checkInput("x", x, k.dim)
+	m := checkInput("z", z, k.dim)
+	prepareDst(dst, n, m)
+	same := sameDense(x, z)
+	d := k.dim
+	p, buf := getBuf(2*n*d + m*d + 2*n + m + d)
+	defer putBuf(p)
+	xs, buf := buf[:n*d], buf[n*d:]
+	zs, buf := buf[:m*d], buf[m*d:]
+	nx, buf := buf[:n], buf[n:]
+	nz, buf := buf[:m], buf[m:]
+	shift := buf[:d]
+	zs = k.prepInputs(x, z, same, xs, zs, shift, nx, nz)
+	if same {
+		nz = nx
+	}
+	raw := dst.RawMatrix()
+	ld := raw.Stride
+	work := n * m
+	if same {
+		work /= 2
+	}
+	forChunks(n, work, func(_, i0, i1 int) {
+		if !same {
+			sqDistRows(raw.Data, ld, xs, zs, nx, nz, d, i0, i1, 0, m)
+			for i := i0; i < i1; i++ {
+				k.profile(raw.Data[i*ld : i*ld+m])
+			}
+			return
+		}
+		// Upper triangle of rows [i0, i1): the diagonal block from column
+		// i0 (its strictly lower part is overwritten by mirrorUpper) and
+		// everything to its right.
+		sqDistRows(raw.Data, ld, xs, zs, nx, nz, d, i0, i1, i0, m)
+		for i := i0; i < i1; i++ {
+			raw.Data[i*ld+i] = 0
+			k.profile(raw.Data[i*ld+i : i*ld+m])
+		}
+	})
+	if same {
+		mirrorUpper(raw.Data, n, ld)
+	}
+}
+
+// weights overwrites the squared distances s in a row by
+// W = dK ⊙ ∂K/∂(r²), computed from K itself so that no exponential is
+// re-evaluated, and returns the row's contributions Σ dK·K and Σ W·r².
+// Pairs whose covariance underflowed to 0 have W = 0 and contribute
+// nothing, even where their squared distance overflowed to +Inf.
+func (k *Stationary) weights(s, dk, kk []float64, iv float64) (sumKdK, sumWs float64) {
+	switch k.family {
+	case RBF:
+		// ∂K/∂s = −K/2.
+		for j, sj := range s {
+			g := dk[j] * (kk[j] * iv)
+			w := -0.5 * g
+			sumKdK += g
+			if w != 0 { // w = 0 where K underflowed, and r² may be +Inf there
+				sumWs += w * sj
+			}
+			s[j] = w
+		}
+	case Matern12:
+		// ∂K/∂s = −K/(2r); zero at r = 0 by convention (see type doc).
+		for j, sj := range s {
+			g := dk[j] * (kk[j] * iv)
+			sumKdK += g
+			w := 0.0
+			if sj > 0 {
+				w = -0.5 * g / math.Sqrt(sj)
+			}
+			if w != 0 { // w = 0 where K underflowed, and r² may be +Inf there
+				sumWs += w * sj
+			}
+			s[j] = w
+		}
+	case Matern32:
+		// ∂K/∂s = −(3/2) σ² e^{−a} = −(3/2) K / (1 + a), a = √(3s).
+		for j, sj := range s {
+			g := dk[j] * (kk[j] * iv)
+			sumKdK += g
+			a := math.Sqrt(3 * sj)
+			w := 0.0
+			if g != 0 {
+				w = -1.5 * g / (1 + a)
+			}
+			if w != 0 { // w = 0 where K underflowed, and r² may be +Inf there
+				sumWs += w * sj
+			}
+			s[j] = w
+		}
+	case Matern52:
+		// ∂K/∂s = −(5/6) σ² (1 + a) e^{−a} = −(5/6) K (1 + a) / (1 + a + a²/3).
+		for j, sj := range s {
+			g := dk[j] * (kk[j] * iv)
+			sumKdK += g
+			a := math.Sqrt(5 * sj)
+			w := 0.0
+			if g != 0 {
+				w = -(5.0 / 6) * g * ((1 + a) / (1 + a + a*a/3))
+			}
+			if w != 0 { // w = 0 where K underflowed, and r² may be +Inf there
+				sumWs += w * sj
+			}
+			s[j] = w
+		}
+	}
+	return sumKdK, sumWs
+}
+
+// MatrixGrad adds the gradients of Σ_ij dK_ij k(x_i, z_j) with respect to
+// x, z and the unconstrained parameters into dx, dz and dparams (each may
+// be nil). K must be exactly the matrix Matrix computed for the same x and
+// z — in particular without jitter added to its diagonal — because the
+// radial weights and the variance gradient are computed from it rather
+// than by re-evaluating exponentials.
+//
+// With W = dK ⊙ ∂K/∂(r²), rW its row sums and cW its column sums, and
+// inputs scaled column-wise by 1/ℓ (x̃ = x/ℓ, z̃ = z/ℓ):
+//
+//	dx = 2 (diag(rW) x̃ − W z̃) / ℓ
+//	dz = 2 (diag(cW) z̃ − Wᵀ x̃) / ℓ
+//	dℓ_k = −(2/ℓ_k) Σ_ij W_ij (x̃_ik − z̃_jk)²
+//	     = −(2/ℓ_k) [Σ_i rW_i x̃_ik² + Σ_j cW_j z̃_jk² − 2 Σ_i x̃_ik (W z̃)_ik]
+//
+// W is formed chunk by chunk (distance product plus an elementwise pass,
+// in parallel), and all O(n·m·d) work is in two matrix products W [z̃ 1]
+// and Wᵀ [x̃ 1], whose extra column of ones yields rW and cW. For a shared
+// lengthscale dℓ = −(2/ℓ) Σ_ij W_ij r²_ij is accumulated elementwise
+// without cancellation. When x and z are the same *mat.Dense and dx == dz,
+// the two products are summed so that both contributions land in dx.
+// Per-chunk partial sums are added in chunk order, so results do not
+// depend on scheduling.
+func (k *Stationary) MatrixGrad(dK, K *mat.Dense, x, z mat.Matrix, dx, dz *mat.Dense, dparams []float64) {
+	d := k.dim
+	n := checkInput("x", x, d)
+	m := checkInput("z", z, d)
+	checkShape("dK", dK, n, m)
+	checkShape("K", K, n, m)
+	if dx != nil {
+		checkShape("dx", dx, n, d)
+	}
+	if dz != nil {
+		checkShape("dz", dz, m, d)
+	}
+	if dparams != nil {
+		k.checkDparams(dparams)
+	}
+	if dx == nil && dz == nil && dparams == nil {
+		return
+	}
+	same := sameDense(x, z)
+	merged := same && dx != nil && dx == dz
+	ardGrad := k.ard && dparams != nil
+	needP := dx != nil || ardGrad                        // W [z̃ 1]
+	needR := (dz != nil && !merged) || ardGrad || merged // Wᵀ [x̃ 1]
+	d1 := d + 1
+	nc := numChunks(n)
+
+	p, buf := getBuf(n*m + n*d + m*d + 2*n*d1 + 2*m*d1 + n + m + 2*d + 2*nc)
+	defer putBuf(p)
+	w, buf := buf[:n*m], buf[n*m:]
+	xs, buf := buf[:n*d], buf[n*d:]
+	zsBuf, buf := buf[:m*d], buf[m*d:]
+	xa, buf := buf[:n*d1], buf[n*d1:]
+	zaBuf, buf := buf[:m*d1], buf[m*d1:]
+	pm, buf := buf[:n*d1], buf[n*d1:]
+	rm, buf := buf[:m*d1], buf[m*d1:]
+	nx, buf := buf[:n], buf[n:]
+	nz, buf := buf[:m], buf[m:]
+	shift, buf := buf[:d], buf[d:]
+	q, buf := buf[:d], buf[d:]
+	part := buf[:2*nc]
+
+	zs := k.prepInputs(x, z, same, xs, zsBuf, shift, nx, nz)
+	if same {
+		nz = nx
+	}
+	dkr, kr := dK.RawMatrix(), K.RawMatrix()
+	// The weights are formed from K/sc and every gradient is scaled by sc
+	// at the end, so that a variance near the float64 maximum cannot
+	// overflow the intermediate matrix products when the gradients
+	// themselves are representable (sc ≥ 1 keeps 1/sc finite).
+	sc := math.Max(k.variance, 1)
+	forChunks(n, n*m, func(c, i0, i1 int) {
+		sqDistRows(w, m, xs, zs, nx, nz, d, i0, i1, 0, m)
+		var a, b float64
+		for i := i0; i < i1; i++ {
+			if same {
+				w[i*m+i] = 0
+			}
+			ai, bi := k.weights(w[i*m:i*m+m], dkr.Data[i*dkr.Stride:i*dkr.Stride+m], kr.Data[i*kr.Stride:i*kr.Stride+m], 1/sc)
+			a += ai
+			b += bi
+		}
+		part[2*c], part[2*c+1] = a, b
+	})
+	var sumKdK, sumWs float64
+	for c := 0; c < nc; c++ {
+		sumKdK += part[2*c]
+		sumWs += part[2*c+1]
+	}
+
+	augment := func(dst, src []float64, rows int) {
+		for i := 0; i < rows; i++ {
+			copy(dst[i*d1:i*d1+d], src[i*d:i*d+d])
+			dst[i*d1+d] = 1
+		}
+	}
+	augment(xa, xs, n)
+	za := xa
+	if !same {
+		za = zaBuf
+		augment(za, zs, m)
+	}
+	impl := sblas.Implementation{}
+	if needP {
+		impl.Dgemm(blas.NoTrans, blas.NoTrans, n, d1, m, 1, w, m, za, d1, 0, pm, d1)
+	}
+	if needR {
+		impl.Dgemm(blas.Trans, blas.NoTrans, m, d1, n, 1, w, m, xa, d1, 0, rm, d1)
+	}
+	if merged {
+		// Both arguments are x: pm ← (W + Wᵀ) [x̃ 1].
+		for i, v := range rm {
+			pm[i] += v
+		}
+	}
+	if dx != nil {
+		raw := dx.RawMatrix()
+		for i := 0; i < n; i++ {
+			row := raw.Data[i*raw.Stride : i*raw.Stride+d]
+			rw := pm[i*d1+d]
+			for c := range row {
+				row[c] += 2 * sc * ((rw*xs[i*d+c] - pm[i*d1+c]) * k.inv[c])
+			}
+		}
+	}
+	if dz != nil && !merged {
+		raw := dz.RawMatrix()
+		for j := 0; j < m; j++ {
+			row := raw.Data[j*raw.Stride : j*raw.Stride+d]
+			cw := rm[j*d1+d]
+			for c := range row {
+				row[c] += 2 * sc * ((cw*zs[j*d+c] - rm[j*d1+c]) * k.inv[c])
+			}
+		}
+	}
+	if dparams == nil {
+		return
+	}
+	nls := len(k.ls)
+	if k.ard {
+		for c := range q {
+			q[c] = 0
+		}
+		if merged {
+			// Σ_ij W_ij (x̃_i − x̃_j)² = Σ_i rWs_i x̃_i² − Σ_i x̃_i (Ws x̃)_i,
+			// Ws = W + Wᵀ.
+			for i := 0; i < n; i++ {
+				r := pm[i*d1+d]
+				for c := 0; c < d; c++ {
+					xv := xs[i*d+c]
+					q[c] += sqTerm(r, xv) - xv*pm[i*d1+c]
+				}
+			}
+		} else {
+			for i := 0; i < n; i++ {
+				r := pm[i*d1+d]
+				for c := 0; c < d; c++ {
+					xv := xs[i*d+c]
+					q[c] += sqTerm(r, xv) - 2*xv*pm[i*d1+c]
+				}
+			}
+			for j := 0; j < m; j++ {
+				cw := rm[j*d1+d]
+				for c := 0; c < d; c++ {
+					q[c] += sqTerm(cw, zs[j*d+c])
+				}
+			}
+		}
+		for c := 0; c < d; c++ {
+			dparams[c] += -2 * sc * (k.inv[c] * q[c]) * transform.SoftplusDeriv(k.u[c])
+		}
+	} else {
+		dparams[0] += -2 * sc * (k.inv[0] * sumWs) * transform.SoftplusDeriv(k.u[0])
+	}
+	dparams[nls] += sumKdK * (sc / k.variance) * transform.SoftplusDeriv(k.u[nls])
+}
+
+// sqTerm returns w·v², and 0 when w = 0 even if v² overflows: a point
+// whose weights all vanished (its covariances underflowed) contributes
+// nothing to the lengthscale gradient.
+func sqTerm(w, v float64) float64 {
+	if w == 0 {
+		return 0
+	}
+	return w * v * v
+}

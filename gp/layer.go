@@ -1,0 +1,613 @@
+package gp
+
+import (
+	"fmt"
+	"math"
+
+	gblas "gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/solvegp/solvegp/blas"
+	"github.com/solvegp/solvegp/chol"
+)
+
+// workspace holds the buffers of one evaluation, reused across steps. Its
+// buffers only grow; a steady-state step allocates nothing in them.
+type workspace struct {
+	n     int // batch size of the last forward
+	valid bool
+	x     *mat.Dense
+
+	l0u, l0v chol.Cholesky
+	jitU     float64
+	jitV     float64
+
+	kuu, kuf, b, e, kff, bsq []float64
+	lu, f, pu, au            [][]float64
+	puRef, auRef             [][]float64
+
+	kuv, a, kvv, cvv, kvf, cvf, dm, gm, dsq []float64
+	lv, h, pv, av                           [][]float64
+	pvRef, avRef                            [][]float64
+
+	// ODVGP.
+	kvs, os, osGrad []float64
+	idx             []int
+	perm            []int
+	cv, wv, tv      [][]float64
+	rho             float64
+	ncol            int
+
+	mu, vr, dmu, dvar, dlik, htot []float64
+	klu, klv                      float64
+
+	// Backward buffers.
+	bbar, fbar, pbar, xu, abar, dbar, xv, vecM, vecM2 []float64
+	kuvbar, kvfbar, kvsbar                            []float64
+	amat, asmat, wmat, cbar                           []float64
+
+	hKuu, hKuf, hKuv, hKvv, hKvf, hKvs, hOS     *mat.Dense
+	hXu, hBbar, hAbar, hXv, hDbar, hKvfb, hKvsb *mat.Dense
+	hKuvb, hDZ, hDO, hDOS                       *mat.Dense
+
+	ops []Op
+}
+
+func growList(list [][]float64, l, n int) [][]float64 {
+	if len(list) < l {
+		list = append(list, make([][]float64, l-len(list))...)
+	}
+	list = list[:l]
+	for i := range list {
+		list[i] = grow(list[i], n)
+	}
+	return list
+}
+
+// ensure sizes the forward buffers for a batch of n points.
+func (mod *Model) ensure(n int) {
+	ws := &mod.ws
+	M, M2, L := mod.m, mod.m2, mod.nl
+	ws.n = n
+	ws.kuu = grow(ws.kuu, M*M)
+	ws.kuf = grow(ws.kuf, M*n)
+	ws.b = grow(ws.b, M*n)
+	if !mod.whiten {
+		ws.e = grow(ws.e, M*n)
+	}
+	ws.kff = grow(ws.kff, n)
+	ws.bsq = grow(ws.bsq, n)
+	ws.lu = growList(ws.lu, L, M*M)
+	ws.f = growList(ws.f, L, M*n)
+	if !mod.whiten {
+		ws.pu = growList(ws.pu, L, M*M)
+		ws.au = growList(ws.au, L, M)
+	}
+	if len(ws.puRef) != L {
+		ws.puRef = make([][]float64, L)
+		ws.auRef = make([][]float64, L)
+		ws.pvRef = make([][]float64, L)
+		ws.avRef = make([][]float64, L)
+	}
+	switch mod.kind {
+	case SOLVEGP:
+		ws.kuv = grow(ws.kuv, M*M2)
+		ws.a = grow(ws.a, M*M2)
+		ws.kvv = grow(ws.kvv, M2*M2)
+		ws.cvv = grow(ws.cvv, M2*M2)
+		ws.kvf = grow(ws.kvf, M2*n)
+		ws.cvf = grow(ws.cvf, M2*n)
+		ws.dm = grow(ws.dm, M2*n)
+		if !mod.whiten {
+			ws.gm = grow(ws.gm, M2*n)
+			ws.pv = growList(ws.pv, L, M2*M2)
+			ws.av = growList(ws.av, L, M2)
+		}
+		ws.dsq = grow(ws.dsq, n)
+		ws.lv = growList(ws.lv, L, M2*M2)
+		ws.h = growList(ws.h, L, M2*n)
+	case ODVGP:
+		s := M2
+		if mod.cfg.colSample > 0 {
+			s = mod.cfg.colSample
+		}
+		ws.kuv = grow(ws.kuv, M*M2)
+		ws.kvf = grow(ws.kvf, M2*n)
+		ws.kvs = grow(ws.kvs, M2*s)
+		if mod.cfg.colSample > 0 {
+			ws.os = grow(ws.os, s*mod.dz)
+			if len(ws.idx) != s {
+				ws.idx = make([]int, s)
+			}
+			if len(ws.perm) != M2 {
+				ws.perm = make([]int, M2)
+			}
+		}
+		ws.cv = growList(ws.cv, L, M)
+		ws.wv = growList(ws.wv, L, M)
+		ws.tv = growList(ws.tv, L, s)
+	}
+	ws.mu = grow(ws.mu, n*L)
+	ws.vr = grow(ws.vr, n*L)
+}
+
+func (mod *Model) linalg(p Pass) la {
+	return la{bi: blas.Implementation{Threads: mod.cfg.threads}, threads: mod.cfg.threads, pass: p, ops: &mod.ws.ops}
+}
+
+// klBlock returns ½(‖P‖² + ‖a‖² − m) − Σ log P_ii for the lower-triangular
+// m×m matrix P: the KL divergence of N(L0·a, L0·P·Pᵀ·L0ᵀ) from N(0, L0·L0ᵀ).
+func klBlock(m int, p, a []float64) float64 {
+	var ss, ld float64
+	for i := 0; i < m; i++ {
+		row := p[i*m : i*m+i+1]
+		for _, v := range row {
+			ss += v * v
+		}
+		ld += math.Log(row[i])
+	}
+	for _, v := range a[:m] {
+		ss += v * v
+	}
+	return 0.5*(ss-float64(m)) - ld
+}
+
+// sampleColumns draws ws.ncol distinct column indices uniformly.
+func (mod *Model) sampleColumns() {
+	ws := &mod.ws
+	for i := range ws.perm {
+		ws.perm[i] = i
+	}
+	s := len(ws.idx)
+	for i := 0; i < s; i++ {
+		j := i + mod.rng.IntN(len(ws.perm)-i)
+		ws.perm[i], ws.perm[j] = ws.perm[j], ws.perm[i]
+		ws.idx[i] = ws.perm[i]
+	}
+}
+
+// forward computes the marginals of every latent function at the rows of x
+// (point-major in ws.mu, ws.vr) and the KL terms, following Algorithm 1
+// (unwhitened) or its whitened form (Appendix E).
+func (mod *Model) forward(x *mat.Dense) error {
+	ws := &mod.ws
+	ws.valid = false
+	N, _ := x.Dims()
+	M, L := mod.m, mod.nl
+	mod.ensure(N)
+	ws.x = x
+	ws.ops = ws.ops[:0]
+	lg := mod.linalg(Forward)
+
+	kuu := denseOn(&ws.hKuu, M, M, ws.kuu)
+	kernUU(mod.kern, kuu, mod.z, mod.z)
+	jit, err := lg.chol("L0u = chol(Kuu)", &ws.l0u, M, ws.kuu, mod.cfg.kuuJitter)
+	if err != nil {
+		return fmt.Errorf("gp: factorizing K_uu: %w", err)
+	}
+	ws.jitU = jit
+	l0u := ws.l0u.RawL()
+	mod.kern.Matrix(denseOn(&ws.hKuf, M, N, ws.kuf), mod.z, x)
+	mod.kern.Diag(ws.kff, x)
+	copy(ws.b, ws.kuf)
+	lg.trsmL("B = L0u\\Kuf", false, M, N, l0u, M, ws.b, N)
+	basis := ws.b
+	if !mod.whiten {
+		copy(ws.e, ws.b)
+		lg.trsmL("E = L0uᵀ\\B", true, M, N, l0u, M, ws.e, N)
+		basis = ws.e
+	}
+	mu, vr := ws.mu, ws.vr
+	clear(mu)
+	for n := 0; n < N; n++ {
+		for l := 0; l < L; l++ {
+			vr[n*L+l] = ws.kff[n]
+		}
+	}
+	clear(ws.bsq)
+	colSumSq(ws.bsq, 1, 1, M, N, ws.b)
+	ws.klu = 0
+	for l := 0; l < L; l++ {
+		unpackTri(ws.lu[l], M, mod.theta[mod.layout.LU[l]:])
+		mvec := mod.theta[mod.layout.MU[l] : mod.layout.MU[l]+M]
+		copy(ws.f[l], basis)
+		fname := "F = Luᵀ·E"
+		if mod.whiten {
+			fname = "F = Luᵀ·B"
+		}
+		lg.trmmL(fname, true, M, N, ws.lu[l], M, ws.f[l], N)
+		if mod.whiten {
+			ws.puRef[l], ws.auRef[l] = ws.lu[l], mvec
+		} else {
+			copy(ws.pu[l], ws.lu[l])
+			lg.trsmLowerL("P = L0u\\Lu", M, l0u, ws.pu[l])
+			copy(ws.au[l], mvec)
+			lg.trsv(false, M, l0u, ws.au[l])
+			ws.puRef[l], ws.auRef[l] = ws.pu[l], ws.au[l]
+		}
+		lg.gemv(true, M, N, 1, basis, mvec, 1, 0, mu[l:], L)
+		colSumSq(vr[l:], L, 1, M, N, ws.f[l])
+		for n := 0; n < N; n++ {
+			vr[n*L+l] -= ws.bsq[n]
+		}
+		ws.klu += klBlock(M, ws.puRef[l], ws.auRef[l])
+	}
+	ws.klv = 0
+	ws.jitV = 0
+	switch mod.kind {
+	case SOLVEGP:
+		if err := mod.forwardSOLVE(&lg, x); err != nil {
+			return err
+		}
+	case ODVGP:
+		mod.forwardODVGP(&lg, x)
+	}
+	ws.valid = true
+	return nil
+}
+
+func (mod *Model) forwardSOLVE(lg *la, x *mat.Dense) error {
+	ws := &mod.ws
+	N := ws.n
+	M, M2, L := mod.m, mod.m2, mod.nl
+	l0u := ws.l0u.RawL()
+	kernUU(mod.kern, denseOn(&ws.hKuv, M, M2, ws.kuv), mod.z, mod.o)
+	copy(ws.a, ws.kuv)
+	lg.trsmL("A = L0u\\Kuv", false, M, M2, l0u, M, ws.a, M2)
+	kernUU(mod.kern, denseOn(&ws.hKvv, M2, M2, ws.kvv), mod.o, mod.o)
+	copy(ws.cvv, ws.kvv)
+	lg.syrkT("Cvv = Kvv − AᵀA", M2, M, -1, ws.a, M2, 1, ws.cvv, M2)
+	jit, err := lg.chol("L0v = chol(Cvv)", &ws.l0v, M2, ws.cvv, relativeJitter(mod.cfg.cvvJitter, M2, ws.kvv, ws.cvv))
+	if err != nil {
+		return fmt.Errorf("gp: factorizing C_vv: %w", err)
+	}
+	ws.jitV = jit
+	l0v := ws.l0v.RawL()
+	mod.kern.Matrix(denseOn(&ws.hKvf, M2, N, ws.kvf), mod.o, x)
+	copy(ws.cvf, ws.kvf)
+	lg.gemm("Cvf = Kvf − AᵀB", true, false, M2, N, M, -1, ws.a, M2, ws.b, N, 1, ws.cvf, N)
+	copy(ws.dm, ws.cvf)
+	lg.trsmL("D = L0v\\Cvf", false, M2, N, l0v, M2, ws.dm, N)
+	basis := ws.dm
+	if !mod.whiten {
+		copy(ws.gm, ws.dm)
+		lg.trsmL("G = L0vᵀ\\D", true, M2, N, l0v, M2, ws.gm, N)
+		basis = ws.gm
+	}
+	clear(ws.dsq)
+	colSumSq(ws.dsq, 1, 1, M2, N, ws.dm)
+	for l := 0; l < L; l++ {
+		unpackTri(ws.lv[l], M2, mod.theta[mod.layout.LV[l]:])
+		mvec := mod.theta[mod.layout.MV[l] : mod.layout.MV[l]+M2]
+		copy(ws.h[l], basis)
+		hname := "H = Lvᵀ·G"
+		if mod.whiten {
+			hname = "H = Lvᵀ·D"
+		}
+		lg.trmmL(hname, true, M2, N, ws.lv[l], M2, ws.h[l], N)
+		if mod.whiten {
+			ws.pvRef[l], ws.avRef[l] = ws.lv[l], mvec
+		} else {
+			copy(ws.pv[l], ws.lv[l])
+			lg.trsmLowerL("Pv = L0v\\Lv", M2, l0v, ws.pv[l])
+			copy(ws.av[l], mvec)
+			lg.trsv(false, M2, l0v, ws.av[l])
+			ws.pvRef[l], ws.avRef[l] = ws.pv[l], ws.av[l]
+		}
+		lg.gemv(true, M2, N, 1, basis, mvec, 1, 1, ws.mu[l:], L)
+		colSumSq(ws.vr[l:], L, 1, M2, N, ws.h[l])
+		for n := 0; n < N; n++ {
+			ws.vr[n*L+l] -= ws.dsq[n]
+		}
+		ws.klv += klBlock(M2, ws.pvRef[l], ws.avRef[l])
+	}
+	return nil
+}
+
+func (mod *Model) forwardODVGP(lg *la, x *mat.Dense) {
+	ws := &mod.ws
+	N := ws.n
+	M, M2, L, d := mod.m, mod.m2, mod.nl, mod.dz
+	l0u := ws.l0u.RawL()
+	kernUU(mod.kern, denseOn(&ws.hKuv, M, M2, ws.kuv), mod.z, mod.o)
+	mod.kern.Matrix(denseOn(&ws.hKvf, M2, N, ws.kvf), mod.o, x)
+	s := M2
+	var ocols *mat.Dense = mod.o
+	if mod.cfg.colSample > 0 {
+		s = mod.cfg.colSample
+		mod.sampleColumns()
+		for j, i := range ws.idx {
+			copy(ws.os[j*d:j*d+d], mod.theta[mod.layout.O+i*d:mod.layout.O+i*d+d])
+		}
+		ocols = denseOn(&ws.hOS, s, d, ws.os)
+	}
+	ws.ncol = s
+	ws.rho = float64(M2) / float64(s)
+	kernUU(mod.kern, denseOn(&ws.hKvs, M2, s, ws.kvs), mod.o, ocols)
+	for l := 0; l < L; l++ {
+		a := mod.theta[mod.layout.MV[l] : mod.layout.MV[l]+M2]
+		lg.gemv(false, M, M2, 1, ws.kuv, a, 1, 0, ws.cv[l], 1)
+		copy(ws.wv[l], ws.cv[l])
+		lg.trsv(false, M, l0u, ws.wv[l])
+		lg.gemv(true, M2, N, 1, ws.kvf, a, 1, 1, ws.mu[l:], L)
+		lg.gemv(true, M, N, -1, ws.b, ws.wv[l], 1, 1, ws.mu[l:], L)
+		lg.gemv(true, M2, s, 1, ws.kvs, a, 1, 0, ws.tv[l], 1)
+		var q, ww float64
+		for j, t := range ws.tv[l] {
+			if mod.cfg.colSample > 0 {
+				q += a[ws.idx[j]] * t
+			} else {
+				q += a[j] * t
+			}
+		}
+		for _, v := range ws.wv[l] {
+			ww += v * v
+		}
+		ws.klv += 0.5*ws.rho*q - 0.5*ww
+	}
+}
+
+// ensureBackward sizes the backward buffers.
+func (mod *Model) ensureBackward() {
+	ws := &mod.ws
+	M, M2, N := mod.m, mod.m2, ws.n
+	ws.bbar = grow(ws.bbar, M*N)
+	// The v⊥ block reuses the u block's buffers; only SOLVE-GP has one.
+	mb := M
+	if mod.kind == SOLVEGP {
+		mb = max(M, M2)
+	}
+	ws.fbar = grow(ws.fbar, mb*N)
+	ws.pbar = grow(ws.pbar, mb*mb)
+	ws.xu = grow(ws.xu, M*M)
+	ws.vecM = grow(ws.vecM, mb)
+	ws.htot = grow(ws.htot, N)
+	switch mod.kind {
+	case SOLVEGP:
+		ws.abar = grow(ws.abar, M*M2)
+		ws.dbar = grow(ws.dbar, M2*N)
+		ws.xv = grow(ws.xv, M2*M2)
+	case ODVGP:
+		ws.vecM2 = grow(ws.vecM2, M2)
+		ws.kuvbar = grow(ws.kuvbar, M*M2)
+		ws.kvfbar = grow(ws.kvfbar, M2*N)
+		ws.kvsbar = grow(ws.kvsbar, M2*ws.ncol)
+		ws.amat = grow(ws.amat, M2*mod.nl)
+		ws.asmat = grow(ws.asmat, ws.ncol*mod.nl)
+		ws.wmat = grow(ws.wmat, M*mod.nl)
+		ws.cbar = grow(ws.cbar, M*mod.nl)
+		if mod.cfg.colSample > 0 {
+			ws.osGrad = grow(ws.osGrad, ws.ncol*mod.dz)
+		}
+	}
+}
+
+// blockBackward back-propagates the contribution of one variational block
+// (u, or v⊥ for SOLVE-GP) to the marginals and to the KL term. In the
+// block's whitened coordinates the contribution is
+//
+//	μ_l += Bᵀ·a_l,  σ²_l += colsum((P_lᵀ·B)²) − colsum(B²),
+//	KL  += ½(‖P_l‖² + ‖a_l‖² − m) − Σ log (P_l)_ii,
+//
+// with B = L0⁻¹·K_f, a_l = L0⁻¹·m_l and P_l = L0⁻¹·L_l (unwhitened) or
+// a_l = m_l, P_l = L_l (whitened). It overwrites bbar with B̄ and x with X
+// such that the adjoint of L0 through a_l and P_l is −L0⁻ᵀ·X, and adds the
+// gradients of m_l and L_l into grad.
+func (mod *Model) blockBackward(lg *la, m int, b []float64, l0 []float64, p, a, f [][]float64,
+	muOff, luOff []int, dmu, dvar []float64, kappa float64, grad, bbar, x []float64) {
+	ws := &mod.ws
+	N, L := ws.n, mod.nl
+	fbar := ws.fbar[:m*N]
+	pbar := ws.pbar[:m*m]
+	abar := ws.vecM[:m]
+	// B̄ = −2·B·diag(Σ_l h_l) + Σ_l (a_l·g_lᵀ + P_l·F̄_l), starting with the
+	// first term.
+	for i := 0; i < m; i++ {
+		br := b[i*N : i*N+N]
+		bb := bbar[i*N : i*N+N]
+		for n := range br {
+			bb[n] = -2 * br[n] * ws.htot[n]
+		}
+	}
+	clear(x)
+	for l := 0; l < L; l++ {
+		g := dmu[l:]
+		// ā = B·g + κ·a.
+		lg.gemv(false, m, N, 1, b, g, L, 0, abar, 1)
+		for i, v := range a[l][:m] {
+			abar[i] += kappa * v
+		}
+		// F̄ = 2·F·diag(h).
+		fl := f[l]
+		for i := 0; i < m; i++ {
+			fr := fl[i*N : i*N+N]
+			fb := fbar[i*N : i*N+N]
+			for n := range fr {
+				fb[n] = 2 * fr[n] * dvar[n*L+l]
+			}
+		}
+		// P̄ = tril(B·F̄ᵀ) + κ·(P − diag(1/P_ii)).
+		lg.gemmLowerNT("P̄ = tril(B·F̄ᵀ)", m, N, 1, b, N, fbar, N, 0, pbar, m)
+		pl := p[l]
+		for i := 0; i < m; i++ {
+			row := pbar[i*m : i*m+m]
+			prow := pl[i*m : i*m+i+1]
+			for j, v := range prow {
+				row[j] += kappa * v
+			}
+			row[i] -= kappa / prow[i]
+			clear(row[i+1:])
+		}
+		// B̄ += a·gᵀ + P·F̄.
+		lg.bi.Dger(m, N, 1, a[l], 1, g, L, bbar, N)
+		lg.trmmL("B̄ += P·F̄", false, m, N, pl, m, fbar, N)
+		for i := range bbar {
+			bbar[i] += fbar[i]
+		}
+		mg := grad[muOff[l] : muOff[l]+m]
+		lgOff := grad[luOff[l]:]
+		if mod.whiten {
+			for i, v := range abar {
+				mg[i] += v
+			}
+			addTriGrad(lgOff, m, pbar, mod.theta[luOff[l]:])
+			continue
+		}
+		// Unwhitened: a = L0⁻¹·m, P = L0⁻¹·L, so m̄ = L0⁻ᵀ·ā, L̄ = L0⁻ᵀ·P̄
+		// and L0 receives −L0⁻ᵀ·(ā·aᵀ + P̄·Pᵀ).
+		lg.bi.Dger(m, m, 1, abar, 1, a[l], 1, x, m)
+		lg.gemmLowerLLT("X += tril(P̄·Pᵀ)", m, pbar, pl, x)
+		lg.trsv(true, m, l0, abar)
+		for i, v := range abar {
+			mg[i] += v
+		}
+		lg.trsmLowerPartLT("L̄ = tril(L0⁻ᵀ·P̄)", m, l0, pbar)
+		addTriGrad(lgOff, m, pbar, mod.theta[luOff[l]:])
+	}
+}
+
+// backward back-propagates dmu, dvar (gradients of the outer objective with
+// respect to the marginals, point-major) and kappa (its coefficient on the
+// total KL divergence) to the flat parameter gradient grad (accumulating)
+// and, if dx is non-nil, to the inputs (accumulating).
+func (mod *Model) backward(dmu, dvar []float64, kappa float64, grad []float64, dx *mat.Dense) error {
+	ws := &mod.ws
+	x := ws.x
+	N := ws.n
+	M, M2, L, d := mod.m, mod.m2, mod.nl, mod.dz
+	mod.ensureBackward()
+	lg := mod.linalg(Backward)
+	lay := mod.layout
+	for n := 0; n < N; n++ {
+		var s float64
+		for l := 0; l < L; l++ {
+			s += dvar[n*L+l]
+		}
+		ws.htot[n] = s
+	}
+	kgrad := grad[lay.Kernel : lay.Kernel+mod.kern.NumParams()]
+	dZ := denseOn(&ws.hDZ, M, d, grad[lay.Z:lay.Z+M*d])
+	var dO *mat.Dense
+	if M2 > 0 {
+		dO = denseOn(&ws.hDO, M2, d, grad[lay.O:lay.O+M2*d])
+	}
+	l0u := ws.l0u.RawL()
+	mod.blockBackward(&lg, M, ws.b, l0u, ws.puRef, ws.auRef, ws.f, lay.MU, lay.LU, dmu, dvar, kappa, grad, ws.bbar, ws.xu)
+
+	switch mod.kind {
+	case SOLVEGP:
+		l0v := ws.l0v.RawL()
+		mod.blockBackward(&lg, M2, ws.dm, l0v, ws.pvRef, ws.avRef, ws.h, lay.MV, lay.LV, dmu, dvar, kappa, grad, ws.dbar, ws.xv)
+		// D = L0v⁻¹·Cvf: X_v += D̄·Dᵀ, C̄vf = L0v⁻ᵀ·D̄.
+		lg.gemmLowerNT("Xv += tril(D̄·Dᵀ)", M2, N, 1, ws.dbar, N, ws.dm, N, 1, ws.xv, M2)
+		lg.trsmL("C̄vf = L0v⁻ᵀ·D̄", true, M2, N, l0v, M2, ws.dbar, N)
+		if err := lg.cholAdjoint("C̄vv = chol adjoint (L0v)", &ws.l0v, M2, ws.xv); err != nil {
+			return err
+		}
+		// Cvv = Kvv − AᵀA, Cvf = Kvf − AᵀB.
+		lg.gemm("Ā = −2A·C̄vv", false, false, M, M2, M2, -2, ws.a, M2, ws.xv, M2, 0, ws.abar, M2)
+		lg.gemm("Ā −= B·C̄vfᵀ", false, true, M, M2, N, -1, ws.b, N, ws.dbar, N, 1, ws.abar, M2)
+		lg.gemm("B̄ −= A·C̄vf", false, false, M, N, M2, -1, ws.a, M2, ws.dbar, N, 1, ws.bbar, N)
+		kernUUGrad(mod.kern, denseOn(&ws.hXv, M2, M2, ws.xv), ws.hKvv, mod.o, mod.o, dO, dO, kgrad)
+		mod.kern.MatrixGrad(denseOn(&ws.hDbar, M2, N, ws.dbar), ws.hKvf, mod.o, x, dO, dx, kgrad)
+		// A = L0u⁻¹·Kuv.
+		lg.gemmLowerNT("Xu += tril(Ā·Aᵀ)", M, M2, 1, ws.abar, M2, ws.a, M2, 1, ws.xu, M)
+		lg.trsmL("K̄uv = L0u⁻ᵀ·Ā", true, M, M2, l0u, M, ws.abar, M2)
+		kernUUGrad(mod.kern, denseOn(&ws.hAbar, M, M2, ws.abar), ws.hKuv, mod.z, mod.o, dZ, dO, kgrad)
+	case ODVGP:
+		mod.odvgpBackward(&lg, dmu, kappa, grad, dx, dZ, dO, kgrad)
+	}
+
+	// B = L0u⁻¹·Kuf.
+	lg.gemmLowerNT("Xu += tril(B̄·Bᵀ)", M, N, 1, ws.bbar, N, ws.b, N, 1, ws.xu, M)
+	lg.trsmL("K̄uf = L0u⁻ᵀ·B̄", true, M, N, l0u, M, ws.bbar, N)
+	if err := lg.cholAdjoint("K̄uu = chol adjoint (L0u)", &ws.l0u, M, ws.xu); err != nil {
+		return err
+	}
+	kernUUGrad(mod.kern, denseOn(&ws.hXu, M, M, ws.xu), ws.hKuu, mod.z, mod.z, dZ, dZ, kgrad)
+	mod.kern.MatrixGrad(denseOn(&ws.hBbar, M, N, ws.bbar), ws.hKuf, mod.z, x, dZ, dx, kgrad)
+	mod.kern.DiagGrad(ws.htot, x, dx, kgrad)
+	return nil
+}
+
+func (mod *Model) odvgpBackward(lg *la, dmu []float64, kappa float64, grad []float64, dx, dZ, dO *mat.Dense, kgrad []float64) {
+	ws := &mod.ws
+	N := ws.n
+	M, M2, L, d := mod.m, mod.m2, mod.nl, mod.dz
+	l0u := ws.l0u.RawL()
+	s := ws.ncol
+	sampled := mod.cfg.colSample > 0
+	abar := ws.vecM2[:M2]
+	wbar := ws.vecM[:M]
+	// Columns l of amat (M₂×C), asmat (S×C), wmat (M×C) and cbar (M×C) hold
+	// a_l, its sampled entries, w_l and c̄_l, so that the rank-C adjoint
+	// updates below are single products (no clearing passes over the large
+	// M₂×N and M₂×S adjoints).
+	amat, asmat, wmat, cbar := ws.amat, ws.asmat, ws.wmat, ws.cbar
+	half := 0.5 * kappa * ws.rho
+	for l := 0; l < L; l++ {
+		a := mod.theta[mod.layout.MV[l] : mod.layout.MV[l]+M2]
+		g := dmu[l:]
+		w := ws.wv[l]
+		for i, v := range a {
+			amat[i*L+l] = v
+		}
+		for i, v := range w {
+			wmat[i*L+l] = v
+		}
+		if sampled {
+			for j, i := range ws.idx {
+				asmat[j*L+l] = a[i]
+			}
+		} else {
+			for j, v := range a {
+				asmat[j*L+l] = v
+			}
+		}
+		// μ_l += Kvfᵀ·a − Bᵀ·w, KL_v += ρ/2·Σ_{j∈S} a_j (K_{:,S}ᵀ a)_j − ½‖w‖².
+		lg.gemv(false, M2, N, 1, ws.kvf, g, L, 0, abar, 1)
+		lg.gemv(false, M2, s, half, ws.kvs, asmat[l:], L, 1, abar, 1)
+		for j, t := range ws.tv[l] {
+			if sampled {
+				abar[ws.idx[j]] += half * t
+			} else {
+				abar[j] += half * t
+			}
+		}
+		lg.gemv(false, M, N, -1, ws.b, g, L, 0, wbar, 1)
+		for i, v := range w {
+			wbar[i] -= kappa * v
+		}
+		lg.bi.Dger(M, M, 1, wbar, 1, w, 1, ws.xu, M)
+		lg.trsv(true, M, l0u, wbar) // c̄ = L0u⁻ᵀ·w̄
+		for i, v := range wbar {
+			cbar[i*L+l] = v
+		}
+		lg.gemv(true, M, M2, 1, ws.kuv, wbar, 1, 1, abar, 1)
+		mg := grad[mod.layout.MV[l] : mod.layout.MV[l]+M2]
+		for i, v := range abar {
+			mg[i] += v
+		}
+	}
+	// K̄_{v,S} = half·A·A_Sᵀ, K̄vf = A·Gᵀ, K̄uv = C̄·Aᵀ, B̄ −= W·Gᵀ, with G the
+	// N×C matrix of marginal-mean gradients.
+	lg.bi.Dgemm(gblas.NoTrans, gblas.Trans, M2, s, L, half, amat, L, asmat, L, 0, ws.kvsbar, s)
+	lg.bi.Dgemm(gblas.NoTrans, gblas.Trans, M2, N, L, 1, amat, L, dmu, L, 0, ws.kvfbar, N)
+	lg.bi.Dgemm(gblas.NoTrans, gblas.Trans, M, M2, L, 1, cbar, L, amat, L, 0, ws.kuvbar, M2)
+	lg.bi.Dgemm(gblas.NoTrans, gblas.Trans, M, N, L, -1, wmat, L, dmu, L, 1, ws.bbar, N)
+	kernUUGrad(mod.kern, denseOn(&ws.hKuvb, M, M2, ws.kuvbar), ws.hKuv, mod.z, mod.o, dZ, dO, kgrad)
+	mod.kern.MatrixGrad(denseOn(&ws.hKvfb, M2, N, ws.kvfbar), ws.hKvf, mod.o, ws.x, dO, dx, kgrad)
+	if sampled {
+		clear(ws.osGrad)
+		dOS := denseOn(&ws.hDOS, s, d, ws.osGrad)
+		kernUUGrad(mod.kern, denseOn(&ws.hKvsb, M2, s, ws.kvsbar), ws.hKvs, mod.o, ws.hOS, dO, dOS, kgrad)
+		og := grad[mod.layout.O:]
+		for j, i := range ws.idx {
+			for k := 0; k < d; k++ {
+				og[i*d+k] += ws.osGrad[j*d+k]
+			}
+		}
+	} else {
+		kernUUGrad(mod.kern, denseOn(&ws.hKvsb, M2, s, ws.kvsbar), ws.hKvs, mod.o, mod.o, dO, dO, kgrad)
+	}
+}

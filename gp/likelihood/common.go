@@ -1,0 +1,86 @@
+package likelihood
+
+import (
+	"fmt"
+	"runtime"
+	"sync"
+	"sync/atomic"
+)
+
+// checkLens panics unless y has n entries and mu and variance have n*l.
+// It returns n.
+func checkLens(y, mu, variance []float64, l int) int {
+	n := len(y)
+	if len(mu) != n*l || len(variance) != n*l {
+		panic(fmt.Sprintf("likelihood: %d labels with %d latent functions need mu and variance of length %d, have %d and %d",
+			n, l, n*l, len(mu), len(variance)))
+	}
+	return n
+}
+
+// checkGradLens panics unless dmu and dvar are both nil or both of length
+// want.
+func checkGradLens(dmu, dvar []float64, want int) {
+	if (dmu == nil) != (dvar == nil) {
+		panic("likelihood: dmu and dvar must both be nil or both be non-nil")
+	}
+	if dmu != nil && (len(dmu) != want || len(dvar) != want) {
+		panic(fmt.Sprintf("likelihood: dmu and dvar have lengths %d and %d, want %d", len(dmu), len(dvar), want))
+	}
+}
+
+// checkParamLen panics unless dparams is nil or has length want.
+func checkParamLen(dparams []float64, want int) {
+	if dparams != nil && len(dparams) != want {
+		panic(fmt.Sprintf("likelihood: dparams has length %d, want %d", len(dparams), want))
+	}
+}
+
+// pointChunk is the number of data points per unit of parallel work.
+const pointChunk = 64
+
+// parallelMinWork is the estimated work (in elementary function
+// evaluations) below which a likelihood runs on the calling goroutine.
+const parallelMinWork = 1 << 14
+
+// chunkSum calls fn(scratch, i0, i1) for consecutive ranges [i0, i1) of
+// [0, n) of pointChunk points, on up to GOMAXPROCS goroutines each with
+// its own scratch from newScratch, and returns the sum of fn's results
+// added in chunk order. The chunking and the order of the additions do not
+// depend on the number of goroutines, so results are bit-for-bit
+// reproducible. work estimates the total cost; small calls run inline.
+func chunkSum[S any](n, work int, newScratch func() S, fn func(s S, i0, i1 int) float64) float64 {
+	nc := (n + pointChunk - 1) / pointChunk
+	workers := min(runtime.GOMAXPROCS(0), nc)
+	if work < parallelMinWork || workers <= 1 {
+		s := newScratch()
+		total := 0.0
+		for c := 0; c < nc; c++ {
+			total += fn(s, c*pointChunk, min((c+1)*pointChunk, n))
+		}
+		return total
+	}
+	part := make([]float64, nc)
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	wg.Add(workers)
+	for w := 0; w < workers; w++ {
+		go func() {
+			defer wg.Done()
+			s := newScratch()
+			for {
+				c := int(next.Add(1) - 1)
+				if c >= nc {
+					return
+				}
+				part[c] = fn(s, c*pointChunk, min((c+1)*pointChunk, n))
+			}
+		}()
+	}
+	wg.Wait()
+	total := 0.0
+	for _, v := range part {
+		total += v
+	}
+	return total
+}

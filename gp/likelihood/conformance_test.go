@@ -1,0 +1,15 @@
+package likelihood_test
+
+import (
+	"github.com/solvegp/solvegp/gp"
+	"github.com/solvegp/solvegp/gp/likelihood"
+)
+
+// Every likelihood satisfies gp.Likelihood.
+var (
+	_ gp.Likelihood = (*likelihood.Gaussian)(nil)
+	_ gp.Likelihood = (*likelihood.Bernoulli)(nil)
+	_ gp.Likelihood = (*likelihood.Poisson)(nil)
+	_ gp.Likelihood = (*likelihood.RobustMax)(nil)
+	_ gp.Likelihood = (*likelihood.Softmax)(nil)
+)

@@ -1,0 +1,51 @@
+package likelihood
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+func TestPoisson(t *testing.T) {
+	p, err := NewPoisson()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(5, 6))
+	const n = 25
+	y, mu, v := make([]float64, n), make([]float64, n), make([]float64, n)
+	for i := range y {
+		y[i] = float64(rng.IntN(30))
+		mu[i] = 1.5 * rng.NormFloat64()
+		v[i] = rng.ExpFloat64()
+	}
+	y[0], mu[0], v[0] = 0, -3, 4 // wide posterior, zero count
+	y[1], mu[1], v[1] = 200, 5.3, 2
+	y[2], mu[2], v[2] = 3, 1, 0
+	for i := range y {
+		yi := y[i]
+		lg, _ := math.Lgamma(yi + 1)
+		logp := func(f float64) float64 { return yi*f - math.Exp(f) - lg }
+		want := integrate(logp, mu[i], v[i])
+		got := p.ExpectedLogLik(y[i:i+1], mu[i:i+1], v[i:i+1], nil, nil, nil, nil)
+		if math.Abs(got-want) > 1e-10*(1+math.Abs(want)) {
+			t.Errorf("ExpectedLogLik(y=%g mu=%g v=%g) = %.15g, numerical %.15g", yi, mu[i], v[i], got, want)
+		}
+		lp := []float64{0}
+		p.LogPredictive(lp, y[i:i+1], mu[i:i+1], v[i:i+1], nil)
+		wantLP := math.Log(integrate(func(f float64) float64 { return math.Exp(logp(f)) }, mu[i], v[i]))
+		if math.Abs(lp[0]-wantLP) > 1e-8*(1+math.Abs(wantLP)) {
+			t.Errorf("LogPredictive(y=%g mu=%g v=%g) = %.15g, numerical %.15g", yi, mu[i], v[i], lp[0], wantLP)
+		}
+		m, vy := []float64{0}, []float64{0}
+		p.PredictY(m, vy, mu[i:i+1], v[i:i+1], nil)
+		wm := integrate(math.Exp, mu[i], v[i])
+		w2 := integrate(func(f float64) float64 { return math.Exp(f) + math.Exp(2*f) }, mu[i], v[i])
+		if math.Abs(m[0]-wm) > 1e-10*wm || math.Abs(vy[0]-(w2-wm*wm)) > 1e-9*(w2-wm*wm) {
+			t.Errorf("PredictY(mu=%g v=%g) = %g, %g; numerical %g, %g", mu[i], v[i], m[0], vy[0], wm, w2-wm*wm)
+		}
+	}
+	v[2] = 0.3
+	checkGrad(t, "poisson", p, y, mu, v, 1e-7)
+	checkNoPanicBadLabels(t, "poisson", p, p.Validate, []float64{-1, 2.5, math.NaN(), math.Inf(1)})
+}

@@ -1,0 +1,458 @@
+package gp
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/solvegp/solvegp/chol"
+	"github.com/solvegp/solvegp/gp/transform"
+)
+
+// Kind selects the variational family of a Model.
+type Kind int
+
+const (
+	// SVGP is the sparse variational GP of Hensman et al. (2013, 2015) with
+	// M inducing points Z and q(u) = N(m_u, S_u).
+	SVGP Kind = iota
+	// ODVGP is the orthogonally decoupled variational GP (Salimbeni et al.
+	// 2018): SOLVE-GP with S_v fixed to C_vv, so that the orthogonal points
+	// O only carry mean information. Its variational mean is parameterized
+	// by a = C_vv⁻¹·m_v, which avoids factorizing C_vv: the orthogonal
+	// block costs O(N·M₂ + M·M₂ + M₂·S) per step (S sampled columns of K_vv,
+	// see WithColumnSample) and no cubic operation in M₂.
+	ODVGP
+	// SOLVEGP is Sparse Orthogonal Variational inference (Shi, Titsias &
+	// Mnih 2020): q(u)·q(v⊥) with v⊥ = f⊥(O), q(v⊥) = N(m_v, S_v).
+	SOLVEGP
+)
+
+// String returns the name of the kind.
+func (k Kind) String() string {
+	switch k {
+	case SVGP:
+		return "SVGP"
+	case ODVGP:
+		return "ODVGP"
+	case SOLVEGP:
+		return "SOLVE-GP"
+	}
+	return fmt.Sprintf("Kind(%d)", int(k))
+}
+
+// ErrShape is wrapped by errors about inconsistent dimensions.
+var ErrShape = errors.New("gp: bad shape")
+
+// ErrValue is wrapped by errors about NaN, Inf or out-of-range values.
+var ErrValue = errors.New("gp: bad value")
+
+// Option configures a Model at construction.
+type Option func(*config) error
+
+type config struct {
+	whiten     bool
+	kuuJitter  chol.JitterPolicy
+	cvvJitter  chol.JitterPolicy
+	threads    int
+	seed       uint64
+	colSample  int
+	priorInitQ bool
+}
+
+// WithWhitening selects the whitened parameterization (Appendix E): q(u′)
+// with u′ = L_uu⁻¹·u (and for SOLVE-GP q(v⊥′) with v⊥′ = L_vv⁻¹·v⊥) has
+// mean m and covariance L·Lᵀ with an isotropic prior. The default is the
+// unwhitened parameterization of Algorithm 1. For ODVGP whitening applies
+// to q(u) only.
+func WithWhitening(on bool) Option {
+	return func(c *config) error { c.whiten = on; return nil }
+}
+
+// WithKuuJitter sets the jitter policy used to factorize K_uu (default
+// chol.DefaultJitter()).
+func WithKuuJitter(p chol.JitterPolicy) Option {
+	return func(c *config) error {
+		if err := p.Validate(); err != nil {
+			return err
+		}
+		c.kuuJitter = p
+		return nil
+	}
+}
+
+// WithCvvJitter sets the jitter policy used to factorize
+// C_vv = K_vv − K_vu·K_uu⁻¹·K_uv, the weakest matrix of SOLVE-GP: it is
+// near singular when an orthogonal point approaches an inducing point
+// (default chol.DefaultJitter()). The policy's relative jitter is taken
+// relative to mean(diag(K_vv)) — not to C_vv's own diagonal, which is mere
+// rounding noise when an orthogonal point sits on an inducing point.
+func WithCvvJitter(p chol.JitterPolicy) Option {
+	return func(c *config) error {
+		if err := p.Validate(); err != nil {
+			return err
+		}
+		c.cvvJitter = p
+		return nil
+	}
+}
+
+// WithThreads bounds the goroutines used by each linear-algebra call
+// (≤ 0: GOMAXPROCS).
+func WithThreads(t int) Option {
+	return func(c *config) error { c.threads = t; return nil }
+}
+
+// WithSeed seeds the model's random stream, used by Monte Carlo
+// likelihoods and by column sampling.
+func WithSeed(seed uint64) Option {
+	return func(c *config) error { c.seed = seed; return nil }
+}
+
+// WithColumnSample makes ODVGP estimate the quadratic term aᵀ·K_vv·a of
+// its KL divergence from s columns of K_vv drawn uniformly without
+// replacement at every evaluation (unbiased), as in the paper's large-M₂
+// ODVGP (1024 of 8096 columns). s ≤ 0 or s ≥ M₂ uses all columns (exact).
+// It is an error for other kinds.
+func WithColumnSample(s int) Option {
+	return func(c *config) error { c.colSample = s; return nil }
+}
+
+// Model is a sparse variational GP layer: SVGP, ODVGP or SOLVE-GP with C =
+// lik.NumLatent() latent functions that share the kernel and the inducing
+// inputs and have their own q(u) (and q(v⊥)).
+//
+// All parameters live in one flat vector of unconstrained values, laid out
+// as described by Layout. Positive quantities (the diagonals of the
+// variational Cholesky factors) are stored through softplus; kernel and
+// likelihood parameters use their own documented transforms.
+//
+// A Model is not safe for concurrent use: evaluations reuse internal
+// workspaces. Predictor returns an immutable snapshot that is.
+type Model struct {
+	kind     Kind
+	whiten   bool
+	kern     Kernel
+	lik      Likelihood
+	d, m, m2 int
+	dz       int // columns of Z and O (d unless the kernel is inter-domain)
+	nl       int // number of latent functions
+	cfg      config
+	layout   Layout
+	theta    []float64
+	z, o     *mat.Dense // views into theta
+	rng      *rand.Rand
+
+	ws   workspace
+	last Terms
+}
+
+// Layout gives the offsets of the parameter groups in the flat vector.
+//
+// The order is: kernel parameters, likelihood parameters, Z (M×d row-major),
+// O (M₂×d), then for each latent function l the mean m_u (M values) and the
+// packed lower triangle of L_u (M(M+1)/2 values, row by row, diagonal
+// entries stored as softplus⁻¹), then for each l the orthogonal block: m_v
+// and packed L_v (SOLVE-GP) or a = C_vv⁻¹·m_v (ODVGP).
+type Layout struct {
+	Kernel, Lik, Z, O int
+	// MU[l], LU[l], MV[l], LV[l] are the offsets of the variational
+	// parameters of latent l (LV is -1 for ODVGP and MV, LV for SVGP).
+	MU, LU, MV, LV []int
+	// Total is the length of the vector.
+	Total int
+}
+
+// NewSVGP returns an SVGP model with inducing inputs z (M×d), q(u)
+// initialized to the prior.
+func NewSVGP(k Kernel, lik Likelihood, z mat.Matrix, opts ...Option) (*Model, error) {
+	return newModel(SVGP, k, lik, z, nil, opts)
+}
+
+// NewSOLVEGP returns a SOLVE-GP model with inducing inputs z (M×d) and
+// orthogonal inducing inputs o (M₂×d); q(u) and q(v⊥) are initialized to
+// their priors.
+func NewSOLVEGP(k Kernel, lik Likelihood, z, o mat.Matrix, opts ...Option) (*Model, error) {
+	if o == nil {
+		return nil, fmt.Errorf("%w: SOLVE-GP needs orthogonal inducing inputs", ErrShape)
+	}
+	return newModel(SOLVEGP, k, lik, z, o, opts)
+}
+
+// NewODVGP returns an ODVGP model (SOLVE-GP with S_v = C_vv) with inducing
+// inputs z and orthogonal (mean-only) inducing inputs o; the variational
+// means start at zero.
+func NewODVGP(k Kernel, lik Likelihood, z, o mat.Matrix, opts ...Option) (*Model, error) {
+	if o == nil {
+		return nil, fmt.Errorf("%w: ODVGP needs orthogonal inducing inputs", ErrShape)
+	}
+	return newModel(ODVGP, k, lik, z, o, opts)
+}
+
+func checkFiniteMatrix(name string, a mat.Matrix) error {
+	r, c := a.Dims()
+	for i := 0; i < r; i++ {
+		for j := 0; j < c; j++ {
+			v := a.At(i, j)
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				return fmt.Errorf("%w: %s[%d][%d] = %g", ErrValue, name, i, j, v)
+			}
+		}
+	}
+	return nil
+}
+
+func newModel(kind Kind, k Kernel, lik Likelihood, z, o mat.Matrix, opts []Option) (*Model, error) {
+	if k == nil || lik == nil || z == nil {
+		return nil, fmt.Errorf("%w: nil kernel, likelihood or inducing inputs", ErrShape)
+	}
+	cfg := config{kuuJitter: chol.DefaultJitter(), cvvJitter: chol.DefaultJitter(), seed: 1}
+	for _, opt := range opts {
+		if err := opt(&cfg); err != nil {
+			return nil, err
+		}
+	}
+	if cfg.colSample != 0 && kind != ODVGP {
+		return nil, fmt.Errorf("%w: WithColumnSample applies to ODVGP only", ErrValue)
+	}
+	d, di := k.Dim(), inducingDim(k)
+	m, dz := z.Dims()
+	if m < 1 || dz != di {
+		return nil, fmt.Errorf("%w: Z is %d×%d, kernel inducing dimension %d", ErrShape, m, dz, di)
+	}
+	if err := checkFiniteMatrix("Z", z); err != nil {
+		return nil, err
+	}
+	m2 := 0
+	if o != nil && kind != SVGP {
+		var do int
+		m2, do = o.Dims()
+		if m2 < 1 || do != di {
+			return nil, fmt.Errorf("%w: O is %d×%d, kernel inducing dimension %d", ErrShape, m2, do, di)
+		}
+		if err := checkFiniteMatrix("O", o); err != nil {
+			return nil, err
+		}
+	}
+	nl := lik.NumLatent()
+	if nl < 1 {
+		return nil, fmt.Errorf("%w: likelihood has %d latent functions", ErrShape, nl)
+	}
+	mod := &Model{kind: kind, whiten: cfg.whiten, kern: k, lik: lik, d: d, dz: di, m: m, m2: m2, nl: nl, cfg: cfg}
+	if kind == ODVGP && cfg.colSample >= m2 {
+		mod.cfg.colSample = 0
+	}
+	if mod.cfg.colSample < 0 {
+		mod.cfg.colSample = 0
+	}
+	mod.rng = rand.New(rand.NewPCG(cfg.seed, cfg.seed^0x9e3779b97f4a7c15))
+	// Layout.
+	lay := Layout{Kernel: 0}
+	off := k.NumParams()
+	lay.Lik = off
+	off += lik.NumParams()
+	lay.Z = off
+	off += m * di
+	lay.O = off
+	off += m2 * di
+	tri := m * (m + 1) / 2
+	lay.MU = make([]int, nl)
+	lay.LU = make([]int, nl)
+	lay.MV = make([]int, nl)
+	lay.LV = make([]int, nl)
+	for l := 0; l < nl; l++ {
+		lay.MU[l] = off
+		off += m
+		lay.LU[l] = off
+		off += tri
+	}
+	for l := 0; l < nl; l++ {
+		lay.MV[l], lay.LV[l] = -1, -1
+		switch kind {
+		case SOLVEGP:
+			lay.MV[l] = off
+			off += m2
+			lay.LV[l] = off
+			off += m2 * (m2 + 1) / 2
+		case ODVGP:
+			lay.MV[l] = off
+			off += m2
+		}
+	}
+	lay.Total = off
+	mod.layout = lay
+	mod.theta = make([]float64, off)
+	k.Params(mod.theta[lay.Kernel : lay.Kernel+k.NumParams()])
+	lik.Params(mod.theta[lay.Lik : lay.Lik+lik.NumParams()])
+	for i := 0; i < m; i++ {
+		for j := 0; j < di; j++ {
+			mod.theta[lay.Z+i*di+j] = z.At(i, j)
+		}
+	}
+	for i := 0; i < m2; i++ {
+		for j := 0; j < di; j++ {
+			mod.theta[lay.O+i*di+j] = o.At(i, j)
+		}
+	}
+	if !finite(mod.theta[:lay.Z]) {
+		return nil, fmt.Errorf("%w: kernel or likelihood parameters are not finite", ErrValue)
+	}
+	mod.z = mat.NewDense(m, di, mod.theta[lay.Z:lay.Z+m*di])
+	if m2 > 0 {
+		mod.o = mat.NewDense(m2, di, mod.theta[lay.O:lay.O+m2*di])
+	}
+	if err := mod.initPrior(); err != nil {
+		return nil, err
+	}
+	return mod, nil
+}
+
+// initPrior sets every q(u) (and q(v⊥)) to its prior: zero means, and
+// covariance factors I (whitened) or the Cholesky factors of K_uu and C_vv
+// (unwhitened).
+func (mod *Model) initPrior() error {
+	lay := mod.layout
+	for l := 0; l < mod.nl; l++ {
+		clear(mod.theta[lay.MU[l] : lay.MU[l]+mod.m])
+		if mod.kind != SVGP {
+			clear(mod.theta[lay.MV[l] : lay.MV[l]+mod.m2])
+		}
+	}
+	identity := func(off, n int) {
+		one := transform.InvSoftplus(1)
+		for i := 0; i < n; i++ {
+			row := mod.theta[off+i*(i+1)/2 : off+i*(i+1)/2+i+1]
+			clear(row)
+			row[i] = one
+		}
+	}
+	if mod.whiten {
+		for l := 0; l < mod.nl; l++ {
+			identity(lay.LU[l], mod.m)
+			if mod.kind == SOLVEGP {
+				identity(lay.LV[l], mod.m2)
+			}
+		}
+		return nil
+	}
+	s, err := mod.snapshot(nil)
+	if err != nil {
+		return err
+	}
+	for l := 0; l < mod.nl; l++ {
+		packTri(mod.theta[lay.LU[l]:], mod.m, s.l0u)
+		if mod.kind == SOLVEGP {
+			packTri(mod.theta[lay.LV[l]:], mod.m2, s.l0v)
+		}
+	}
+	return nil
+}
+
+// packTri stores the lower triangle of the n×n matrix l into the packed
+// unconstrained form (diagonal through softplus⁻¹).
+func packTri(dst []float64, n int, l []float64) {
+	for i := 0; i < n; i++ {
+		row := dst[i*(i+1)/2 : i*(i+1)/2+i+1]
+		copy(row, l[i*n:i*n+i+1])
+		row[i] = transform.InvSoftplus(l[i*n+i])
+	}
+}
+
+// unpackTri expands a packed unconstrained triangle into the dense n×n
+// lower-triangular matrix dst (strict upper triangle zeroed).
+func unpackTri(dst []float64, n int, src []float64) {
+	for i := 0; i < n; i++ {
+		row := dst[i*n : i*n+n]
+		copy(row, src[i*(i+1)/2:i*(i+1)/2+i])
+		row[i] = transform.Softplus(src[i*(i+1)/2+i])
+		clear(row[i+1:])
+	}
+}
+
+// addTriGrad adds the lower triangle of the dense gradient g (n×n) with
+// respect to L into the packed gradient dst, applying the softplus chain
+// rule on the diagonal with the packed unconstrained values src.
+func addTriGrad(dst []float64, n int, g []float64, src []float64) {
+	for i := 0; i < n; i++ {
+		base := i * (i + 1) / 2
+		row := dst[base : base+i+1]
+		gr := g[i*n : i*n+i+1]
+		for j := 0; j < i; j++ {
+			row[j] += gr[j]
+		}
+		row[i] += gr[i] * transform.SoftplusDeriv(src[base+i])
+	}
+}
+
+// Kind returns the model's variational family.
+func (mod *Model) Kind() Kind { return mod.kind }
+
+// Whitened reports whether the model uses the whitened parameterization.
+func (mod *Model) Whitened() bool { return mod.whiten }
+
+// Dims returns the input dimension d, the number of inducing points M,
+// the number of orthogonal inducing points M₂ (0 for SVGP) and the number
+// of latent functions C.
+func (mod *Model) Dims() (d, m, m2, c int) { return mod.d, mod.m, mod.m2, mod.nl }
+
+// Kernel returns the model's kernel (its parameters are owned by the model).
+func (mod *Model) Kernel() Kernel { return mod.kern }
+
+// Likelihood returns the model's likelihood.
+func (mod *Model) Likelihood() Likelihood { return mod.lik }
+
+// Layout returns the offsets of the parameter groups in the flat vector.
+func (mod *Model) Layout() Layout {
+	l := mod.layout
+	l.MU = append([]int(nil), l.MU...)
+	l.LU = append([]int(nil), l.LU...)
+	l.MV = append([]int(nil), l.MV...)
+	l.LV = append([]int(nil), l.LV...)
+	return l
+}
+
+// NumParams returns the length of the flat parameter vector.
+func (mod *Model) NumParams() int { return mod.layout.Total }
+
+// Params copies the unconstrained parameters into dst (len NumParams).
+func (mod *Model) Params(dst []float64) {
+	copy(dst[:mod.layout.Total], mod.theta)
+}
+
+// SetParams sets all parameters from the unconstrained vector src. It
+// returns an error, leaving the model unchanged, if src has the wrong
+// length or holds NaN or Inf, or if the kernel or likelihood rejects its
+// part.
+func (mod *Model) SetParams(src []float64) error {
+	lay := mod.layout
+	if len(src) != lay.Total {
+		return fmt.Errorf("%w: %d parameters, want %d", ErrShape, len(src), lay.Total)
+	}
+	if !finite(src) {
+		return fmt.Errorf("%w: parameters hold NaN or Inf", ErrValue)
+	}
+	nk, nlk := mod.kern.NumParams(), mod.lik.NumParams()
+	if err := mod.kern.SetParams(src[lay.Kernel : lay.Kernel+nk]); err != nil {
+		return err
+	}
+	if err := mod.lik.SetParams(src[lay.Lik : lay.Lik+nlk]); err != nil {
+		_ = mod.kern.SetParams(mod.theta[lay.Kernel : lay.Kernel+nk])
+		return err
+	}
+	copy(mod.theta, src)
+	return nil
+}
+
+// Z returns a copy of the inducing inputs.
+func (mod *Model) Z() *mat.Dense { return mat.DenseCopyOf(mod.z) }
+
+// O returns a copy of the orthogonal inducing inputs (nil for SVGP).
+func (mod *Model) O() *mat.Dense {
+	if mod.o == nil {
+		return nil
+	}
+	return mat.DenseCopyOf(mod.o)
+}

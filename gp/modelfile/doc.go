@@ -1,0 +1,26 @@
+// Package modelfile saves trained gp models to, and loads them from, the
+// versioned solvegp model-file format: one JSON document holding everything
+// needed to predict — the variational family (SVGP, ODVGP or SOLVE-GP) and
+// its parameterization, the kernel and the likelihood with their
+// hyperparameters, the inducing inputs Z and orthogonal inducing inputs O,
+// q(u) and q(v⊥) as the model's flat parameter vector together with its
+// layout, and the standardization of inputs and targets. The format is
+// documented field by field in docs/model-format.md.
+//
+// Round trips are exact: every float64 is written as the shortest decimal
+// that parses back to the same bits, so a loaded model predicts bit-for-bit
+// what the saved one did. A SHA-256 digest of the parameter vector detects
+// corrupted numbers; a file of a newer format version, or one that is not
+// valid, is rejected with an error that says why (and, for syntax errors,
+// where: line and column).
+//
+// Save writes atomically: the document goes to a temporary file in the
+// destination's directory, is flushed to stable storage and then renamed
+// over the destination, so a failure at any point leaves an earlier file of
+// the same name intact.
+//
+// Model options that a gp.Model does not expose — jitter policies, ODVGP
+// column sampling, the random seed and thread count — are not stored; a
+// loaded model uses the gp defaults for them, which affect predictions only
+// through the jitter added to near-singular K_uu or C_vv.
+package modelfile

@@ -1,0 +1,818 @@
+package modelfile
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/solvegp/solvegp/gp"
+	"github.com/solvegp/solvegp/gp/data"
+	"github.com/solvegp/solvegp/gp/kernel"
+	"github.com/solvegp/solvegp/gp/likelihood"
+)
+
+// Format is the value of the "format" field that identifies a model file.
+const Format = "solvegp-model"
+
+// Version is the format version this package writes. It reads files of
+// this version and older ones; newer files are rejected with ErrVersion.
+const Version = 1
+
+// MaxFileSize bounds the size of a model file Load and Read accept
+// (1 GiB), so that a corrupt or hostile file cannot exhaust memory.
+const MaxFileSize = 1 << 30
+
+var (
+	// ErrFormat is wrapped by errors about input that is not a valid
+	// model file: bad JSON, missing or inconsistent fields, wrong digests.
+	ErrFormat = errors.New("modelfile: invalid model file")
+	// ErrVersion is wrapped by the error for a file written by a newer
+	// version of the format.
+	ErrVersion = errors.New("modelfile: unsupported model-file version")
+)
+
+// Bundle is a model with everything else needed to use it for prediction.
+type Bundle struct {
+	// Model is the trained model. It must not be nil.
+	Model *gp.Model
+	// Standardizer, if not nil, maps raw inputs to the standardized inputs
+	// the model was trained on and its predictions back to raw target
+	// units. For likelihoods other than Gaussian the targets are labels or
+	// counts and YMean must be 0 and YScale 1.
+	Standardizer *data.Standardizer
+	// Meta holds optional descriptive information.
+	Meta Meta
+}
+
+// Meta is descriptive information stored with a model. It does not affect
+// predictions.
+type Meta struct {
+	// InputNames are the names of the input columns, if known.
+	InputNames []string `json:"input_names,omitempty"`
+	// TargetName is the name of the target column, if known.
+	TargetName string `json:"target_name,omitempty"`
+	// Info holds free-form key/value pairs (for example the command that
+	// trained the model, or its final bound).
+	Info map[string]string `json:"info,omitempty"`
+}
+
+// Save writes b to path atomically: into a temporary file in the same
+// directory, synced to stable storage, then renamed to path. On any error
+// the temporary file is removed and an existing file at path is untouched.
+func Save(path string, b *Bundle) error {
+	buf, err := Marshal(b)
+	if err != nil {
+		return err
+	}
+	return WriteFileAtomic(path, buf, 0o644)
+}
+
+// WriteFileAtomic writes content to path through a temporary file in the
+// same directory that is synced and renamed over path, so that readers see
+// either the old file or the complete new one, never a partial one.
+func WriteFileAtomic(path string, content []byte, perm os.FileMode) (err error) {
+	dir, base := filepath.Split(path)
+	if dir == "" {
+		dir = "."
+	}
+	f, err := os.CreateTemp(dir, "."+base+".tmp-*")
+	if err != nil {
+		return fmt.Errorf("modelfile: %w", err)
+	}
+	tmp := f.Name()
+	defer func() {
+		if err != nil {
+			f.Close()
+			os.Remove(tmp)
+		}
+	}()
+	if _, err = f.Write(content); err != nil {
+		return fmt.Errorf("modelfile: writing %s: %w", path, err)
+	}
+	if err = f.Chmod(perm); err != nil {
+		return fmt.Errorf("modelfile: %w", err)
+	}
+	if err = f.Sync(); err != nil {
+		return fmt.Errorf("modelfile: syncing %s: %w", path, err)
+	}
+	if err = f.Close(); err != nil {
+		return fmt.Errorf("modelfile: closing %s: %w", path, err)
+	}
+	if err = os.Rename(tmp, path); err != nil {
+		return fmt.Errorf("modelfile: %w", err)
+	}
+	// Make the rename itself durable. Directories cannot be synced on
+	// every system; a failure here does not undo the completed write.
+	if d, derr := os.Open(dir); derr == nil {
+		d.Sync()
+		d.Close()
+	}
+	return nil
+}
+
+// Load reads the model file at path. Errors name the file.
+func Load(path string) (*Bundle, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("modelfile: %w", err)
+	}
+	defer f.Close()
+	b, err := Read(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return b, nil
+}
+
+// Write encodes b as a model file to w.
+func Write(w io.Writer, b *Bundle) error {
+	buf, err := Marshal(b)
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(buf)
+	return err
+}
+
+// Read decodes a model file from r (at most MaxFileSize bytes).
+func Read(r io.Reader) (*Bundle, error) {
+	buf, err := io.ReadAll(io.LimitReader(r, MaxFileSize+1))
+	if err != nil {
+		return nil, fmt.Errorf("modelfile: %w", err)
+	}
+	if len(buf) > MaxFileSize {
+		return nil, fmt.Errorf("%w: larger than %d bytes", ErrFormat, MaxFileSize)
+	}
+	return Unmarshal(buf)
+}
+
+// file is the JSON document; see docs/model-format.md.
+type file struct {
+	Format       string        `json:"format"`
+	Version      int           `json:"version"`
+	Kind         string        `json:"kind"`
+	Whitened     bool          `json:"whitened"`
+	Dims         dims          `json:"dims"`
+	Kernel       *kernelJSON   `json:"kernel"`
+	Likelihood   *likJSON      `json:"likelihood"`
+	Z            *matrixJSON   `json:"z"`
+	O            *matrixJSON   `json:"o"`
+	Layout       *layoutJSON   `json:"layout"`
+	Params       []float64     `json:"params"`
+	ParamsSHA256 string        `json:"params_sha256"`
+	Standardizer *standardJSON `json:"standardizer"`
+	Meta         *Meta         `json:"meta,omitempty"`
+}
+
+type dims struct {
+	Input  int `json:"input"`
+	M      int `json:"m"`
+	M2     int `json:"m2"`
+	Latent int `json:"latent"`
+}
+
+type kernelJSON struct {
+	Type         string        `json:"type"`
+	Dim          int           `json:"dim,omitempty"`
+	ARD          bool          `json:"ard,omitempty"`
+	Lengthscales []float64     `json:"lengthscales,omitempty"`
+	Variance     float64       `json:"variance,omitempty"`
+	Parts        []*kernelJSON `json:"parts,omitempty"`
+}
+
+type likJSON struct {
+	Type          string  `json:"type"`
+	NoiseVariance float64 `json:"noise_variance,omitempty"`
+	NoiseFloor    float64 `json:"noise_floor,omitempty"`
+	Classes       int     `json:"classes,omitempty"`
+	Epsilon       float64 `json:"epsilon,omitempty"`
+	Samples       int     `json:"samples,omitempty"`
+	Quadrature    int     `json:"quadrature_points,omitempty"`
+}
+
+type matrixJSON struct {
+	Rows int       `json:"rows"`
+	Cols int       `json:"cols"`
+	Data []float64 `json:"data"`
+}
+
+type layoutJSON struct {
+	Kernel     int   `json:"kernel"`
+	Likelihood int   `json:"likelihood"`
+	Z          int   `json:"z"`
+	O          int   `json:"o"`
+	MU         []int `json:"m_u"`
+	LU         []int `json:"l_u"`
+	MV         []int `json:"m_v,omitempty"`
+	LV         []int `json:"l_v,omitempty"`
+	Total      int   `json:"total"`
+}
+
+type standardJSON struct {
+	XMean  []float64 `json:"x_mean"`
+	XScale []float64 `json:"x_scale"`
+	YMean  float64   `json:"y_mean"`
+	YScale float64   `json:"y_scale"`
+}
+
+var kindNames = map[gp.Kind]string{gp.SVGP: "svgp", gp.ODVGP: "odvgp", gp.SOLVEGP: "solvegp"}
+
+// Marshal encodes b as an indented JSON model file.
+func Marshal(b *Bundle) ([]byte, error) {
+	if b == nil || b.Model == nil {
+		return nil, errors.New("modelfile: nil bundle or model")
+	}
+	m := b.Model
+	d, nm, m2, c := m.Dims()
+	kn, ok := kindNames[m.Kind()]
+	if !ok {
+		return nil, fmt.Errorf("modelfile: unknown model kind %v", m.Kind())
+	}
+	kj, err := encodeKernel(m.Kernel())
+	if err != nil {
+		return nil, err
+	}
+	lj, err := encodeLik(m.Likelihood())
+	if err != nil {
+		return nil, err
+	}
+	params := make([]float64, m.NumParams())
+	m.Params(params)
+	lay := m.Layout()
+	f := file{
+		Format:       Format,
+		Version:      Version,
+		Kind:         kn,
+		Whitened:     m.Whitened(),
+		Dims:         dims{Input: d, M: nm, M2: m2, Latent: c},
+		Kernel:       kj,
+		Likelihood:   lj,
+		Z:            encodeMatrix(m.Z()),
+		Layout:       &layoutJSON{Kernel: lay.Kernel, Likelihood: lay.Lik, Z: lay.Z, O: lay.O, MU: lay.MU, LU: lay.LU, Total: lay.Total},
+		Params:       params,
+		ParamsSHA256: digest(params),
+	}
+	if m2 > 0 {
+		f.O = encodeMatrix(m.O())
+		f.Layout.MV, f.Layout.LV = lay.MV, lay.LV
+	}
+	if s := b.Standardizer; s != nil {
+		if err := checkStandardizer(s, d, lj.Type); err != nil {
+			return nil, err
+		}
+		f.Standardizer = &standardJSON{XMean: s.XMean, XScale: s.XScale, YMean: s.YMean, YScale: s.YScale}
+	}
+	if len(b.Meta.InputNames) > 0 || b.Meta.TargetName != "" || len(b.Meta.Info) > 0 {
+		meta := b.Meta
+		f.Meta = &meta
+	}
+	for _, v := range params {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return nil, fmt.Errorf("modelfile: model has a non-finite parameter %g", v)
+		}
+	}
+	out, err := json.MarshalIndent(&f, "", "  ")
+	if err != nil {
+		return nil, fmt.Errorf("modelfile: %w", err)
+	}
+	return append(compactNumbers(out), '\n'), nil
+}
+
+// numbersPerLine is how many elements of a numeric array compactNumbers
+// puts on one line.
+const numbersPerLine = 8
+
+// compactNumbers rewrites the arrays of numbers in indented JSON from one
+// element per line to numbersPerLine per line, which makes model files
+// about a fifth smaller and easier to read. Only whitespace changes.
+func compactNumbers(in []byte) []byte {
+	lines := bytes.Split(in, []byte("\n"))
+	out := make([]byte, 0, len(in))
+	isNumber := func(l []byte) bool {
+		l = bytes.TrimSuffix(bytes.TrimSpace(l), []byte(","))
+		if len(l) == 0 {
+			return false
+		}
+		for _, c := range l {
+			if !(c >= '0' && c <= '9' || c == '-' || c == '+' || c == '.' || c == 'e' || c == 'E') {
+				return false
+			}
+		}
+		return true
+	}
+	for i := 0; i < len(lines); i++ {
+		out = append(out, lines[i]...)
+		if i < len(lines)-1 {
+			out = append(out, '\n')
+		}
+		if !bytes.HasSuffix(lines[i], []byte("[")) {
+			continue
+		}
+		j := i + 1
+		for j < len(lines) && isNumber(lines[j]) {
+			j++
+		}
+		if j == i+1 || j >= len(lines) {
+			continue
+		}
+		indent := lines[i+1][:len(lines[i+1])-len(bytes.TrimLeft(lines[i+1], " "))]
+		for k := i + 1; k < j; k++ {
+			if (k-i-1)%numbersPerLine == 0 {
+				out = append(out, indent...)
+			}
+			out = append(out, bytes.TrimSpace(lines[k])...)
+			if k == j-1 || (k-i)%numbersPerLine == 0 {
+				out = append(out, '\n')
+			} else {
+				out = append(out, ' ')
+			}
+		}
+		i = j - 1
+	}
+	return out
+}
+
+func encodeMatrix(a *mat.Dense) *matrixJSON {
+	r, c := a.Dims()
+	out := &matrixJSON{Rows: r, Cols: c, Data: make([]float64, 0, r*c)}
+	for i := 0; i < r; i++ {
+		out.Data = append(out.Data, a.RawRowView(i)...)
+	}
+	return out
+}
+
+func digest(params []float64) string {
+	h := sha256.New()
+	var b [8]byte
+	for _, v := range params {
+		binary.LittleEndian.PutUint64(b[:], math.Float64bits(v))
+		h.Write(b[:])
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+var familyNames = map[kernel.Family]string{
+	kernel.RBF: "rbf", kernel.Matern12: "matern12", kernel.Matern32: "matern32", kernel.Matern52: "matern52",
+}
+
+func encodeKernel(k gp.Kernel) (*kernelJSON, error) {
+	switch k := k.(type) {
+	case *kernel.Stationary:
+		name, ok := familyNames[k.Family()]
+		if !ok {
+			return nil, fmt.Errorf("modelfile: unsupported kernel family %v", k.Family())
+		}
+		return &kernelJSON{Type: name, Dim: k.Dim(), ARD: k.IsARD(), Lengthscales: k.Lengthscales(), Variance: k.Variance()}, nil
+	case *kernel.Sum:
+		return encodeParts("sum", k.Parts())
+	case *kernel.Product:
+		return encodeParts("product", k.Parts())
+	}
+	return nil, fmt.Errorf("modelfile: cannot save kernel of type %T", k)
+}
+
+func encodeParts(name string, parts []kernel.Kernel) (*kernelJSON, error) {
+	out := &kernelJSON{Type: name}
+	for _, p := range parts {
+		pj, err := encodeKernel(p)
+		if err != nil {
+			return nil, err
+		}
+		out.Parts = append(out.Parts, pj)
+	}
+	return out, nil
+}
+
+func encodeLik(l gp.Likelihood) (*likJSON, error) {
+	lj, err := encodeLikType(l)
+	if err != nil {
+		return nil, err
+	}
+	if q, ok := l.(interface{ QuadraturePoints() int }); ok {
+		lj.Quadrature = q.QuadraturePoints()
+	}
+	return lj, nil
+}
+
+func encodeLikType(l gp.Likelihood) (*likJSON, error) {
+	switch l := l.(type) {
+	case *likelihood.Gaussian:
+		return &likJSON{Type: "gaussian", NoiseVariance: l.NoiseVariance(), NoiseFloor: l.NoiseFloor()}, nil
+	case *likelihood.Bernoulli:
+		return &likJSON{Type: "bernoulli"}, nil
+	case *likelihood.Poisson:
+		return &likJSON{Type: "poisson"}, nil
+	case *likelihood.RobustMax:
+		return &likJSON{Type: "robustmax", Classes: l.NumLatent(), Epsilon: l.Epsilon()}, nil
+	case *likelihood.Softmax:
+		return &likJSON{Type: "softmax", Classes: l.NumLatent(), Samples: l.Samples()}, nil
+	}
+	return nil, fmt.Errorf("modelfile: cannot save likelihood of type %T", l)
+}
+
+func checkStandardizer(s *data.Standardizer, d int, lik string) error {
+	if len(s.XMean) != d || len(s.XScale) != d {
+		return fmt.Errorf("%w: standardizer has %d means and %d scales for %d inputs", ErrFormat, len(s.XMean), len(s.XScale), d)
+	}
+	for j := 0; j < d; j++ {
+		if !finite(s.XMean[j]) || !(s.XScale[j] > 0) || !finite(s.XScale[j]) {
+			return fmt.Errorf("%w: standardizer column %d has mean %g and scale %g", ErrFormat, j+1, s.XMean[j], s.XScale[j])
+		}
+	}
+	if !finite(s.YMean) || !(s.YScale > 0) || !finite(s.YScale) {
+		return fmt.Errorf("%w: standardizer has target mean %g and scale %g", ErrFormat, s.YMean, s.YScale)
+	}
+	if lik != "gaussian" && (s.YMean != 0 || s.YScale != 1) {
+		return fmt.Errorf("%w: %s targets cannot be standardized (target mean %g, scale %g)", ErrFormat, lik, s.YMean, s.YScale)
+	}
+	return nil
+}
+
+func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
+
+// Unmarshal decodes a model file held in buf.
+func Unmarshal(buf []byte) (*Bundle, error) {
+	// One strict pass decodes a valid file. Only when it fails is the
+	// header decoded on its own, so that a file of a newer version is
+	// reported as such rather than by its first unknown field.
+	var f file
+	dec := json.NewDecoder(bytes.NewReader(buf))
+	dec.DisallowUnknownFields()
+	err := dec.Decode(&f)
+	if err == nil {
+		if _, terr := dec.Token(); terr != io.EOF {
+			err = errors.New("data after the JSON document")
+		}
+	}
+	if err != nil {
+		var head struct {
+			Format  string `json:"format"`
+			Version int    `json:"version"`
+		}
+		if herr := json.Unmarshal(buf, &head); herr != nil {
+			return nil, jsonError(buf, herr)
+		}
+		if err := checkHead(head.Format, head.Version); err != nil {
+			return nil, err
+		}
+		return nil, jsonError(buf, err)
+	}
+	if err := checkHead(f.Format, f.Version); err != nil {
+		return nil, err
+	}
+	return f.build()
+}
+
+func checkHead(format string, version int) error {
+	if format != Format {
+		return fmt.Errorf("%w: format is %q, want %q", ErrFormat, format, Format)
+	}
+	if version > Version {
+		return fmt.Errorf("%w: the file has format version %d but this program reads versions up to %d; upgrade solvegp to load it", ErrVersion, version, Version)
+	}
+	if version < 1 {
+		return fmt.Errorf("%w: version %d", ErrFormat, version)
+	}
+	return nil
+}
+
+// jsonError turns a JSON decoding error into one with a line and column.
+func jsonError(buf []byte, err error) error {
+	var off int64 = -1
+	var se *json.SyntaxError
+	var te *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &se):
+		off = se.Offset - 1 // the offset is just past the offending byte
+	case errors.As(err, &te):
+		off = te.Offset
+	}
+	if off < 0 || off > int64(len(buf)) {
+		return fmt.Errorf("%w: %v", ErrFormat, err)
+	}
+	line, col := 1, 1
+	for _, ch := range buf[:off] {
+		if ch == '\n' {
+			line++
+			col = 1
+		} else {
+			col++
+		}
+	}
+	return fmt.Errorf("%w: line %d, column %d: %v", ErrFormat, line, col, err)
+}
+
+func bad(format string, args ...any) error {
+	return fmt.Errorf("%w: "+format, append([]any{ErrFormat}, args...)...)
+}
+
+func (f *file) build() (*Bundle, error) {
+	var kind gp.Kind
+	switch f.Kind {
+	case "svgp":
+		kind = gp.SVGP
+	case "odvgp":
+		kind = gp.ODVGP
+	case "solvegp":
+		kind = gp.SOLVEGP
+	default:
+		return nil, bad("unknown model kind %q (want svgp, odvgp or solvegp)", f.Kind)
+	}
+	d, m, m2, c := f.Dims.Input, f.Dims.M, f.Dims.M2, f.Dims.Latent
+	if d < 1 || m < 1 || m2 < 0 || c < 1 {
+		return nil, bad("dims input %d, m %d, m2 %d, latent %d", d, m, m2, c)
+	}
+	if (kind == gp.SVGP) != (m2 == 0) {
+		return nil, bad("%s model with m2 = %d", f.Kind, m2)
+	}
+	if f.Kernel == nil || f.Likelihood == nil || f.Z == nil || f.Layout == nil {
+		return nil, bad("missing kernel, likelihood, z or layout")
+	}
+	z, err := f.Z.decode("z", m, d)
+	if err != nil {
+		return nil, err
+	}
+	var o *mat.Dense
+	if m2 > 0 {
+		if f.O == nil {
+			return nil, bad("missing o")
+		}
+		if o, err = f.O.decode("o", m2, d); err != nil {
+			return nil, err
+		}
+	} else if f.O != nil {
+		return nil, bad("svgp model with orthogonal inducing inputs o")
+	}
+	k, err := decodeKernel(f.Kernel, d, 0)
+	if err != nil {
+		return nil, err
+	}
+	lik, err := decodeLik(f.Likelihood)
+	if err != nil {
+		return nil, err
+	}
+	if lik.NumLatent() != c {
+		return nil, bad("likelihood has %d latent functions, dims.latent is %d", lik.NumLatent(), c)
+	}
+	// Check the size of the parameter vector before building the model,
+	// whose workspaces grow as M², so that a file cannot make us allocate
+	// much more than its own size.
+	want := int64(k.NumParams() + lik.NumParams() + (m+m2)*d)
+	tri := func(n int) int64 { return int64(n) + int64(n)*int64(n+1)/2 }
+	want += int64(c) * tri(m)
+	switch kind {
+	case gp.SOLVEGP:
+		want += int64(c) * tri(m2)
+	case gp.ODVGP:
+		want += int64(c) * int64(m2)
+	}
+	if int64(len(f.Params)) != want {
+		return nil, bad("%d parameters, the model needs %d", len(f.Params), want)
+	}
+	if got := digest(f.Params); f.ParamsSHA256 != got {
+		return nil, bad("params_sha256 does not match the parameters (file corrupt or edited)")
+	}
+	opts := []gp.Option{gp.WithWhitening(f.Whitened)}
+	var model *gp.Model
+	switch kind {
+	case gp.SVGP:
+		model, err = gp.NewSVGP(k, lik, z, opts...)
+	case gp.ODVGP:
+		model, err = gp.NewODVGP(k, lik, z, o, opts...)
+	case gp.SOLVEGP:
+		model, err = gp.NewSOLVEGP(k, lik, z, o, opts...)
+	}
+	if err != nil {
+		return nil, bad("%v", err)
+	}
+	if err := checkLayout(f.Layout, model.Layout()); err != nil {
+		return nil, err
+	}
+	if err := model.SetParams(f.Params); err != nil {
+		return nil, bad("%v", err)
+	}
+	// Z and O live in the parameter vector too; the copies in the file
+	// must agree with it.
+	if !mat.Equal(model.Z(), z) {
+		return nil, bad("z disagrees with the parameter vector")
+	}
+	if o != nil && !mat.Equal(model.O(), o) {
+		return nil, bad("o disagrees with the parameter vector")
+	}
+	if err := checkKernelValues(f.Kernel, model.Kernel(), "kernel"); err != nil {
+		return nil, err
+	}
+	if g, ok := lik.(*likelihood.Gaussian); ok && !approxEqual(g.NoiseVariance(), f.Likelihood.NoiseVariance) {
+		return nil, bad("likelihood noise_variance %g disagrees with the parameter vector (%g)", f.Likelihood.NoiseVariance, g.NoiseVariance())
+	}
+	b := &Bundle{Model: model}
+	if s := f.Standardizer; s != nil {
+		b.Standardizer = &data.Standardizer{XMean: s.XMean, XScale: s.XScale, YMean: s.YMean, YScale: s.YScale}
+		if err := checkStandardizer(b.Standardizer, d, f.Likelihood.Type); err != nil {
+			return nil, err
+		}
+	}
+	if f.Meta != nil {
+		b.Meta = *f.Meta
+	}
+	return b, nil
+}
+
+func (mj *matrixJSON) decode(name string, rows, cols int) (*mat.Dense, error) {
+	if mj.Rows != rows || mj.Cols != cols {
+		return nil, bad("%s is %d×%d, dims say %d×%d", name, mj.Rows, mj.Cols, rows, cols)
+	}
+	if int64(len(mj.Data)) != int64(rows)*int64(cols) {
+		return nil, bad("%s has %d values, want %d×%d", name, len(mj.Data), rows, cols)
+	}
+	return mat.NewDense(rows, cols, append([]float64(nil), mj.Data...)), nil
+}
+
+// maxKernelDepth bounds the nesting of sum and product kernels.
+const maxKernelDepth = 32
+
+func decodeKernel(kj *kernelJSON, d, depth int) (gp.Kernel, error) {
+	if kj == nil {
+		return nil, bad("null kernel")
+	}
+	if depth > maxKernelDepth {
+		return nil, bad("kernels nested deeper than %d", maxKernelDepth)
+	}
+	switch kj.Type {
+	case "sum", "product":
+		if len(kj.Parts) < 1 {
+			return nil, bad("%s kernel without parts", kj.Type)
+		}
+		parts := make([]kernel.Kernel, len(kj.Parts))
+		for i, p := range kj.Parts {
+			k, err := decodeKernel(p, d, depth+1)
+			if err != nil {
+				return nil, err
+			}
+			parts[i] = k
+		}
+		var (
+			k   gp.Kernel
+			err error
+		)
+		if kj.Type == "sum" {
+			k, err = kernel.NewSum(parts...)
+		} else {
+			k, err = kernel.NewProduct(parts...)
+		}
+		if err != nil {
+			return nil, bad("%v", err)
+		}
+		return k, nil
+	}
+	var fam kernel.Family = -1
+	for f, name := range familyNames {
+		if name == kj.Type {
+			fam = f
+		}
+	}
+	if fam < 0 {
+		return nil, bad("unknown kernel type %q", kj.Type)
+	}
+	if kj.Dim != d {
+		return nil, bad("%s kernel of dimension %d for %d inputs", kj.Type, kj.Dim, d)
+	}
+	want := 1
+	if kj.ARD {
+		want = d
+	}
+	if len(kj.Lengthscales) != want {
+		return nil, bad("%s kernel has %d lengthscales, want %d", kj.Type, len(kj.Lengthscales), want)
+	}
+	var opts []kernel.Option
+	if kj.ARD {
+		opts = append(opts, kernel.Lengthscales(kj.Lengthscales))
+	}
+	k, err := kernel.NewStationary(fam, d, kj.Lengthscales[0], kj.Variance, opts...)
+	if err != nil {
+		return nil, bad("%v", err)
+	}
+	return k, nil
+}
+
+// checkKernelValues checks that the readable hyperparameters in the file
+// match those the parameter vector gave the kernel (to rounding).
+func checkKernelValues(kj *kernelJSON, k gp.Kernel, where string) error {
+	switch k := k.(type) {
+	case *kernel.Stationary:
+		ls := k.Lengthscales()
+		for i := range ls {
+			if !approxEqual(ls[i], kj.Lengthscales[i]) {
+				return bad("%s lengthscale %d is %g, the parameter vector gives %g", where, i+1, kj.Lengthscales[i], ls[i])
+			}
+		}
+		if !approxEqual(k.Variance(), kj.Variance) {
+			return bad("%s variance is %g, the parameter vector gives %g", where, kj.Variance, k.Variance())
+		}
+	case *kernel.Sum:
+		for i, p := range k.Parts() {
+			if err := checkKernelValues(kj.Parts[i], p, fmt.Sprintf("%s part %d", where, i+1)); err != nil {
+				return err
+			}
+		}
+	case *kernel.Product:
+		for i, p := range k.Parts() {
+			if err := checkKernelValues(kj.Parts[i], p, fmt.Sprintf("%s part %d", where, i+1)); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// approxEqual reports whether a and b agree to a relative 1e-9 (the readable
+// hyperparameters pass through softplus and its inverse).
+func approxEqual(a, b float64) bool {
+	return math.Abs(a-b) <= 1e-9*math.Max(math.Abs(a), math.Abs(b))
+}
+
+func decodeLik(lj *likJSON) (gp.Likelihood, error) {
+	var (
+		l   gp.Likelihood
+		err error
+	)
+	var quad []likelihood.Option
+	switch lj.Type {
+	case "bernoulli", "poisson", "robustmax":
+		if lj.Quadrature != 0 {
+			quad = append(quad, likelihood.QuadraturePoints(lj.Quadrature))
+		}
+	default:
+		if lj.Quadrature != 0 {
+			return nil, bad("%s likelihood with quadrature_points", lj.Type)
+		}
+	}
+	switch lj.Type {
+	case "gaussian":
+		l, err = likelihood.NewGaussian(lj.NoiseVariance, likelihood.NoiseFloor(lj.NoiseFloor))
+	case "bernoulli":
+		l, err = likelihood.NewBernoulli(quad...)
+	case "poisson":
+		l, err = likelihood.NewPoisson(quad...)
+	case "robustmax":
+		if lj.Classes < 2 || lj.Classes > 1<<16 {
+			return nil, bad("robustmax with %d classes", lj.Classes)
+		}
+		l, err = likelihood.NewRobustMax(lj.Classes, append(quad, likelihood.Epsilon(lj.Epsilon))...)
+	case "softmax":
+		if lj.Classes < 2 || lj.Classes > 1<<16 {
+			return nil, bad("softmax with %d classes", lj.Classes)
+		}
+		l, err = likelihood.NewSoftmax(lj.Classes, likelihood.Samples(lj.Samples))
+	default:
+		return nil, bad("unknown likelihood type %q", lj.Type)
+	}
+	if err != nil {
+		return nil, bad("%v", err)
+	}
+	return l, nil
+}
+
+func checkLayout(f *layoutJSON, l gp.Layout) error {
+	eq := func(a, b []int) bool {
+		if len(a) != len(b) {
+			return false
+		}
+		for i := range a {
+			if a[i] != b[i] {
+				return false
+			}
+		}
+		return true
+	}
+	mv, lv := l.MV, l.LV
+	if len(f.MV) == 0 && len(f.LV) == 0 {
+		// SVGP files omit the empty orthogonal offsets.
+		mv, lv = nil, nil
+		for _, v := range l.MV {
+			if v >= 0 {
+				mv = l.MV
+			}
+		}
+		for _, v := range l.LV {
+			if v >= 0 {
+				lv = l.LV
+			}
+		}
+	}
+	if f.Kernel != l.Kernel || f.Likelihood != l.Lik || f.Z != l.Z || f.O != l.O || f.Total != l.Total ||
+		!eq(f.MU, l.MU) || !eq(f.LU, l.LU) || !eq(f.MV, mv) || !eq(f.LV, lv) {
+		return bad("layout %+v does not match the model's layout %+v", *f, l)
+	}
+	return nil
+}

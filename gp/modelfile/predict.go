@@ -1,0 +1,179 @@
+package modelfile
+
+import (
+	"fmt"
+	"math"
+
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/solvegp/solvegp/gp"
+	"github.com/solvegp/solvegp/gp/data"
+)
+
+// Prediction holds predictions at n test points in the original units of
+// the data: the standardization of the Bundle has been undone.
+type Prediction struct {
+	// FMean and FVar are the marginal means and variances of the C latent
+	// functions (n×C). For a Gaussian likelihood the latent function is
+	// expressed in target units.
+	FMean, FVar *mat.Dense
+	// YMean and YVar are the predictive means and variances of the
+	// observations (n×C). For C-class likelihoods YMean holds the class
+	// probabilities (YVar may then be nil).
+	YMean, YVar *mat.Dense
+}
+
+// MaxInput bounds the magnitude of (standardized) test inputs that Predict
+// and LogPredictive accept. Squared distances between inputs of this size
+// are still far from overflowing float64.
+const MaxInput = 1e100
+
+// Predictor is an immutable snapshot of a Bundle for prediction in the
+// original units of the data. Its methods are safe for concurrent use.
+// Like gp.Predictor it refers to the model's kernel and likelihood, whose
+// parameters must not change while predictions run.
+type Predictor struct {
+	p   *gp.Predictor
+	std *data.Standardizer
+	d   int
+}
+
+// Predictor returns a snapshot of the bundle's current posterior. batch
+// bounds the number of test points processed at once (≤ 0: the gp
+// default).
+func (b *Bundle) Predictor(batch int) (*Predictor, error) {
+	if b == nil || b.Model == nil {
+		return nil, fmt.Errorf("modelfile: nil bundle or model")
+	}
+	p, err := b.Model.Predictor(batch)
+	if err != nil {
+		return nil, err
+	}
+	d, _, _, _ := b.Model.Dims()
+	out := &Predictor{p: p, d: d}
+	if s := b.Standardizer; s != nil {
+		out.std = &data.Standardizer{
+			XMean: append([]float64(nil), s.XMean...), XScale: append([]float64(nil), s.XScale...),
+			YMean: s.YMean, YScale: s.YScale,
+		}
+	}
+	return out, nil
+}
+
+// Predict is Predictor(0) followed by Predict. Build one Predictor for
+// repeated or concurrent predictions.
+func (b *Bundle) Predict(x mat.Matrix) (*Prediction, error) {
+	p, err := b.Predictor(0)
+	if err != nil {
+		return nil, err
+	}
+	return p.Predict(x)
+}
+
+// LogPredictive is Predictor(0) followed by LogPredictive.
+func (b *Bundle) LogPredictive(x mat.Matrix, y []float64) ([]float64, error) {
+	p, err := b.Predictor(0)
+	if err != nil {
+		return nil, err
+	}
+	return p.LogPredictive(x, y)
+}
+
+// standardize returns a standardized copy of x after checking its shape
+// and values.
+func (p *Predictor) standardize(x mat.Matrix) (*mat.Dense, error) {
+	r, c := x.Dims()
+	if c != p.d {
+		return nil, fmt.Errorf("%w: inputs have %d columns, the model was trained on %d", gp.ErrShape, c, p.d)
+	}
+	xs := mat.DenseCopyOf(x)
+	for i := 0; i < r; i++ {
+		for j, v := range xs.RawRowView(i) {
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				return nil, fmt.Errorf("%w: input [%d][%d] is %g", gp.ErrValue, i, j, v)
+			}
+		}
+	}
+	if p.std != nil {
+		if err := p.std.TransformX(xs); err != nil {
+			return nil, err
+		}
+	}
+	// Inputs near the float64 limits overflow when standardized, and
+	// squared distances between inputs beyond MaxInput overflow in the
+	// kernels; both would turn every prediction of the batch into NaN.
+	for i := 0; i < r; i++ {
+		for j, v := range xs.RawRowView(i) {
+			if !(math.Abs(v) <= MaxInput) {
+				return nil, fmt.Errorf("%w: input [%d][%d] = %g is %g training standard deviations from the mean, beyond %g", gp.ErrValue, i, j, x.At(i, j), v, MaxInput)
+			}
+		}
+	}
+	return xs, nil
+}
+
+// Predict returns the latent and predictive means and variances at the
+// rows of x, given in original (unstandardized) units.
+func (p *Predictor) Predict(x mat.Matrix) (*Prediction, error) {
+	xs, err := p.standardize(x)
+	if err != nil {
+		return nil, err
+	}
+	fm, fv, err := p.p.PredictF(xs)
+	if err != nil {
+		return nil, err
+	}
+	ym, yv, err := p.p.PredictY(xs)
+	if err != nil {
+		return nil, err
+	}
+	for _, m := range []*mat.Dense{fm, fv, ym, yv} {
+		if m == nil {
+			continue
+		}
+		for _, v := range m.RawMatrix().Data {
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				return nil, fmt.Errorf("%w: a prediction is %g (extreme inputs or hyperparameters)", gp.ErrValue, v)
+			}
+		}
+	}
+	if s := p.std; s != nil && (s.YMean != 0 || s.YScale != 1) {
+		// Only Gaussian models have a standardized target; they have one
+		// latent function, so the n×1 matrices are contiguous.
+		s.InverseY(fm.RawMatrix().Data, fv.RawMatrix().Data)
+		var yvd []float64
+		if yv != nil {
+			yvd = yv.RawMatrix().Data
+		}
+		s.InverseY(ym.RawMatrix().Data, yvd)
+	}
+	return &Prediction{FMean: fm, FVar: fv, YMean: ym, YVar: yv}, nil
+}
+
+// LogPredictive returns log p(y_n | x_n, data) for every test point, as a
+// density in the original units of the target.
+func (p *Predictor) LogPredictive(x mat.Matrix, y []float64) ([]float64, error) {
+	xs, err := p.standardize(x)
+	if err != nil {
+		return nil, err
+	}
+	if r, _ := xs.Dims(); r != len(y) {
+		return nil, fmt.Errorf("%w: %d input rows, %d targets", gp.ErrShape, r, len(y))
+	}
+	ys := append([]float64(nil), y...)
+	offset := 0.0
+	if s := p.std; s != nil {
+		s.TransformY(ys)
+		offset = s.LogDensityOffset()
+	}
+	lp, err := p.p.LogPredictive(xs, ys)
+	if err != nil {
+		return nil, err
+	}
+	if offset != 0 {
+		for i := range lp {
+			lp[i] += offset
+		}
+	}
+	return lp, nil
+}

@@ -1,0 +1,316 @@
+package train
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+
+	gblas "gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/solvegp/solvegp/blas"
+)
+
+// KMeansOptions control KMeans. The zero value gives the defaults.
+type KMeansOptions struct {
+	// Subsample is the number of rows, drawn at random without
+	// replacement, on which k-means runs (0 means min(n, 100·k), as the
+	// paper does for its convolutional models; values above n mean n).
+	Subsample int
+	// MaxIter bounds the Lloyd iterations (0 means 30).
+	MaxIter int
+	// Tol stops the iterations once the mean squared distance to the
+	// nearest centre improves by less than this relative amount (0 means
+	// 1e-6). They also stop when no point changes cluster.
+	Tol float64
+	// Seed seeds the subsample and the k-means++ draws.
+	Seed uint64
+	// Threads bounds the goroutines of the distance GEMMs (0 means
+	// GOMAXPROCS). Results are reproducible for a fixed Seed and Threads.
+	Threads int
+}
+
+// KMeans returns k cluster centres (k×d) of the rows of x: k-means++
+// seeding (Arthur & Vassilvitskii, 2007) on a random subsample followed
+// by Lloyd iterations. Squared distances to all centres are computed as
+// ‖x‖² + ‖c‖² − 2·x·cᵀ with one GEMM per block of rows.
+//
+// An empty cluster is moved to the point farthest from its centre. When k
+// exceeds the number of distinct points, the surplus centres duplicate
+// data points; KMeans then perturbs each duplicate by a small seeded
+// jitter (1e-3 of the column's spread, or 1e-3 for a constant column) so
+// that all returned centres are distinct, as inducing inputs must be.
+func KMeans(x *mat.Dense, k int, opts KMeansOptions) (*mat.Dense, error) {
+	if x == nil {
+		return nil, errors.New("train: KMeans: nil data")
+	}
+	n, d := x.Dims()
+	if n == 0 || d == 0 {
+		return nil, errors.New("train: KMeans: no data")
+	}
+	if k < 1 {
+		return nil, fmt.Errorf("train: KMeans: k = %d, need at least 1", k)
+	}
+	if opts.Subsample < 0 || opts.MaxIter < 0 || !(opts.Tol >= 0) {
+		return nil, fmt.Errorf("train: KMeans: bad options %+v", opts)
+	}
+	for i := 0; i < n; i++ {
+		for j, v := range x.RawRowView(i) {
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				return nil, fmt.Errorf("train: KMeans: x[%d][%d] = %v is not finite", i, j, v)
+			}
+		}
+	}
+	maxIter := opts.MaxIter
+	if maxIter == 0 {
+		maxIter = 30
+	}
+	tol := opts.Tol
+	if tol == 0 {
+		tol = 1e-6
+	}
+	rng := rand.New(rand.NewPCG(opts.Seed, 0x6b6d65616e73))
+
+	// Subsample.
+	ns := opts.Subsample
+	if ns == 0 {
+		ns = 100 * k
+	}
+	ns = min(ns, n)
+	var xs *mat.Dense
+	if ns == n {
+		xs = x
+	} else {
+		perm := rng.Perm(n)[:ns]
+		xs = mat.NewDense(ns, d, nil)
+		for i, r := range perm {
+			copy(xs.RawRowView(i), x.RawRowView(r))
+		}
+	}
+
+	c := seedPlusPlus(xs, k, rng)
+	lloyd(xs, c, maxIter, tol, opts.Threads)
+	dedupe(c, xs, rng)
+	return c, nil
+}
+
+// InducingInit runs KMeans with m + m2 centres and returns the first m as
+// the inducing inputs Z and the next m2 as the orthogonal inducing inputs
+// O (nil if m2 = 0), as the SOLVE-GP paper initializes them.
+func InducingInit(x *mat.Dense, m, m2 int, opts KMeansOptions) (z, o *mat.Dense, err error) {
+	if m < 1 || m2 < 0 {
+		return nil, nil, fmt.Errorf("train: InducingInit: m = %d, m2 = %d; need m ≥ 1 and m2 ≥ 0", m, m2)
+	}
+	c, err := KMeans(x, m+m2, opts)
+	if err != nil {
+		return nil, nil, err
+	}
+	_, d := c.Dims()
+	z = mat.DenseCopyOf(c.Slice(0, m, 0, d))
+	if m2 > 0 {
+		o = mat.DenseCopyOf(c.Slice(m, m+m2, 0, d))
+	}
+	return z, o, nil
+}
+
+// seedPlusPlus picks k centres from the rows of x by k-means++ sampling.
+func seedPlusPlus(x *mat.Dense, k int, rng *rand.Rand) *mat.Dense {
+	n, d := x.Dims()
+	c := mat.NewDense(k, d, nil)
+	dist := make([]float64, n) // squared distance to the nearest chosen centre
+	first := rng.IntN(n)
+	copy(c.RawRowView(0), x.RawRowView(first))
+	for i := range dist {
+		dist[i] = sqDist(x.RawRowView(i), c.RawRowView(0))
+	}
+	for j := 1; j < k; j++ {
+		var total float64
+		for _, v := range dist {
+			total += v
+		}
+		pick := -1
+		if total > 0 {
+			u := rng.Float64() * total
+			var acc float64
+			for i, v := range dist {
+				acc += v
+				if acc > u && v > 0 {
+					pick = i
+					break
+				}
+			}
+			if pick < 0 { // rounding at the end of the cumulative sum
+				for i := n - 1; i >= 0; i-- {
+					if dist[i] > 0 {
+						pick = i
+						break
+					}
+				}
+			}
+		} else {
+			pick = rng.IntN(n) // every point is already a centre
+		}
+		cj := c.RawRowView(j)
+		copy(cj, x.RawRowView(pick))
+		for i := range dist {
+			if v := sqDist(x.RawRowView(i), cj); v < dist[i] {
+				dist[i] = v
+			}
+		}
+	}
+	return c
+}
+
+func sqDist(a, b []float64) float64 {
+	var s float64
+	for i, v := range a {
+		t := v - b[i]
+		s += t * t
+	}
+	return s
+}
+
+// assign sets label[i] to the nearest centre of row i of x and dist[i] to
+// the squared distance, using ‖x‖² + ‖c‖² − 2·x·cᵀ in row blocks.
+func assign(x, c *mat.Dense, label []int, dist []float64, threads int) {
+	n, d := x.Dims()
+	k, _ := c.Dims()
+	impl := blas.Implementation{Threads: threads}
+	cn := make([]float64, k)
+	for j := range cn {
+		r := c.RawRowView(j)
+		cn[j] = dotSelf(r)
+	}
+	block := max(1, min(n, (1<<20)/k))
+	g := make([]float64, block*k)
+	xr, cr := x.RawMatrix(), c.RawMatrix()
+	for lo := 0; lo < n; lo += block {
+		b := min(block, n-lo)
+		impl.Dgemm(gblas.NoTrans, gblas.Trans, b, k, d, -2, xr.Data[lo*xr.Stride:], xr.Stride, cr.Data, cr.Stride, 0, g, k)
+		for i := 0; i < b; i++ {
+			row := g[i*k : (i+1)*k]
+			best, bj := math.Inf(1), 0
+			for j, v := range row {
+				if v += cn[j]; v < best {
+					best, bj = v, j
+				}
+			}
+			xi := dotSelf(x.RawRowView(lo + i))
+			label[lo+i] = bj
+			dist[lo+i] = math.Max(0, best+xi)
+		}
+	}
+}
+
+func dotSelf(a []float64) float64 {
+	var s float64
+	for _, v := range a {
+		s += v * v
+	}
+	return s
+}
+
+// lloyd runs Lloyd iterations on the centres c in place.
+func lloyd(x, c *mat.Dense, maxIter int, tol float64, threads int) {
+	n, d := x.Dims()
+	k, _ := c.Dims()
+	label := make([]int, n)
+	prev := make([]int, n)
+	for i := range prev {
+		prev[i] = -1
+	}
+	dist := make([]float64, n)
+	count := make([]int, k)
+	sum := mat.NewDense(k, d, nil)
+	prevObj := math.Inf(1)
+	for it := 0; it < maxIter; it++ {
+		assign(x, c, label, dist, threads)
+		var obj float64
+		changed := false
+		for i, l := range label {
+			obj += dist[i]
+			changed = changed || l != prev[i]
+		}
+		obj /= float64(n)
+		if !changed || (it > 0 && prevObj-obj <= tol*prevObj) {
+			return
+		}
+		prevObj = obj
+		copy(prev, label)
+		sum.Zero()
+		clear(count)
+		for i, l := range label {
+			count[l]++
+			s := sum.RawRowView(l)
+			for j, v := range x.RawRowView(i) {
+				s[j] += v
+			}
+		}
+		for j := 0; j < k; j++ {
+			cj := c.RawRowView(j)
+			if count[j] == 0 {
+				// Move an empty centre to the point farthest from its own.
+				far, fi := -1.0, -1
+				for i, v := range dist {
+					if v > far {
+						far, fi = v, i
+					}
+				}
+				if far > 0 {
+					copy(cj, x.RawRowView(fi))
+					dist[fi] = 0
+				}
+				continue
+			}
+			s := sum.RawRowView(j)
+			inv := 1 / float64(count[j])
+			for t := range cj {
+				cj[t] = s[t] * inv
+			}
+		}
+	}
+}
+
+// dedupe perturbs centres that coincide exactly with an earlier centre.
+func dedupe(c, x *mat.Dense, rng *rand.Rand) {
+	k, d := c.Dims()
+	n, _ := x.Dims()
+	var scale []float64
+	seen := make(map[string]struct{}, k)
+	key := make([]byte, 8*d)
+	rowKey := func(r []float64) string {
+		for t, v := range r {
+			binary.LittleEndian.PutUint64(key[8*t:], math.Float64bits(v+0)) // +0 folds −0 into 0
+		}
+		return string(key)
+	}
+	for j := 0; j < k; j++ {
+		cj := c.RawRowView(j)
+		for {
+			kj := rowKey(cj)
+			if _, dup := seen[kj]; !dup {
+				seen[kj] = struct{}{}
+				break
+			}
+			if scale == nil {
+				scale = make([]float64, d)
+				for t := 0; t < d; t++ {
+					lo, hi := math.Inf(1), math.Inf(-1)
+					for i := 0; i < n; i++ {
+						v := x.At(i, t)
+						lo, hi = math.Min(lo, v), math.Max(hi, v)
+					}
+					scale[t] = 1e-3 * (hi - lo)
+					if !(scale[t] > 0) {
+						scale[t] = 1e-3 * math.Max(1, math.Abs(lo))
+					}
+				}
+			}
+			for t := range cj {
+				cj[t] += scale[t] * rng.NormFloat64()
+			}
+		}
+	}
+}

@@ -1,0 +1,247 @@
+package train
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"gonum.org/v1/gonum/mat"
+)
+
+func TestKMeansSeparatedBlobs(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	centres := [][]float64{{0, 0}, {10, 0}, {0, 10}, {10, 10}}
+	const per = 50
+	x := mat.NewDense(4*per, 2, nil)
+	means := make([][]float64, 4)
+	for b, c := range centres {
+		means[b] = make([]float64, 2)
+		for i := 0; i < per; i++ {
+			for j := 0; j < 2; j++ {
+				v := c[j] + 0.5*rng.NormFloat64()
+				x.Set(b*per+i, j, v)
+				means[b][j] += v / per
+			}
+		}
+	}
+	got, err := KMeans(x, 4, KMeansOptions{Seed: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Each found centre is the sample mean of one blob.
+	used := make([]bool, 4)
+	for i := 0; i < 4; i++ {
+		r := got.RawRowView(i)
+		match := -1
+		for b, m := range means {
+			if math.Hypot(r[0]-m[0], r[1]-m[1]) < 1e-9 {
+				match = b
+			}
+		}
+		if match < 0 || used[match] {
+			t.Fatalf("centre %v matches no blob mean uniquely (means %v)", r, means)
+		}
+		used[match] = true
+	}
+}
+
+func TestAssignMatchesBruteForce(t *testing.T) {
+	rng := rand.New(rand.NewPCG(4, 5))
+	n, k, d := 3000, 37, 5 // n spans several GEMM row blocks for some k
+	x := randDense(rng, n, d)
+	c := randDense(rng, k, d)
+	label := make([]int, n)
+	dist := make([]float64, n)
+	assign(x, c, label, dist, 1)
+	for i := 0; i < n; i++ {
+		best, bj := math.Inf(1), -1
+		for j := 0; j < k; j++ {
+			if v := sqDist(x.RawRowView(i), c.RawRowView(j)); v < best {
+				best, bj = v, j
+			}
+		}
+		if math.Abs(dist[i]-best) > 1e-12*math.Max(1, best) {
+			t.Fatalf("row %d: distance %v, brute force %v", i, dist[i], best)
+		}
+		if label[i] != bj && math.Abs(sqDist(x.RawRowView(i), c.RawRowView(label[i]))-best) > 1e-12 {
+			t.Fatalf("row %d: label %d, brute force %d", i, label[i], bj)
+		}
+	}
+}
+
+func randDense(rng *rand.Rand, r, c int) *mat.Dense {
+	m := mat.NewDense(r, c, nil)
+	for i := range m.RawMatrix().Data {
+		m.RawMatrix().Data[i] = rng.NormFloat64()
+	}
+	return m
+}
+
+func distinctRows(t *testing.T, c *mat.Dense) {
+	t.Helper()
+	k, _ := c.Dims()
+	seen := map[string]bool{}
+	for i := 0; i < k; i++ {
+		key := fmt.Sprint(c.RawRowView(i))
+		if seen[key] {
+			t.Fatalf("duplicate centre %s", key)
+		}
+		seen[key] = true
+		for _, v := range c.RawRowView(i) {
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				t.Fatalf("non-finite centre %v", c.RawRowView(i))
+			}
+		}
+	}
+}
+
+func TestKMeansDuplicatesAndSmallN(t *testing.T) {
+	// Three distinct points, each repeated; five centres requested.
+	pts := [][]float64{{1, 2}, {3, -1}, {0, 0}}
+	x := mat.NewDense(30, 2, nil)
+	for i := 0; i < 30; i++ {
+		x.SetRow(i, pts[i%3])
+	}
+	c, err := KMeans(x, 5, KMeansOptions{Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	distinctRows(t, c)
+	// Every centre is at or within jitter of one of the points, and each
+	// point has a centre exactly on it.
+	exact := 0
+	for i := 0; i < 5; i++ {
+		r := c.RawRowView(i)
+		near := false
+		for _, p := range pts {
+			dd := math.Hypot(r[0]-p[0], r[1]-p[1])
+			if dd == 0 {
+				exact++
+			}
+			near = near || dd < 0.05
+		}
+		if !near {
+			t.Errorf("centre %v is not near a data point", r)
+		}
+	}
+	if exact != 3 {
+		t.Errorf("%d centres exactly on data points, want 3: %v", exact, mat.Formatted(c))
+	}
+	// k > n, including a single point and a constant column.
+	x1 := mat.NewDense(2, 2, []float64{5, 0, 5, 1})
+	c, err = KMeans(x1, 4, KMeansOptions{Seed: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	distinctRows(t, c)
+	c, err = KMeans(mat.NewDense(1, 1, []float64{0}), 3, KMeansOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	distinctRows(t, c)
+}
+
+func TestKMeansReproducibleAndSubsample(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	x := randDense(rng, 2000, 3)
+	opts := KMeansOptions{Seed: 9, Subsample: 500, Threads: 1}
+	a, err := KMeans(x, 20, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := KMeans(x, 20, opts)
+	if !mat.Equal(a, b) {
+		t.Error("same seed, different centres")
+	}
+	opts.Seed = 10
+	c, _ := KMeans(x, 20, opts)
+	if mat.Equal(a, c) {
+		t.Error("different seeds, same centres")
+	}
+	// Lloyd iterations improve on the k-means++ seeding.
+	full, _ := KMeans(x, 20, KMeansOptions{Seed: 9, Threads: 1})
+	seedOnly, _ := KMeans(x, 20, KMeansOptions{Seed: 9, Threads: 1, MaxIter: 1})
+	if inertia(x, full) >= inertia(x, seedOnly) {
+		t.Errorf("Lloyd did not improve: %v vs %v", inertia(x, full), inertia(x, seedOnly))
+	}
+}
+
+func inertia(x, c *mat.Dense) float64 {
+	n, _ := x.Dims()
+	label := make([]int, n)
+	dist := make([]float64, n)
+	assign(x, c, label, dist, 1)
+	var s float64
+	for _, v := range dist {
+		s += v
+	}
+	return s
+}
+
+func TestInducingInit(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 1))
+	x := randDense(rng, 300, 2)
+	z, o, err := InducingInit(x, 5, 7, KMeansOptions{Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r, c := z.Dims(); r != 5 || c != 2 {
+		t.Errorf("Z %d×%d", r, c)
+	}
+	if r, c := o.Dims(); r != 7 || c != 2 {
+		t.Errorf("O %d×%d", r, c)
+	}
+	all := mat.NewDense(12, 2, nil)
+	all.Stack(z, o)
+	distinctRows(t, all)
+	// The split is the first m and next m2 of the same k-means run.
+	c, _ := KMeans(x, 12, KMeansOptions{Seed: 1})
+	if !mat.Equal(all, c) {
+		t.Error("Z, O are not the first m and next m2 centres")
+	}
+	z, o, err = InducingInit(x, 4, 0, KMeansOptions{})
+	if err != nil || o != nil || z.RawMatrix().Rows != 4 {
+		t.Errorf("m2 = 0: %v %v", err, o)
+	}
+	for _, c := range [][2]int{{0, 1}, {1, -1}} {
+		if _, _, err := InducingInit(x, c[0], c[1], KMeansOptions{}); err == nil {
+			t.Errorf("InducingInit(m=%d, m2=%d) accepted", c[0], c[1])
+		}
+	}
+	bad := mat.DenseCopyOf(x)
+	bad.Set(3, 1, math.NaN())
+	if _, err := KMeans(bad, 2, KMeansOptions{}); err == nil {
+		t.Error("NaN accepted")
+	}
+	if _, err := KMeans(x, 2, KMeansOptions{Tol: math.NaN()}); err == nil {
+		t.Error("NaN tolerance accepted")
+	}
+	if _, err := KMeans(nil, 2, KMeansOptions{}); err == nil {
+		t.Error("nil accepted")
+	}
+	if _, err := KMeans(&mat.Dense{}, 2, KMeansOptions{}); err == nil {
+		t.Error("empty data accepted")
+	}
+}
+
+// BenchmarkKMeans times k-means with the regression benchmarks' sizes
+// (kin40k training set, M + M2 = 1024 + 1024 centres), 10 Lloyd
+// iterations. With -short it uses a small problem.
+func BenchmarkKMeans(b *testing.B) {
+	sizes := []struct{ n, d, k int }{{25600, 8, 2048}, {10000, 18, 512}}
+	if testing.Short() {
+		sizes = []struct{ n, d, k int }{{2000, 8, 64}}
+	}
+	for _, s := range sizes {
+		b.Run(fmt.Sprintf("n=%d,d=%d,k=%d", s.n, s.d, s.k), func(b *testing.B) {
+			rng := rand.New(rand.NewPCG(1, 2))
+			x := randDense(rng, s.n, s.d)
+			for i := 0; i < b.N; i++ {
+				if _, err := KMeans(x, s.k, KMeansOptions{Seed: 1, MaxIter: 10, Subsample: s.n}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

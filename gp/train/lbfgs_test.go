@@ -1,0 +1,104 @@
+package train
+
+import (
+	"context"
+	"errors"
+	"math"
+	"testing"
+)
+
+func rosenbrock(x, g []float64) (float64, error) {
+	a, b := x[0], x[1]
+	f := (1-a)*(1-a) + 100*(b-a*a)*(b-a*a)
+	g[0] = -(-2*(1-a) - 400*a*(b-a*a))
+	g[1] = -(200 * (b - a*a))
+	return -f, nil
+}
+
+func TestLBFGSRosenbrock(t *testing.T) {
+	res, err := MaximizeLBFGS(context.Background(), rosenbrock, []float64{-1.2, 1}, LBFGSOptions{GradTol: 1e-10, FuncTol: 1e-30})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if math.Abs(res.X[0]-1) > 1e-7 || math.Abs(res.X[1]-1) > 1e-7 || res.Reason != "gradient" {
+		t.Errorf("result %+v", res)
+	}
+	if res.Iterations > 100 {
+		t.Errorf("%d iterations", res.Iterations)
+	}
+}
+
+func TestLBFGSIllConditionedQuadratic(t *testing.T) {
+	n := 50
+	f := func(x, g []float64) (float64, error) {
+		var v float64
+		for i := range x {
+			c := math.Pow(1e3, float64(i)/float64(n-1)) // condition number 1e3
+			r := x[i] - float64(i)
+			v -= 0.5 * c * r * r
+			g[i] = -c * r
+		}
+		return v, nil
+	}
+	res, err := MaximizeLBFGS(context.Background(), f, make([]float64, n), LBFGSOptions{GradTol: 1e-8, FuncTol: 1e-30, Memory: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, v := range res.X {
+		if math.Abs(v-float64(i)) > 1e-7 {
+			t.Fatalf("x[%d] = %v, want %d (%+v)", i, v, i, res.Reason)
+		}
+	}
+	t.Logf("%d iterations, %d evaluations", res.Iterations, res.Evaluations)
+}
+
+func TestLBFGSUndefinedRegion(t *testing.T) {
+	// −log cosh(x − 2) has a saturating gradient, so the secant scaling
+	// overshoots far into the region x > 4 where f fails.
+	f := func(x, g []float64) (float64, error) {
+		if x[0] > 4 {
+			return 0, errors.New("undefined")
+		}
+		g[0] = -math.Tanh(x[0] - 2)
+		return -math.Log(math.Cosh(x[0] - 2)), nil
+	}
+	res, err := MaximizeLBFGS(context.Background(), f, []float64{-10}, LBFGSOptions{GradTol: 1e-10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if math.Abs(res.X[0]-2) > 1e-6 {
+		t.Errorf("x = %v (%s)", res.X[0], res.Reason)
+	}
+	if res.Failed == 0 {
+		t.Errorf("the test did not exercise a failed evaluation")
+	}
+	if _, err := MaximizeLBFGS(context.Background(), f, []float64{5}, LBFGSOptions{}); err == nil {
+		t.Error("failure at the start not reported")
+	}
+}
+
+func TestLBFGSCancelAndOptions(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	calls := 0
+	f := func(x, g []float64) (float64, error) {
+		calls++
+		if calls == 5 {
+			cancel()
+		}
+		return rosenbrock(x, g)
+	}
+	res, err := MaximizeLBFGS(ctx, f, []float64{-1.2, 1}, LBFGSOptions{})
+	if !errors.Is(err, context.Canceled) || res.F < -24.2-1e-9 {
+		t.Errorf("err %v, F %v", err, res.F)
+	}
+	if _, err := MaximizeLBFGS(context.Background(), rosenbrock, nil, LBFGSOptions{}); err == nil {
+		t.Error("empty start accepted")
+	}
+	if _, err := MaximizeLBFGS(context.Background(), rosenbrock, []float64{0, 0}, LBFGSOptions{GradTol: math.NaN()}); err == nil {
+		t.Error("NaN tolerance accepted")
+	}
+	res, _ = MaximizeLBFGS(context.Background(), rosenbrock, []float64{-1.2, 1}, LBFGSOptions{MaxIter: 3})
+	if res.Iterations != 3 || res.Reason != "iterations" {
+		t.Errorf("MaxIter: %+v", res)
+	}
+}

@@ -1,0 +1,279 @@
+package train
+
+import (
+	"bytes"
+	"context"
+	"encoding/gob"
+	"errors"
+	"math"
+	"strings"
+	"testing"
+
+	"gonum.org/v1/gonum/mat"
+)
+
+func TestAdamState(t *testing.T) {
+	a := NewAdam(3)
+	a.Ascend([]float64{1, 2, 3}, []float64{0.5, -1, 2}, 0.1)
+	a.Ascend([]float64{1, 2, 3}, []float64{0.1, 1, -2}, 0.1)
+	s := a.State()
+	if s.T != 2 || len(s.M) != 3 || len(s.V) != 3 {
+		t.Fatalf("state %+v", s)
+	}
+	s.M[0] = 99 // a copy
+	if a.State().M[0] == 99 {
+		t.Error("State shares the moments")
+	}
+	s = a.State()
+	b := NewAdam(3)
+	if err := b.SetState(s); err != nil {
+		t.Fatal(err)
+	}
+	pa, pb := []float64{1, 1, 1}, []float64{1, 1, 1}
+	a.Ascend(pa, []float64{1, 2, 3}, 0.01)
+	b.Ascend(pb, []float64{1, 2, 3}, 0.01)
+	for i := range pa {
+		if pa[i] != pb[i] {
+			t.Fatalf("restored optimizer steps differently: %v vs %v", pa, pb)
+		}
+	}
+	for _, bad := range []AdamState{
+		{M: make([]float64, 2), V: make([]float64, 3)},
+		{M: make([]float64, 3), V: make([]float64, 3), T: -1},
+		{M: []float64{0, math.NaN(), 0}, V: make([]float64, 3)},
+		{M: make([]float64, 3), V: []float64{0, -1, 0}},
+		{M: make([]float64, 3), V: []float64{0, math.Inf(1), 0}},
+	} {
+		before := b.State()
+		if err := b.SetState(bad); err == nil {
+			t.Errorf("bad state %+v accepted", bad)
+		}
+		if after := b.State(); after.T != before.T || after.M[0] != before.M[0] {
+			t.Error("a rejected state changed the optimizer")
+		}
+	}
+}
+
+// TestResumeEqualsNoStop stops runs at the end of an epoch, round-trips
+// the checkpoint through gob, resumes on a fresh model at the saved
+// parameters and checks that the final parameters and the callbacks' step
+// and epoch numbers are those of the uninterrupted run, bit for bit: with
+// Adam alone, with a step-decay schedule, and with natural steps from the
+// shared gradient.
+func TestResumeEqualsNoStop(t *testing.T) {
+	x, y := blrData(90, 31)
+	for _, c := range []struct {
+		name string
+		cfg  Config
+		nat  bool
+	}{
+		{"adam", Config{Epochs: 6, BatchSize: 16, Schedule: Constant(0.05), Seed: 3}, false},
+		{"decay", Config{Epochs: 6, BatchSize: 20, Schedule: StepDecay{0.1, 0.5, 7}, Seed: 4}, false},
+		{"natural", Config{Epochs: 6, BatchSize: 16, Schedule: Constant(0.05), NaturalStep: 0.3, NaturalSharedGradient: true, Seed: 5}, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			model := func() Model {
+				b := newExact(newBLR(3))
+				if c.nat {
+					return &NaturalGradient{Model: b, Factors: []GaussianFactor{blrFactor(3)}}
+				}
+				return b
+			}
+			type mark struct{ epoch, steps int }
+			var full []mark
+			cfg := c.cfg
+			cfg.OnEpoch = func(e EpochInfo) error { full = append(full, mark{e.Epoch, e.Steps}); return nil }
+			m0 := model()
+			r0, err := Fit(context.Background(), m0, x, y, cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := make([]float64, m0.NumParams())
+			m0.Params(want)
+
+			for stopAfter := 1; stopAfter < cfg.Epochs; stopAfter += 2 {
+				var got []mark
+				var ck Checkpoint
+				var saved []float64
+				m1 := model()
+				cfg1 := c.cfg
+				cfg1.OnEpoch = func(e EpochInfo) error {
+					got = append(got, mark{e.Epoch, e.Steps})
+					if e.Epoch+1 == stopAfter {
+						ck = e.Checkpoint()
+						saved = make([]float64, m1.NumParams())
+						m1.Params(saved)
+						return ErrStop
+					}
+					return nil
+				}
+				if _, err := Fit(context.Background(), m1, x, y, cfg1); err != nil {
+					t.Fatal(err)
+				}
+				var buf bytes.Buffer
+				if err := gob.NewEncoder(&buf).Encode(&ck); err != nil {
+					t.Fatal(err)
+				}
+				var back Checkpoint
+				if err := gob.NewDecoder(&buf).Decode(&back); err != nil {
+					t.Fatal(err)
+				}
+				m2 := model()
+				if err := m2.SetParams(saved); err != nil {
+					t.Fatal(err)
+				}
+				cfg2 := c.cfg
+				cfg2.Resume = &back
+				cfg2.OnEpoch = func(e EpochInfo) error { got = append(got, mark{e.Epoch, e.Steps}); return nil }
+				r2, err := Fit(context.Background(), m2, x, y, cfg2)
+				if err != nil {
+					t.Fatal(err)
+				}
+				p := make([]float64, m2.NumParams())
+				m2.Params(p)
+				for i := range p {
+					if p[i] != want[i] {
+						t.Fatalf("stopped after epoch %d: resumed parameters %v, uninterrupted %v", stopAfter, p, want)
+					}
+				}
+				if r2.Steps != r0.Steps || r2.Epochs != r0.Epochs || len(got) != len(full) {
+					t.Fatalf("stopped after epoch %d: steps %d/%d, epochs %d/%d, callbacks %v vs %v", stopAfter, r2.Steps, r0.Steps, r2.Epochs, r0.Epochs, got, full)
+				}
+				for i := range got {
+					if got[i] != full[i] {
+						t.Fatalf("stopped after epoch %d: epoch callbacks %v, uninterrupted %v", stopAfter, got, full)
+					}
+				}
+			}
+			// Restarting Adam from zero moments (what checkpoints without
+			// its state did) is not the same run: the test can tell.
+			m3 := model()
+			var saved []float64
+			var ck Checkpoint
+			cfg3 := c.cfg
+			cfg3.OnEpoch = func(e EpochInfo) error {
+				if e.Epoch == 2 {
+					ck = e.Checkpoint()
+					saved = make([]float64, m3.NumParams())
+					m3.Params(saved)
+					return ErrStop
+				}
+				return nil
+			}
+			if _, err := Fit(context.Background(), m3, x, y, cfg3); err != nil {
+				t.Fatal(err)
+			}
+			ck.Adam = AdamState{M: make([]float64, len(ck.Adam.M)), V: make([]float64, len(ck.Adam.V))}
+			m4 := model()
+			m4.SetParams(saved)
+			cfg4 := c.cfg
+			cfg4.Resume = &ck
+			if _, err := Fit(context.Background(), m4, x, y, cfg4); err != nil {
+				t.Fatal(err)
+			}
+			p := make([]float64, m4.NumParams())
+			m4.Params(p)
+			same := true
+			for i := range p {
+				same = same && p[i] == want[i]
+			}
+			if same {
+				t.Error("a fresh Adam state gave the same parameters: the comparison cannot fail")
+			}
+		})
+	}
+}
+
+func TestResumeBadState(t *testing.T) {
+	x, y := blrData(20, 32)
+	b := newBLR(3)
+	p := b.NumParams()
+	ok := AdamState{M: make([]float64, p), V: make([]float64, p)}
+	for _, r := range []Checkpoint{
+		{Epochs: -1, RateScale: 1, Adam: ok},
+		{Steps: -2, RateScale: 1, Adam: ok},
+		{RateScale: 0, Adam: ok},
+		{RateScale: 1.5, Adam: ok},
+		{RateScale: math.NaN(), Adam: ok},
+		{Accepted: -1, RateScale: 1, Adam: ok},
+		{RateScale: 1, Adam: AdamState{M: make([]float64, p-1), V: make([]float64, p)}},
+	} {
+		if _, err := Fit(context.Background(), b, x, y, Config{Epochs: 2, Resume: &r}); err == nil {
+			t.Errorf("resume state %+v accepted", r)
+		}
+	}
+	// A run already past its epochs does nothing.
+	r := Checkpoint{Epochs: 3, Steps: 3, RateScale: 1, Adam: ok}
+	before := make([]float64, p)
+	b.Params(before)
+	res, err := Fit(context.Background(), b, x, y, Config{Epochs: 3, Resume: &r})
+	if err != nil || res.Steps != 3 || res.Epochs != 3 {
+		t.Errorf("finished run: %+v, %v", res, err)
+	}
+}
+
+func TestNaturalSharedGradientErrors(t *testing.T) {
+	x, y := blrData(20, 33)
+	if _, err := Fit(context.Background(), newBLR(3), x, y, Config{Epochs: 1, NaturalSharedGradient: true}); err == nil {
+		t.Error("NaturalSharedGradient without NaturalStep accepted")
+	}
+	// blr implements NaturalStep but not NaturalUpdate.
+	if _, err := Fit(context.Background(), newBLR(3), x, y, Config{Epochs: 1, NaturalStep: 1, NaturalSharedGradient: true}); err == nil {
+		t.Error("NaturalSharedGradient accepted for a model without NaturalUpdate")
+	}
+	// A natural step that fails (indefinite precision at γ = 1 for a
+	// gradient the test forces) is rejected and backed off, never kept.
+	b := newBLR(3)
+	p0 := make([]float64, b.NumParams())
+	b.Params(p0)
+	ng := &NaturalGradient{Model: &scaledGrad{blr: b, scale: -1e4}, Factors: []GaussianFactor{blrFactor(3)}}
+	res, err := Fit(context.Background(), ng, x, y, Config{MaxSteps: 5, NaturalStep: 1, NaturalSharedGradient: true, MaxFailures: 3})
+	if !errors.Is(err, ErrDiverged) || res.Rejected != 3 || !strings.Contains(err.Error(), "natural-gradient step failed") {
+		t.Errorf("failing natural steps: %+v, %v", res, err)
+	}
+	p := make([]float64, b.NumParams())
+	b.Params(p)
+	for i := range p {
+		if p[i] != p0[i] {
+			t.Fatalf("parameters moved by failed steps: %v → %v", p0, p)
+		}
+	}
+}
+
+// exact returns from Params exactly what SetParams received (the BLR
+// model's log/exp of the Cholesky diagonal does not round-trip to the last
+// bit), as package gp's models do: exact resumption needs it.
+type exact struct {
+	Model
+	p []float64
+}
+
+func newExact(m Model) *exact {
+	e := &exact{Model: m, p: make([]float64, m.NumParams())}
+	m.Params(e.p)
+	return e
+}
+
+func (e *exact) Params(dst []float64) { copy(dst, e.p) }
+func (e *exact) SetParams(src []float64) error {
+	if err := e.Model.SetParams(src); err != nil {
+		return err
+	}
+	copy(e.p, src)
+	return nil
+}
+
+// scaledGrad multiplies the BLR model's gradient; a large negative scale
+// makes natural steps of size 1 overshoot into indefinite precisions.
+type scaledGrad struct {
+	*blr
+	scale float64
+}
+
+func (s *scaledGrad) Objective(x *mat.Dense, y []float64, n int, grad []float64) (float64, error) {
+	f, err := s.blr.Objective(x, y, n, grad)
+	for i := range grad {
+		grad[i] *= s.scale
+	}
+	return f, err
+}
