@@ -1,0 +1,73 @@
+package convgp
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/solvegp/solvegp/patches"
+)
+
+// Fashion-MNIST geometry: 28×28×1 images, 5×5 patches, stride 1, one
+// worker (cpu-ns/op is then the single-thread cost). The images are uniform
+// noise, so no patch repeats (the worst case for Diag).
+func benchKernel(b *testing.B, tick bool) *Kernel {
+	k, err := New(Config{Patches: patches.Config{Height: 28, Width: 28, Channels: 1, PatchHeight: 5, PatchWidth: 5},
+		Variance: 5, Lengthscale: 5, TICK: tick, LocLengthscale: 3, Workers: 1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return k
+}
+
+func BenchmarkMatrix(b *testing.B) {
+	for _, tick := range []bool{false, true} {
+		for _, M := range []int{100, 1000} {
+			b.Run(fmt.Sprintf("tick=%v/M=%d/N=64", tick, M), func(b *testing.B) {
+				rng := rand.New(rand.NewPCG(1, 1))
+				k := benchKernel(b, tick)
+				z := randDense(rng, M, k.InducingDim())
+				x := randDense(rng, 64, k.Dim())
+				K := mat.NewDense(M, 64, nil)
+				c0 := cpuTime()
+				for i := 0; i < b.N; i++ {
+					k.Matrix(K, z, x)
+				}
+				b.ReportMetric(float64(cpuTime()-c0)/float64(b.N), "cpu-ns/op")
+			})
+			b.Run(fmt.Sprintf("grad/tick=%v/M=%d/N=64", tick, M), func(b *testing.B) {
+				rng := rand.New(rand.NewPCG(1, 1))
+				k := benchKernel(b, tick)
+				z := randDense(rng, M, k.InducingDim())
+				x := randDense(rng, 64, k.Dim())
+				dK := randDense(rng, M, 64)
+				dz := mat.NewDense(M, k.InducingDim(), nil)
+				dx := mat.NewDense(64, k.Dim(), nil)
+				dp := make([]float64, k.NumParams())
+				c0 := cpuTime()
+				for i := 0; i < b.N; i++ {
+					k.MatrixGrad(dK, nil, z, x, dz, dx, dp)
+				}
+				b.ReportMetric(float64(cpuTime()-c0)/float64(b.N), "cpu-ns/op")
+			})
+		}
+	}
+}
+
+func BenchmarkDiag(b *testing.B) {
+	for _, tick := range []bool{false, true} {
+		b.Run(fmt.Sprintf("tick=%v/N=64", tick), func(b *testing.B) {
+			rng := rand.New(rand.NewPCG(1, 1))
+			k := benchKernel(b, tick)
+			x := randDense(rng, 64, k.Dim())
+			d := make([]float64, 64)
+			c0 := cpuTime()
+			for i := 0; i < b.N; i++ {
+				k.Diag(d, x)
+			}
+			b.ReportMetric(float64(cpuTime()-c0)/float64(b.N), "cpu-ns/op")
+		})
+	}
+}

@@ -1,0 +1,210 @@
+package dataset
+
+import (
+	"bytes"
+	"compress/gzip"
+	"encoding/binary"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// idxBytes encodes an unsigned-byte IDX file.
+func idxBytes(dims []int, data []byte) []byte {
+	var b bytes.Buffer
+	b.Write([]byte{0, 0, 0x08, byte(len(dims))})
+	for _, d := range dims {
+		binary.Write(&b, binary.BigEndian, uint32(d))
+	}
+	b.Write(data)
+	return b.Bytes()
+}
+
+func gz(b []byte) []byte {
+	var out bytes.Buffer
+	w := gzip.NewWriter(&out)
+	w.Write(b)
+	w.Close()
+	return out.Bytes()
+}
+
+func write(t *testing.T, dir, name string, b []byte) string {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	if err := os.WriteFile(p, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestLoadIDXRoundTrip(t *testing.T) {
+	const n, h, w = 3, 2, 4
+	px := make([]byte, n*h*w)
+	for i := range px {
+		px[i] = byte(i * 7)
+	}
+	labels := []byte{2, 0, 9}
+	for _, compress := range []bool{false, true} {
+		dir := t.TempDir()
+		ib, lb := idxBytes([]int{n, h, w}, px), idxBytes([]int{n}, labels)
+		if compress {
+			ib, lb = gz(ib), gz(lb)
+		}
+		im, err := LoadIDX(write(t, dir, "img", ib), write(t, dir, "lab", lb), 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if im.N != n || im.Height != h || im.Width != w || im.Channels != 1 || im.Classes != 10 {
+			t.Fatalf("shape %+v", im)
+		}
+		for i, b := range px {
+			if im.Pixels[i] != float64(b)/255 {
+				t.Fatalf("pixel %d = %g, want %g", i, im.Pixels[i], float64(b)/255)
+			}
+		}
+		for i, l := range labels {
+			if im.Labels[i] != int(l) {
+				t.Fatalf("label %d = %d, want %d", i, im.Labels[i], l)
+			}
+		}
+		if got := im.Image(1)[0]; got != float64(px[h*w])/255 {
+			t.Fatalf("Image(1)[0] = %g", got)
+		}
+		sub, err := im.Subset([]int{2, 0})
+		if err != nil || sub.N != 2 || sub.Labels[0] != 9 || sub.Pixels[0] != im.Image(2)[0] {
+			t.Fatalf("Subset: %v %+v", err, sub)
+		}
+		if _, err := im.Subset([]int{3}); err == nil {
+			t.Fatal("Subset accepted an out-of-range index")
+		}
+	}
+}
+
+func TestLoadIDXErrors(t *testing.T) {
+	dir := t.TempDir()
+	good := idxBytes([]int{2, 2, 2}, make([]byte, 8))
+	goodLab := write(t, dir, "lab", idxBytes([]int{2}, []byte{1, 1}))
+	goodImg := write(t, dir, "img", good)
+	cases := []struct {
+		name, img, lab string
+		classes        int
+		want           string
+	}{
+		{"truncated data", write(t, dir, "trunc", good[:len(good)-1]), goodLab, 10, "truncated"},
+		{"truncated header", write(t, dir, "trunch", good[:6]), goodLab, 10, "truncated"},
+		{"bad magic", write(t, dir, "magic", append([]byte{1, 2}, good[2:]...)), goodLab, 10, "not an IDX"},
+		{"bad type", write(t, dir, "type", append([]byte{0, 0, 0x0D}, good[3:]...)), goodLab, 10, "element type"},
+		{"trailing", write(t, dir, "trail", append(append([]byte{}, good...), 0)), goodLab, 10, "trailing"},
+		{"count mismatch", goodImg, write(t, dir, "lab3", idxBytes([]int{3}, []byte{1, 1, 1})), 10, "2 images but"},
+		{"label range", goodImg, write(t, dir, "labbig", idxBytes([]int{2}, []byte{1, 10})), 10, "out of range"},
+		{"image dims", write(t, dir, "img2d", idxBytes([]int{2, 4}, make([]byte, 8))), goodLab, 10, "want 3"},
+		{"classes", goodImg, goodLab, 0, "classes"},
+		{"missing", filepath.Join(dir, "nope"), goodLab, 10, "no such file"},
+		{"corrupt gzip", write(t, dir, "badgz", []byte{0x1f, 0x8b, 0, 1, 2}), goodLab, 10, "badgz"},
+		{"huge dims", write(t, dir, "huge", idxBytes([]int{1 << 20, 1 << 20, 1 << 20}, nil)), goodLab, 10, "too large"},
+	}
+	for _, c := range cases {
+		_, err := LoadIDX(c.img, c.lab, c.classes)
+		if err == nil {
+			t.Errorf("%s: no error", c.name)
+			continue
+		}
+		if !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: error %q does not mention %q", c.name, err, c.want)
+		}
+	}
+}
+
+func cifarRecordBytes(label byte, seed int) []byte {
+	rec := make([]byte, cifarRecord)
+	rec[0] = label
+	for i := 1; i < len(rec); i++ {
+		rec[i] = byte(i*31 + seed)
+	}
+	return rec
+}
+
+func TestReadCIFAR10(t *testing.T) {
+	var all []byte
+	for i, l := range []byte{3, 9, 0} {
+		all = append(all, cifarRecordBytes(l, i)...)
+	}
+	dir := t.TempDir()
+	p1 := write(t, dir, "b1.bin", all)
+	p2 := write(t, dir, "b2.bin.gz", gz(cifarRecordBytes(5, 7)))
+	im, err := LoadCIFAR10(p1, p2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if im.N != 4 || im.Height != 32 || im.Width != 32 || im.Channels != 3 {
+		t.Fatalf("shape %+v", im)
+	}
+	if want := []int{3, 9, 0, 5}; !equalInts(im.Labels, want) {
+		t.Fatalf("labels %v, want %v", im.Labels, want)
+	}
+	// Pixel (row 5, col 7, channel c) of record 1 comes from plane c.
+	rec := cifarRecordBytes(9, 1)[1:]
+	const r, c = 5, 7
+	for ch := 0; ch < 3; ch++ {
+		want := float64(rec[ch*1024+r*32+c]) / 255
+		if got := im.Image(1)[(r*32+c)*3+ch]; got != want {
+			t.Fatalf("channel %d: got %g, want %g", ch, got, want)
+		}
+	}
+	if _, err := ReadCIFAR10(bytes.NewReader(all[:len(all)-5]), "x"); err == nil || !strings.Contains(err.Error(), "record 2 is truncated") {
+		t.Fatalf("truncated: %v", err)
+	}
+	bad := cifarRecordBytes(10, 0)
+	if _, err := ReadCIFAR10(bytes.NewReader(bad), "x"); err == nil || !strings.Contains(err.Error(), "label 10") {
+		t.Fatalf("bad label: %v", err)
+	}
+	if _, err := ReadCIFAR10(bytes.NewReader(nil), "x"); err == nil {
+		t.Fatal("empty input accepted")
+	}
+	if _, err := LoadCIFAR10(); err == nil {
+		t.Fatal("no files accepted")
+	}
+}
+
+func equalInts(a, b []int) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// TestFashionMNISTInstalled checks the real data set when Debian's
+// dataset-fashion-mnist package is installed.
+func TestFashionMNISTInstalled(t *testing.T) {
+	if _, err := os.Stat(FashionMNISTDir); err != nil {
+		t.Skip("dataset-fashion-mnist not installed")
+	}
+	train, test, err := LoadFashionMNIST(FashionMNISTDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if train.N != 60000 || test.N != 10000 || train.Height != 28 || train.Width != 28 {
+		t.Fatalf("train %d×%d×%d, test %d", train.N, train.Height, train.Width, test.N)
+	}
+	counts := make([]int, 10)
+	for _, l := range train.Labels {
+		counts[l]++
+	}
+	for c, k := range counts {
+		if k != 6000 {
+			t.Errorf("class %d has %d training images, want 6000", c, k)
+		}
+	}
+}
+
+func TestLoadFashionMNISTMissingDir(t *testing.T) {
+	if _, _, err := LoadFashionMNIST(t.TempDir()); err == nil || !strings.Contains(err.Error(), "dataset-fashion-mnist") {
+		t.Fatalf("missing dir: %v", err)
+	}
+}

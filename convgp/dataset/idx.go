@@ -1,0 +1,150 @@
+package dataset
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+)
+
+// IDX is the content of an IDX file holding unsigned bytes: its dimensions
+// and its data in row-major order.
+type IDX struct {
+	Dims []int
+	Data []byte
+}
+
+// maxIDXElements bounds the number of elements ReadIDX accepts, so that a
+// corrupt header cannot make it allocate an absurd amount of memory.
+const maxIDXElements = 1 << 31
+
+// ReadIDX reads an IDX file of unsigned bytes (type code 0x08) from r. The
+// name is used in error messages.
+func ReadIDX(r io.Reader, name string) (*IDX, error) {
+	var hdr [4]byte
+	if _, err := io.ReadFull(r, hdr[:]); err != nil {
+		return nil, fmt.Errorf("dataset: %s: reading IDX header: %w", name, truncated(err))
+	}
+	if hdr[0] != 0 || hdr[1] != 0 {
+		return nil, fmt.Errorf("dataset: %s: not an IDX file (magic % x)", name, hdr)
+	}
+	if hdr[2] != 0x08 {
+		return nil, fmt.Errorf("dataset: %s: IDX element type 0x%02x is not unsigned byte (0x08)", name, hdr[2])
+	}
+	nd := int(hdr[3])
+	if nd == 0 {
+		return nil, fmt.Errorf("dataset: %s: IDX file has no dimensions", name)
+	}
+	dims := make([]int, nd)
+	total := 1
+	for i := range dims {
+		var d uint32
+		if err := binary.Read(r, binary.BigEndian, &d); err != nil {
+			return nil, fmt.Errorf("dataset: %s: reading dimension %d: %w", name, i, truncated(err))
+		}
+		dims[i] = int(d)
+		if d != 0 && total > maxIDXElements/int(d) {
+			return nil, fmt.Errorf("dataset: %s: IDX dimensions %v too large", name, dims[:i+1])
+		}
+		total *= int(d)
+	}
+	data := make([]byte, total)
+	if _, err := io.ReadFull(r, data); err != nil {
+		return nil, fmt.Errorf("dataset: %s: IDX data for dimensions %v: %w", name, dims, truncated(err))
+	}
+	// Anything after the data means the header does not describe the file.
+	var extra [1]byte
+	if n, _ := r.Read(extra[:]); n != 0 {
+		return nil, fmt.Errorf("dataset: %s: trailing bytes after IDX data for dimensions %v", name, dims)
+	}
+	return &IDX{Dims: dims, Data: data}, nil
+}
+
+func truncated(err error) error {
+	if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
+		return errors.New("file is truncated")
+	}
+	return err
+}
+
+// readIDXFile reads an IDX file, gzip-compressed or not.
+func readIDXFile(path string) (*IDX, error) {
+	rc, err := openMaybeGzip(path)
+	if err != nil {
+		return nil, err
+	}
+	defer rc.Close()
+	return ReadIDX(rc, path)
+}
+
+// LoadIDX reads a pair of IDX files, an N×H×W image file and an N-label
+// file (each optionally gzip-compressed), as in MNIST and Fashion-MNIST.
+// Labels must lie in [0, classes).
+func LoadIDX(imagesPath, labelsPath string, classes int) (*Images, error) {
+	if classes < 1 || classes > 256 {
+		return nil, fmt.Errorf("dataset: number of classes %d out of range [1, 256]", classes)
+	}
+	img, err := readIDXFile(imagesPath)
+	if err != nil {
+		return nil, err
+	}
+	lab, err := readIDXFile(labelsPath)
+	if err != nil {
+		return nil, err
+	}
+	if len(img.Dims) != 3 {
+		return nil, fmt.Errorf("dataset: %s: image file has %d dimensions %v, want 3 (N, rows, columns)", imagesPath, len(img.Dims), img.Dims)
+	}
+	if len(lab.Dims) != 1 {
+		return nil, fmt.Errorf("dataset: %s: label file has %d dimensions %v, want 1", labelsPath, len(lab.Dims), lab.Dims)
+	}
+	if img.Dims[0] != lab.Dims[0] {
+		return nil, fmt.Errorf("dataset: %s has %d images but %s has %d labels", imagesPath, img.Dims[0], labelsPath, lab.Dims[0])
+	}
+	n, h, w := img.Dims[0], img.Dims[1], img.Dims[2]
+	out := &Images{N: n, Height: h, Width: w, Channels: 1, Pixels: make([]float64, len(img.Data)), Labels: make([]int, n), Classes: classes}
+	for i, b := range img.Data {
+		out.Pixels[i] = float64(b) / 255
+	}
+	for i, b := range lab.Data {
+		if int(b) >= classes {
+			return nil, fmt.Errorf("dataset: %s: label %d of item %d is out of range [0, %d)", labelsPath, b, i, classes)
+		}
+		out.Labels[i] = int(b)
+	}
+	return out, nil
+}
+
+// FashionMNISTDir is where Debian's dataset-fashion-mnist package installs
+// the data set.
+const FashionMNISTDir = "/usr/share/datasets/fashion-mnist"
+
+// LoadFashionMNIST reads the Fashion-MNIST training and test sets from dir,
+// which holds the four files train-images-idx3-ubyte[.gz],
+// train-labels-idx1-ubyte[.gz], t10k-images-idx3-ubyte[.gz] and
+// t10k-labels-idx1-ubyte[.gz] (as installed by `apt-get install
+// dataset-fashion-mnist` under FashionMNISTDir).
+func LoadFashionMNIST(dir string) (train, test *Images, err error) {
+	find := func(base string) (string, error) {
+		for _, p := range []string{base + ".gz", base} {
+			if fileExists(filepath.Join(dir, p)) {
+				return filepath.Join(dir, p), nil
+			}
+		}
+		return "", fmt.Errorf("dataset: %s not found in %s (install Debian's dataset-fashion-mnist or pass the directory holding the IDX files)", base, dir)
+	}
+	var paths [4]string
+	for i, base := range []string{"train-images-idx3-ubyte", "train-labels-idx1-ubyte", "t10k-images-idx3-ubyte", "t10k-labels-idx1-ubyte"} {
+		if paths[i], err = find(base); err != nil {
+			return nil, nil, err
+		}
+	}
+	if train, err = LoadIDX(paths[0], paths[1], 10); err != nil {
+		return nil, nil, err
+	}
+	if test, err = LoadIDX(paths[2], paths[3], 10); err != nil {
+		return nil, nil, err
+	}
+	return train, test, nil
+}

@@ -1,0 +1,623 @@
+package convgp
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/solvegp/solvegp/gp"
+	"github.com/solvegp/solvegp/gp/kernel"
+	"github.com/solvegp/solvegp/gp/likelihood"
+	"github.com/solvegp/solvegp/gp/transform"
+	"github.com/solvegp/solvegp/patches"
+)
+
+// Hidden describes a hidden layer of a deep convolutional GP: Channels
+// independent patch-response GPs g_c (sharing an RBF kernel and inducing
+// patches) map every patch x[p] of the layer's input feature map to the
+// output feature map h[p, c] = g_c(x[p]).
+type Hidden struct {
+	PatchHeight, PatchWidth int
+	Stride                  int // 0 means 1
+	Channels                int // output channels (≥ 2)
+	M, M2                   int // inducing and orthogonal inducing patches (M2 = 0 for SVGP)
+}
+
+// Output describes the output layer: a convolutional (or TICK) GP with one
+// latent function per class on the last feature map.
+type Output struct {
+	PatchHeight, PatchWidth int
+	Stride                  int // 0 means 1
+	M, M2                   int
+	TICK                    bool
+}
+
+// DeepConfig describes a (deep) convolutional GP classifier. With no hidden
+// layers it is the single-layer convolutional GP.
+type DeepConfig struct {
+	Height, Width, Channels int // input images (NHWC, one row per image)
+	Classes                 int // ≥ 2; RobustMax likelihood
+
+	Hidden []Hidden
+	Output Output
+
+	// Kind is gp.SVGP or gp.SOLVEGP for every layer (M2 > 0 is required
+	// for SOLVE-GP and ignored for SVGP).
+	Kind gp.Kind
+	// Whiten selects the whitened parameterization in every layer (the
+	// paper whitens single-layer models only).
+	Whiten bool
+
+	// Variance and Lengthscale initialize every patch kernel (paper: 5, 5);
+	// LocLengthscale the TICK location kernel (paper: 3). Zero means the
+	// paper's value.
+	Variance, Lengthscale, LocLengthscale float64
+
+	// Epsilon is the RobustMax error rate ε in (0, 1); zero means
+	// likelihood.DefaultEpsilon.
+	Epsilon float64
+
+	// LinearMean gives every hidden layer a learnable linear mean
+	// function, h[p] = Wᵀx[p] + g(x[p]) with W (PatchLen × Channels)
+	// initialized to the random Glorot-uniform filters whose projections
+	// initialize the next layer's inducing patches (Salimbeni & Deisenroth
+	// 2017 use a linear mean in hidden layers so that a deep GP starts
+	// close to a deterministic map of its inputs). Without it hidden layers
+	// have zero mean, as in the paper.
+	LinearMean bool
+	// HiddenVariance initializes the hidden layers' patch-kernel variance
+	// (zero: Variance).
+	HiddenVariance float64
+	// HiddenInitVar, if positive, starts the hidden layers' q(u) (and
+	// q(v⊥)) with covariance HiddenInitVar·I and zero mean instead of the
+	// prior (Salimbeni & Deisenroth 2017: 1e-5), so that the sampled
+	// feature maps start with little noise.
+	HiddenInitVar float64
+
+	// Init controls the k-means initialization of the inducing patches.
+	Init InitOptions
+	// Seed seeds the Monte Carlo samples propagated through the layers.
+	Seed uint64
+	// Threads bounds the goroutines of each layer's linear algebra and
+	// kernels (0: GOMAXPROCS).
+	Threads int
+}
+
+type hiddenLayer struct {
+	geom  *patches.Geometry
+	model *gp.Model
+	c     int
+	// w (PatchLen × c, row-major) is the linear mean function's matrix
+	// (nil without one); its parameters follow the model's in the flat
+	// vector.
+	w []float64
+	// per-evaluation buffers
+	cols           *mat.Dense
+	mu, vr, eps, f []float64
+	dcols          *mat.Dense
+}
+
+// Deep is a deep convolutional GP classifier trained by doubly stochastic
+// variational inference (Salimbeni & Deisenroth 2017): one sample of every
+// hidden feature map is propagated through the layers per evaluation,
+// sampling each patch response from its marginal (correlations between
+// patches are ignored, as in the paper). It implements train.Model: its flat
+// parameter vector is the concatenation of the layers' vectors, input layer
+// first and the output layer last.
+type Deep struct {
+	cfg    DeepConfig
+	hidden []*hiddenLayer
+	out    *gp.Model
+	kern   *Kernel
+	lik    *likelihood.RobustMax
+	offs   []int // start of each layer's parameters; len(hidden)+2
+	rng    *rand.Rand
+	outIn  int // length of the output layer's input rows
+	hbuf   *mat.Dense
+	dh     *mat.Dense
+	mu, vr []float64
+	dmu    []float64
+	dvr    []float64
+}
+
+// NewDeep builds a deep convolutional GP for cfg and initializes its
+// inducing patches from the images x (n × Height·Width·Channels): the input
+// layer's by k-means on patches of x, deeper layers' on patches of the
+// projections of x through random Glorot-uniform filters (see InitInducing).
+// TICK locations are drawn uniformly over the output grid. Variational
+// distributions start at their priors.
+func NewDeep(x *mat.Dense, cfg DeepConfig) (*Deep, error) {
+	if cfg.Height < 1 || cfg.Width < 1 || cfg.Channels < 1 || cfg.Classes < 2 {
+		return nil, fmt.Errorf("%w: images %d×%d×%d, %d classes", ErrConfig, cfg.Height, cfg.Width, cfg.Channels, cfg.Classes)
+	}
+	if cfg.Kind != gp.SVGP && cfg.Kind != gp.SOLVEGP {
+		return nil, fmt.Errorf("%w: kind %v (want SVGP or SOLVE-GP)", ErrConfig, cfg.Kind)
+	}
+	if x == nil {
+		return nil, fmt.Errorf("%w: no images for initialization", ErrConfig)
+	}
+	if _, c := x.Dims(); c != cfg.Height*cfg.Width*cfg.Channels {
+		return nil, fmt.Errorf("%w: images have %d values, want %d", ErrConfig, c, cfg.Height*cfg.Width*cfg.Channels)
+	}
+	if cfg.Variance == 0 {
+		cfg.Variance = 5
+	}
+	if cfg.Lengthscale == 0 {
+		cfg.Lengthscale = 5
+	}
+	if cfg.LocLengthscale == 0 {
+		cfg.LocLengthscale = 3
+	}
+	if cfg.HiddenVariance == 0 {
+		cfg.HiddenVariance = cfg.Variance
+	}
+	for _, v := range []float64{cfg.Variance, cfg.Lengthscale, cfg.LocLengthscale, cfg.HiddenVariance} {
+		if !(v > 0) || math.IsInf(v, 0) {
+			return nil, fmt.Errorf("%w: kernel parameter %v", ErrConfig, v)
+		}
+	}
+	if !(cfg.HiddenInitVar >= 0) || math.IsInf(cfg.HiddenInitVar, 0) {
+		return nil, fmt.Errorf("%w: hidden initial variance %v", ErrConfig, cfg.HiddenInitVar)
+	}
+	m2of := func(m2 int) int {
+		if cfg.Kind == gp.SVGP {
+			return 0
+		}
+		return m2
+	}
+	opts := []gp.Option{gp.WithWhitening(cfg.Whiten), gp.WithThreads(cfg.Threads), gp.WithSeed(cfg.Seed + 11)}
+	d := &Deep{cfg: cfg, rng: rand.New(rand.NewPCG(cfg.Seed, cfg.Seed^0xda942042e4dd58b5))}
+	grng := rand.New(rand.NewPCG(cfg.Init.Seed^0x3c6ef372fe94f82b, 17))
+	H, W, C := cfg.Height, cfg.Width, cfg.Channels
+	proj := x // images projected to the current layer (for initialization)
+	for i, hs := range cfg.Hidden {
+		if hs.Channels < 2 || hs.M < 1 || (cfg.Kind == gp.SOLVEGP && hs.M2 < 1) {
+			return nil, fmt.Errorf("%w: hidden layer %d: %d channels, M = %d, M2 = %d", ErrConfig, i, hs.Channels, hs.M, hs.M2)
+		}
+		g, err := patches.New(patches.Config{Height: H, Width: W, Channels: C, PatchHeight: hs.PatchHeight,
+			PatchWidth: hs.PatchWidth, StrideH: hs.Stride, StrideW: hs.Stride, Workers: cfg.Threads})
+		if err != nil {
+			return nil, fmt.Errorf("convgp: hidden layer %d: %w", i, err)
+		}
+		pk, err := kernel.NewRBF(g.PatchLen(), cfg.Lengthscale, cfg.HiddenVariance)
+		if err != nil {
+			return nil, err
+		}
+		z, o, err := initPatches(proj, g, hs.M, m2of(hs.M2), cfg.Init)
+		if err != nil {
+			return nil, fmt.Errorf("convgp: hidden layer %d: %w", i, err)
+		}
+		carrier, err := likelihood.NewSoftmax(hs.Channels)
+		if err != nil {
+			return nil, err
+		}
+		var mod *gp.Model
+		if cfg.Kind == gp.SVGP {
+			mod, err = gp.NewSVGP(pk, carrier, z, opts...)
+		} else {
+			mod, err = gp.NewSOLVEGP(pk, carrier, z, o, opts...)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("convgp: hidden layer %d: %w", i, err)
+		}
+		if cfg.HiddenInitVar > 0 {
+			if err := setInitialCov(mod, cfg.HiddenInitVar); err != nil {
+				return nil, fmt.Errorf("convgp: hidden layer %d: %w", i, err)
+			}
+		}
+		w := glorotFilters(g, hs.Channels, grng)
+		hl := &hiddenLayer{geom: g, model: mod, c: hs.Channels}
+		if cfg.LinearMean {
+			hl.w = append([]float64(nil), w...)
+		}
+		d.hidden = append(d.hidden, hl)
+		proj, err = glorotProject(proj, g, w, hs.Channels, grng, cfg.Init)
+		if err != nil {
+			return nil, err
+		}
+		H, W, C = g.OutHeight(), g.OutWidth(), hs.Channels
+	}
+	os := cfg.Output
+	if os.M < 1 || (cfg.Kind == gp.SOLVEGP && os.M2 < 1) {
+		return nil, fmt.Errorf("%w: output layer: M = %d, M2 = %d", ErrConfig, os.M, os.M2)
+	}
+	k, err := New(Config{Patches: patches.Config{Height: H, Width: W, Channels: C, PatchHeight: os.PatchHeight,
+		PatchWidth: os.PatchWidth, StrideH: os.Stride, StrideW: os.Stride},
+		Variance: cfg.Variance, Lengthscale: cfg.Lengthscale, TICK: os.TICK, LocLengthscale: cfg.LocLengthscale,
+		Workers: cfg.Threads})
+	if err != nil {
+		return nil, err
+	}
+	z, o, err := InitInducing(proj, k, os.M, m2of(os.M2), cfg.Init)
+	if err != nil {
+		return nil, err
+	}
+	var likOpts []likelihood.Option
+	if cfg.Epsilon != 0 {
+		likOpts = append(likOpts, likelihood.Epsilon(cfg.Epsilon))
+	}
+	lik, err := likelihood.NewRobustMax(cfg.Classes, likOpts...)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
+	}
+	if cfg.Kind == gp.SVGP {
+		d.out, err = gp.NewSVGP(k, lik, z, opts...)
+	} else {
+		d.out, err = gp.NewSOLVEGP(k, lik, z, o, opts...)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("convgp: output layer: %w", err)
+	}
+	d.kern, d.lik, d.outIn = k, lik, H*W*C
+	off := 0
+	for _, h := range d.hidden {
+		d.offs = append(d.offs, off)
+		off += h.model.NumParams() + len(h.w)
+	}
+	d.offs = append(d.offs, off, off+d.out.NumParams())
+	return d, nil
+}
+
+// initPatches runs k-means on patches of the images x for a plain patch
+// kernel (no locations).
+func initPatches(x *mat.Dense, g *patches.Geometry, m, m2 int, opts InitOptions) (z, o *mat.Dense, err error) {
+	return initFromGeom(x, g, false, m, m2, opts)
+}
+
+// setInitialCov sets the variational covariances of every latent function
+// of mod (q(u), and q(v⊥) for SOLVE-GP) to v·I.
+func setInitialCov(mod *gp.Model, v float64) error {
+	p := make([]float64, mod.NumParams())
+	mod.Params(p)
+	lay := mod.Layout()
+	_, m, m2, _ := mod.Dims()
+	diag := transform.InvSoftplus(math.Sqrt(v))
+	set := func(off, n int) {
+		for i := 0; i < n; i++ {
+			row := p[off+i*(i+1)/2 : off+i*(i+1)/2+i+1]
+			clear(row)
+			row[i] = diag
+		}
+	}
+	for l := range lay.LU {
+		set(lay.LU[l], m)
+		if lay.LV != nil && lay.LV[l] >= 0 {
+			set(lay.LV[l], m2)
+		}
+	}
+	return mod.SetParams(p)
+}
+
+// glorotFilters draws Glorot-uniform filters (PatchLen × c, row-major) for
+// the patches of g.
+func glorotFilters(g *patches.Geometry, c int, rng *rand.Rand) []float64 {
+	dl := g.PatchLen()
+	fanIn, fanOut := float64(dl), float64(dl/g.Config().Channels*c)
+	lim := math.Sqrt(6 / (fanIn + fanOut))
+	w := make([]float64, dl*c)
+	for i := range w {
+		w[i] = (2*rng.Float64() - 1) * lim
+	}
+	return w
+}
+
+// glorotProject convolves (at most opts.Images of) the images x with the
+// filters w (PatchLen × c) to get the next layer's initialization inputs.
+func glorotProject(x *mat.Dense, g *patches.Geometry, w []float64, c int, rng *rand.Rand, opts InitOptions) (*mat.Dense, error) {
+	n, _ := x.Dims()
+	ni := opts.Images
+	if ni <= 0 {
+		ni = 1000
+	}
+	ni = min(ni, n)
+	idx := rng.Perm(n)[:ni]
+	P, dl := g.NumPatches(), g.PatchLen()
+	out := mat.NewDense(ni, P*c, nil)
+	cols := make([]float64, P*dl)
+	L := g.ImageLen()
+	for i, r := range idx {
+		if err := g.Im2Col(cols, x.RawRowView(r)[:L], 1); err != nil {
+			return nil, err
+		}
+		gemm(false, false, P, c, dl, 1, cols, dl, w, c, 0, out.RawRowView(i), c)
+	}
+	return out, nil
+}
+
+// NumLayers returns the number of layers (hidden layers + 1).
+func (d *Deep) NumLayers() int { return len(d.hidden) + 1 }
+
+// Output returns the output layer's model and its convolutional kernel.
+func (d *Deep) Output() (*gp.Model, *Kernel) { return d.out, d.kern }
+
+// Layer returns the model of hidden layer i.
+func (d *Deep) Layer(i int) *gp.Model { return d.hidden[i].model }
+
+// NumParams returns the length of the flat parameter vector.
+func (d *Deep) NumParams() int { return d.offs[len(d.offs)-1] }
+
+// Params copies all layers' parameters into dst.
+func (d *Deep) Params(dst []float64) {
+	for i, h := range d.hidden {
+		np := h.model.NumParams()
+		h.model.Params(dst[d.offs[i] : d.offs[i]+np])
+		copy(dst[d.offs[i]+np:d.offs[i+1]], h.w)
+	}
+	n := len(d.hidden)
+	d.out.Params(dst[d.offs[n]:d.offs[n+1]])
+}
+
+// SetParams sets all layers' parameters; on error the model is unchanged.
+func (d *Deep) SetParams(src []float64) error {
+	if len(src) != d.NumParams() {
+		return fmt.Errorf("%w: %d parameters, want %d", ErrConfig, len(src), d.NumParams())
+	}
+	for _, v := range src {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return fmt.Errorf("%w: parameter %v", ErrConfig, v)
+		}
+	}
+	old := make([]float64, d.NumParams())
+	d.Params(old)
+	n := len(d.hidden)
+	for i := 0; i <= n; i++ {
+		m := d.out
+		end := d.offs[i+1]
+		if i < n {
+			m = d.hidden[i].model
+			end = d.offs[i] + m.NumParams()
+		}
+		if err := m.SetParams(src[d.offs[i]:end]); err != nil {
+			for j := 0; j < i; j++ {
+				_ = d.hidden[j].model.SetParams(old[d.offs[j] : d.offs[j]+d.hidden[j].model.NumParams()])
+			}
+			return err
+		}
+	}
+	for i, h := range d.hidden {
+		copy(h.w, src[d.offs[i]+h.model.NumParams():d.offs[i+1]])
+	}
+	return nil
+}
+
+// propagate draws one sample of every hidden feature map for the images x
+// and returns the output layer's input (n × outIn) and its KL terms.
+func (d *Deep) propagate(x *mat.Dense, rng *rand.Rand) (*mat.Dense, float64, error) {
+	n, _ := x.Dims()
+	h := x
+	kl := 0.0
+	for i, l := range d.hidden {
+		P, dl := l.geom.NumPatches(), l.geom.PatchLen()
+		if r, _ := dimsOr(l.cols); r != n*P {
+			l.cols = mat.NewDense(n*P, dl, nil)
+		}
+		hin := h.RawMatrix()
+		var src []float64
+		if hin.Stride == l.geom.ImageLen() {
+			src = hin.Data[:n*hin.Stride]
+		} else {
+			src = mat.DenseCopyOf(h).RawMatrix().Data
+		}
+		if err := l.geom.Im2Col(l.cols.RawMatrix().Data, src, n); err != nil {
+			return nil, 0, err
+		}
+		sz := n * P * l.c
+		l.mu, l.vr, l.eps, l.f = growF(l.mu, sz), growF(l.vr, sz), growF(l.eps, sz), growF(l.f, sz)
+		ku, kv, err := l.model.Forward(l.cols, l.mu, l.vr)
+		if err != nil {
+			return nil, 0, fmt.Errorf("convgp: layer %d: %w", i, err)
+		}
+		kl += ku + kv
+		for j := range l.eps {
+			l.eps[j] = rng.NormFloat64()
+		}
+		gp.SampleMarginals(l.f, l.mu, l.vr, l.eps)
+		if l.w != nil {
+			// Linear mean function: f += cols · W.
+			gemm(false, false, n*P, l.c, dl, 1, l.cols.RawMatrix().Data, dl, l.w, l.c, 1, l.f, l.c)
+		}
+		h = mat.NewDense(n, P*l.c, l.f)
+	}
+	return h, kl, nil
+}
+
+func dimsOr(m *mat.Dense) (int, int) {
+	if m == nil {
+		return -1, -1
+	}
+	return m.Dims()
+}
+
+func growF(s []float64, n int) []float64 {
+	if cap(s) < n {
+		return make([]float64, n)
+	}
+	return s[:n]
+}
+
+// Objective returns the doubly stochastic ELBO estimate on the batch (x, y)
+// of a data set of nTotal images, (nTotal/n)·Σ E[log p(y|f)] − Σ KL, from one
+// sample of the hidden feature maps, and writes its gradient into grad.
+func (d *Deep) Objective(x *mat.Dense, y []float64, nTotal int, grad []float64) (float64, error) {
+	n, c := x.Dims()
+	if n < 1 || c != d.cfg.Height*d.cfg.Width*d.cfg.Channels || len(y) != n {
+		return 0, fmt.Errorf("%w: batch %d×%d with %d labels", ErrConfig, n, c, len(y))
+	}
+	if nTotal < 1 {
+		return 0, fmt.Errorf("%w: nTotal = %d", ErrConfig, nTotal)
+	}
+	if grad != nil && len(grad) != d.NumParams() {
+		return 0, fmt.Errorf("%w: gradient length %d, want %d", ErrConfig, len(grad), d.NumParams())
+	}
+	h, kl, err := d.propagate(x, d.rng)
+	if err != nil {
+		return 0, err
+	}
+	C := d.cfg.Classes
+	d.mu, d.vr = growF(d.mu, n*C), growF(d.vr, n*C)
+	ku, kv, err := d.out.Forward(h, d.mu, d.vr)
+	if err != nil {
+		return 0, fmt.Errorf("convgp: output layer: %w", err)
+	}
+	kl += ku + kv
+	d.dmu, d.dvr = growF(d.dmu, n*C), growF(d.dvr, n*C)
+	var dmu, dvr []float64
+	if grad != nil {
+		dmu, dvr = d.dmu, d.dvr
+	}
+	ell := d.lik.ExpectedLogLik(y, d.mu, d.vr, dmu, dvr, nil, d.rng)
+	scale := float64(nTotal) / float64(n)
+	obj := scale*ell - kl
+	if math.IsNaN(obj) || math.IsInf(obj, 0) {
+		return obj, errors.New("convgp: objective is not finite")
+	}
+	if grad == nil {
+		return obj, nil
+	}
+	for i := range dmu {
+		dmu[i] *= scale
+		dvr[i] *= scale
+	}
+	L := len(d.hidden)
+	var dh *mat.Dense
+	if L > 0 {
+		if r, _ := dimsOr(d.dh); r != n {
+			d.dh = mat.NewDense(n, d.outIn, nil)
+		}
+		dh = d.dh
+		dh.Zero()
+	}
+	if err := d.out.Backward(dmu, dvr, -1, grad[d.offs[L]:d.offs[L+1]], dh); err != nil {
+		return 0, err
+	}
+	for i := L - 1; i >= 0; i-- {
+		l := d.hidden[i]
+		sz := len(l.f)
+		ldmu, ldvr := make([]float64, sz), make([]float64, sz)
+		gp.SampleMarginalsGrad(ldmu, ldvr, dh.RawMatrix().Data[:sz], l.vr, l.eps)
+		var dcols *mat.Dense
+		if i > 0 {
+			r, cc := l.cols.Dims()
+			if rr, _ := dimsOr(l.dcols); rr != r {
+				l.dcols = mat.NewDense(r, cc, nil)
+			}
+			dcols = l.dcols
+			dcols.Zero()
+		}
+		np := l.model.NumParams()
+		if err := l.model.Backward(ldmu, ldvr, -1, grad[d.offs[i]:d.offs[i]+np], dcols); err != nil {
+			return 0, fmt.Errorf("convgp: layer %d: %w", i, err)
+		}
+		if l.w != nil {
+			// f = … + cols·W: dW = colsᵀ·dF, dcols += dF·Wᵀ.
+			P, dl := l.geom.NumPatches(), l.geom.PatchLen()
+			df := dh.RawMatrix().Data[:sz]
+			cols := l.cols.RawMatrix().Data
+			gemm(true, false, dl, l.c, n*P, 1, cols, dl, df, l.c, 1, grad[d.offs[i]+np:d.offs[i+1]], l.c)
+			if dcols != nil {
+				gemm(false, true, n*P, dl, l.c, 1, df, l.c, l.w, l.c, 1, dcols.RawMatrix().Data, dl)
+			}
+		}
+		if i > 0 {
+			prev := d.hidden[i-1]
+			nd := mat.NewDense(n, prev.geom.NumPatches()*prev.c, nil)
+			if err := l.geom.Col2Im(nd.RawMatrix().Data, dcols.RawMatrix().Data, n); err != nil {
+				return 0, err
+			}
+			dh = nd
+		}
+	}
+	return obj, nil
+}
+
+// Predict returns the predictive class probabilities (n × Classes) of the
+// images x, averaged over `samples` draws of the hidden feature maps (one
+// draw suffices for a single-layer model, whose probabilities are exact up
+// to the likelihood's quadrature), computed in batches of `batch` images.
+func (d *Deep) Predict(x *mat.Dense, samples, batch int) (*mat.Dense, error) {
+	if x == nil {
+		return nil, fmt.Errorf("%w: nil images", ErrConfig)
+	}
+	n, c := x.Dims()
+	if n < 1 || c != d.cfg.Height*d.cfg.Width*d.cfg.Channels {
+		return nil, fmt.Errorf("%w: images are %d×%d, want n×%d", ErrConfig, n, c, d.cfg.Height*d.cfg.Width*d.cfg.Channels)
+	}
+	if samples < 1 || len(d.hidden) == 0 {
+		samples = 1
+	}
+	if batch < 1 {
+		batch = 256
+	}
+	pred, err := d.out.Predictor(batch)
+	if err != nil {
+		return nil, err
+	}
+	rng := rand.New(rand.NewPCG(d.cfg.Seed^0x1234567, 99))
+	C := d.cfg.Classes
+	probs := mat.NewDense(n, C, nil)
+	for i0 := 0; i0 < n; i0 += batch {
+		nb := min(batch, n-i0)
+		xb := x.Slice(i0, i0+nb, 0, c).(*mat.Dense)
+		for s := 0; s < samples; s++ {
+			h := xb
+			if len(d.hidden) > 0 {
+				h, _, err = d.propagate(xb, rng)
+				if err != nil {
+					return nil, err
+				}
+			}
+			pm, _, err := pred.PredictY(h)
+			if err != nil {
+				return nil, err
+			}
+			for j := 0; j < nb; j++ {
+				row := probs.RawRowView(i0 + j)
+				for k := range row {
+					row[k] += pm.At(j, k) / float64(samples)
+				}
+			}
+		}
+	}
+	return probs, nil
+}
+
+// Evaluate returns the classification accuracy and the mean log predictive
+// density of the labels y of the images x under Predict's class
+// probabilities.
+func (d *Deep) Evaluate(x *mat.Dense, y []float64, samples, batch int) (acc, meanLL float64, err error) {
+	if x == nil {
+		return 0, 0, fmt.Errorf("%w: nil images", ErrConfig)
+	}
+	n, _ := x.Dims()
+	if n != len(y) || n < 1 {
+		return 0, 0, fmt.Errorf("%w: %d images, %d labels", ErrConfig, n, len(y))
+	}
+	C := d.cfg.Classes
+	for _, v := range y {
+		if v != math.Trunc(v) || v < 0 || v >= float64(C) {
+			return 0, 0, fmt.Errorf("%w: label %v outside 0..%d", ErrConfig, v, C-1)
+		}
+	}
+	probs, err := d.Predict(x, samples, batch)
+	if err != nil {
+		return 0, 0, err
+	}
+	correct, sumLL := 0, 0.0
+	for j := 0; j < n; j++ {
+		row := probs.RawRowView(j)
+		best := 0
+		for c := range row {
+			if row[c] > row[best] {
+				best = c
+			}
+		}
+		if best == int(y[j]) {
+			correct++
+		}
+		sumLL += math.Log(math.Max(row[int(y[j])], 1e-300))
+	}
+	return float64(correct) / float64(n), sumLL / float64(n), nil
+}

@@ -1,0 +1,414 @@
+package convgp
+
+import (
+	"math"
+
+	gblas "gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/solvegp/solvegp/gp/transform"
+)
+
+// ---------------------------------------------------------------------------
+// image variances
+//
+// The variance of image x is Σ_{p,q} w_p w_q k_l(l_p, l_q) k_g(x[p], x[q]).
+// Images often repeat patches (a uniform background gives many identical
+// patches), and k_g only depends on the patch values, so the patches of an
+// image are first grouped into its nu distinct patches u_a (exactly equal
+// values; rep[p] = a): then only nu(nu−1)/2 exponentials are needed, and
+// with F_pb = Σ_{q: rep q = b} w_q k_l(l_p, l_q) and C_ab = Σ_{p: rep p = a}
+// w_p F_pb the variance is Σ_ab C_ab k_g(u_a, u_b). Building F and C takes
+// P² + P·nu additions, cheap next to an exponential.
+//
+// The variance of one image is a scalar, so its gradient with respect to
+// every parameter and pixel is the adjoint dDiag[n] times a fixed vector:
+// the pieces of image n (see diagEntry). DiagGrad forms the pieces and
+// scales them. Since a training step calls Diag and then DiagGrad on the
+// same images with the same parameters, Diag computes the pieces too once a
+// DiagGrad has been seen, and keeps the last batch's pieces (with a copy of
+// its images and the parameter generation) so that DiagGrad only scales
+// them; on any mismatch DiagGrad recomputes them with the same code, so
+// results do not depend on whether the cache was used.
+
+// diagEntry holds the gradient pieces of Diag for a batch of n images:
+// with v_n = Diag(x)_n,
+//
+//	sv[n] = v_n = Σ_ab C_ab k_ab          (∂v_n/∂log σ²)
+//	sl[n] = Σ_ab C_ab k_ab r²_ab          (ℓ³ ∂v_n/∂ℓ)
+//	so[n] = Σ_ab C'_ab k_ab               (∂v_n/∂ℓ_loc, TICK)
+//	gw[n·P + p] = ∂v_n/∂(P·w_p)           (if the weights are learned)
+//	gx[n·L + i] = ∂v_n/∂x_n,i             (if hasX)
+type diagEntry struct {
+	gen        uint64
+	n          int
+	x          []float64
+	hasX, used bool
+	sv, sl, so []float64
+	gw, gx     []float64
+}
+
+// matches reports whether e holds the pieces of images x (n × L) for the
+// parameter generation gen, with the pixel gradients if needX.
+func (e *diagEntry) matches(gen uint64, x []float64, n int, needX bool) bool {
+	return e != nil && e.gen == gen && e.n == n && (e.hasX || !needX) && equalBits(e.x, x)
+}
+
+// diagState is the cache of the last batch's pieces. An entry is only
+// written by the call that took it out of the state (entry or spare), so
+// concurrent calls never share one.
+type diagState struct {
+	entry *diagEntry
+	spare *diagEntry
+	// wantPieces makes Diag compute the pieces (a DiagGrad followed an
+	// earlier Diag); wantX makes it include the pixel gradients.
+	wantPieces, wantX bool
+}
+
+// dedupe groups the patches s.xp (P×d) of one image into distinct patches:
+// s.rep[p] is the group of patch p, s.xu (nu×d) holds one patch per group
+// and s.xun their squared norms. It returns nu.
+func (s *scratch) dedupe(P, d int) int {
+	if s.seen == nil {
+		s.seen = make(map[uint64][]int32)
+	}
+	clear(s.seen)
+	s.rep = growI(s.rep, P)
+	s.xu = grow(s.xu, P*d)[:0]
+	nu := 0
+	for p := 0; p < P; p++ {
+		row := s.xp[p*d : p*d+d]
+		h := uint64(14695981039346656037)
+		for _, v := range row {
+			h ^= math.Float64bits(v)
+			h *= 1099511628211
+		}
+		found := -1
+		for _, a := range s.seen[h] {
+			if equalBits(s.xu[int(a)*d:int(a)*d+d], row) {
+				found = int(a)
+				break
+			}
+		}
+		if found < 0 {
+			found = nu
+			s.seen[h] = append(s.seen[h], int32(nu))
+			s.xu = append(s.xu, row...)
+			nu++
+		}
+		s.rep[p] = found
+	}
+	s.xun = grow(s.xun, nu)
+	sqNorms(s.xun, s.xu, d)
+	return nu
+}
+
+func equalBits(a, b []float64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if math.Float64bits(a[i]) != math.Float64bits(b[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+func growI(s []int, n int) []int {
+	if cap(s) < n {
+		return make([]int, n)
+	}
+	return s[:n]
+}
+
+// uniqueGram fills s.ku (nu×nu, symmetric) with k_g among the distinct
+// patches and, if r2 is set, s.r2 with their squared distances.
+func (k *Kernel) uniqueGram(s *scratch, nu, d int, r2 bool) {
+	s.ku = grow(s.ku, nu*nu)
+	serial.Dsyrk(gblas.Upper, gblas.NoTrans, nu, d, 1, s.xu, d, 0, s.ku, nu)
+	if r2 {
+		s.r2 = grow(s.r2, nu*nu)
+	}
+	c := -0.5 / (k.ell * k.ell)
+	for a := 0; a < nu; a++ {
+		s.ku[a*nu+a] = k.variance
+		if r2 {
+			s.r2[a*nu+a] = 0
+		}
+		for b := a + 1; b < nu; b++ {
+			d2 := math.Max(s.xun[a]+s.xun[b]-2*s.ku[a*nu+b], 0)
+			v := k.variance * math.Exp(c*d2)
+			s.ku[a*nu+b], s.ku[b*nu+a] = v, v
+			if r2 {
+				s.r2[a*nu+b], s.r2[b*nu+a] = d2, d2
+			}
+		}
+	}
+}
+
+// groupWeights fills f (P×nu) with F_pb = Σ_{q: rep q = b} w_q t_pq, where t
+// is the P×P location table (nil: all ones), and c (nu×nu) with C_ab =
+// Σ_{p: rep p = a} w_p F_pb. If dt is not nil it fills df and dc the same
+// way from the table dt.
+func (k *Kernel) groupWeights(f, c, t, df, dc, dt []float64, rep []int, nu int) {
+	P := len(rep)
+	clear(f[:P*nu])
+	clear(c[:nu*nu])
+	if dt != nil {
+		clear(df[:P*nu])
+		clear(dc[:nu*nu])
+	}
+	for p := 0; p < P; p++ {
+		fr := f[p*nu : p*nu+nu]
+		wp := k.w[p]
+		switch {
+		case t == nil:
+			for q, b := range rep {
+				fr[b] += k.w[q]
+			}
+		case dt == nil:
+			tr := t[p*P : p*P+P]
+			for q, b := range rep {
+				fr[b] += k.w[q] * tr[q]
+			}
+		default:
+			tr, dtr := t[p*P:p*P+P], dt[p*P:p*P+P]
+			dfr := df[p*nu : p*nu+nu]
+			for q, b := range rep {
+				wq := k.w[q]
+				fr[b] += wq * tr[q]
+				dfr[b] += wq * dtr[q]
+			}
+			dcr := dc[rep[p]*nu : rep[p]*nu+nu]
+			for b, v := range dfr {
+				dcr[b] += wp * v
+			}
+		}
+		cr := c[rep[p]*nu : rep[p]*nu+nu]
+		for b, v := range fr {
+			cr[b] += wp * v
+		}
+	}
+}
+
+func (k *Kernel) locTable() []float64 {
+	if k.tick {
+		return k.klocPP
+	}
+	return nil
+}
+
+// Diag sets dst[n] to the prior variance k_ff(x_n, x_n) of image n.
+func (k *Kernel) Diag(dst []float64, x mat.Matrix) {
+	xd, N, xc := rawOf(x)
+	if xc != k.Dim() || len(dst) != N {
+		panic(mat.ErrShape)
+	}
+	k.dmu.Lock()
+	pieces, needX := k.dstate.wantPieces, k.dstate.wantX
+	if e := k.dstate.entry; pieces && e != nil && !e.used {
+		// The last pieces were never used: stop computing them until
+		// the next DiagGrad asks.
+		k.dstate.wantPieces, pieces = false, false
+	}
+	var e *diagEntry
+	if pieces {
+		e, k.dstate.spare = k.dstate.spare, nil
+	}
+	k.dmu.Unlock()
+	if pieces {
+		e = k.diagPieces(e, xd, N, needX)
+		copy(dst, e.sv)
+		k.dmu.Lock()
+		if k.dstate.entry != nil {
+			k.dstate.spare = k.dstate.entry
+		}
+		k.dstate.entry = e
+		k.dmu.Unlock()
+		return
+	}
+	P, d := k.geom.NumPatches(), k.geom.PatchLen()
+	k.parallel(N, func(_, lo, hi int) {
+		s := k.getScratch()
+		defer k.pool.Put(s)
+		for n := lo; n < hi; n++ {
+			k.patchesOf(s, xd, n)
+			nu := s.dedupe(P, d)
+			k.uniqueGram(s, nu, d, false)
+			s.f = grow(s.f, P*nu)
+			s.c = grow(s.c, nu*nu)
+			k.groupWeights(s.f, s.c, k.locTable(), nil, nil, nil, s.rep, nu)
+			sum := 0.0
+			for i, v := range s.c[:nu*nu] {
+				sum += v * s.ku[i]
+			}
+			dst[n] = sum
+		}
+	})
+}
+
+// diagPieces fills e (allocated or grown as needed) with the pieces of the
+// images xd (N × L) for the current parameters, including the pixel
+// gradients if needX, and returns it.
+func (k *Kernel) diagPieces(e *diagEntry, xd []float64, N int, needX bool) *diagEntry {
+	if e == nil {
+		e = new(diagEntry)
+	}
+	P, d, L := k.geom.NumPatches(), k.geom.PatchLen(), k.geom.ImageLen()
+	e.gen, e.n, e.hasX, e.used = k.gen, N, needX, false
+	e.x = append(e.x[:0], xd[:N*L]...)
+	e.sv, e.sl = grow(e.sv, N), grow(e.sl, N)
+	if k.tick {
+		e.so = grow(e.so, N)
+	}
+	if k.learnW {
+		e.gw = grow(e.gw, N*P)
+	}
+	if needX {
+		e.gx = grow(e.gx, N*L)
+	}
+	ell2 := k.ell * k.ell
+	k.parallel(N, func(_, lo, hi int) {
+		s := k.getScratch()
+		defer k.pool.Put(s)
+		for n := lo; n < hi; n++ {
+			k.patchesOf(s, xd, n)
+			nu := s.dedupe(P, d)
+			k.uniqueGram(s, nu, d, true)
+			s.f = grow(s.f, P*nu)
+			s.c = grow(s.c, nu*nu)
+			if k.tick {
+				s.df = grow(s.df, P*nu)
+				s.dc = grow(s.dc, nu*nu)
+				k.groupWeights(s.f, s.c, k.klocPP, s.df, s.dc, k.dlocPP, s.rep, nu)
+			} else {
+				k.groupWeights(s.f, s.c, nil, nil, nil, nil, s.rep, nu)
+			}
+			var sv, sl float64
+			for i, v := range s.c[:nu*nu] {
+				t := v * s.ku[i]
+				sv += t
+				sl += t * s.r2[i]
+			}
+			e.sv[n], e.sl[n] = sv, sl
+			if k.tick {
+				so := 0.0
+				for i, v := range s.dc[:nu*nu] {
+					so += v * s.ku[i]
+				}
+				e.so[n] = so
+			}
+			// G_pb = F_pb k_g(u_rep p, u_b); ∂v/∂w_p = 2 Σ_b G_pb.
+			s.gs = grow(s.gs, P)
+			for p := 0; p < P; p++ {
+				fr := s.f[p*nu : p*nu+nu]
+				kr := s.ku[s.rep[p]*nu : s.rep[p]*nu+nu]
+				gs := 0.0
+				for b := range fr {
+					fr[b] *= kr[b]
+					gs += fr[b]
+				}
+				s.gs[p] = gs
+			}
+			if k.learnW {
+				gw := e.gw[n*P : n*P+P]
+				for p, v := range s.gs[:P] {
+					gw[p] = 2 * v / float64(P)
+				}
+			}
+			if needX {
+				// ∂v/∂x_p = 2 w_p/ℓ² (Σ_b G_pb u_b − (Σ_b G_pb) x_p)
+				s.dxp = grow(s.dxp, P*d)
+				gemm(false, false, P, d, nu, 1, s.f, nu, s.xu, d, 0, s.dxp, d)
+				for p := 0; p < P; p++ {
+					sc := 2 * k.w[p] / ell2
+					row := s.dxp[p*d : p*d+d]
+					xr := s.xp[p*d : p*d+d]
+					for j := range row {
+						row[j] = sc * (row[j] - s.gs[p]*xr[j])
+					}
+				}
+				if err := k.geom.Col2Im(e.gx[n*L:n*L+L], s.dxp, 1); err != nil {
+					panic(err)
+				}
+			}
+		}
+	})
+	return e
+}
+
+// DiagGrad back-propagates an adjoint dDiag of Diag(x), adding the gradients
+// with respect to the images into dx and the unconstrained parameters into
+// dparams (either may be nil).
+func (k *Kernel) DiagGrad(dDiag []float64, x mat.Matrix, dx *mat.Dense, dparams []float64) {
+	xd, N, xc := rawOf(x)
+	if xc != k.Dim() || len(dDiag) != N {
+		panic(mat.ErrShape)
+	}
+	if dparams != nil && len(dparams) != k.NumParams() {
+		panic(mat.ErrShape)
+	}
+	P, L := k.geom.NumPatches(), k.geom.ImageLen()
+	dxRows, dxDone := gradRows(dx, N, L)
+	if dx == nil && dparams == nil {
+		return
+	}
+	needX := dx != nil
+	// Take the cached entry (or the spare buffers) out of the cache while
+	// using it, so that concurrent calls never write into it.
+	k.dmu.Lock()
+	e := k.dstate.entry
+	hit := e.matches(k.gen, xd, N, needX)
+	if hit {
+		k.dstate.entry = nil
+	} else {
+		k.dstate.wantPieces, k.dstate.wantX = true, needX
+		e, k.dstate.spare = k.dstate.spare, nil
+	}
+	k.dmu.Unlock()
+	if !hit {
+		e = k.diagPieces(e, xd, N, needX)
+	}
+	defer func() {
+		e.used = true
+		k.dmu.Lock()
+		if k.dstate.entry != nil {
+			k.dstate.spare = k.dstate.entry
+		}
+		k.dstate.entry = e
+		k.dmu.Unlock()
+	}()
+	if dparams != nil {
+		var sVar, sLen, sLoc float64
+		for n, dd := range dDiag {
+			sVar += dd * e.sv[n]
+			sLen += dd * e.sl[n]
+			if k.tick {
+				sLoc += dd * e.so[n]
+			}
+		}
+		if k.learnW {
+			dw := dparams[k.wOff():]
+			for n, dd := range dDiag {
+				for p, v := range e.gw[n*P : n*P+P] {
+					dw[p] += dd * v
+				}
+			}
+		}
+		dparams[0] += sVar / k.variance * transform.SoftplusDeriv(k.uVar)
+		dparams[1] += sLen / (k.ell * k.ell * k.ell) * transform.SoftplusDeriv(k.uLen)
+		if k.tick {
+			dparams[2] += sLoc * transform.SoftplusDeriv(k.uLoc)
+		}
+	}
+	if dx != nil {
+		for n, dd := range dDiag {
+			row := dxRows[n*L : n*L+L]
+			for i, v := range e.gx[n*L : n*L+L] {
+				row[i] += dd * v
+			}
+		}
+	}
+	dxDone()
+}

@@ -1,0 +1,277 @@
+package convgp
+
+import (
+	"math"
+	"math/rand/v2"
+	"sync"
+	"testing"
+
+	"gonum.org/v1/gonum/mat"
+)
+
+// diagGradOf returns DiagGrad's parameter and pixel gradients for the
+// adjoint dd.
+func diagGradOf(k *Kernel, dd []float64, x *mat.Dense, withX bool) ([]float64, *mat.Dense) {
+	dp := make([]float64, k.NumParams())
+	var dx *mat.Dense
+	if withX {
+		r, c := x.Dims()
+		dx = mat.NewDense(r, c, nil)
+	}
+	k.DiagGrad(dd, x, dx, dp)
+	return dp, dx
+}
+
+// sameParams gives dst exactly the parameters of src (SetParams(Params())
+// may round the weights).
+func sameParams(dst, src *Kernel) {
+	copy(dst.w, src.w)
+	dst.setScalars(src.uVar, src.uLen, src.uLoc)
+}
+
+func sameBits(t *testing.T, what string, got, want []float64) {
+	t.Helper()
+	if !equalBits(got, want) {
+		for i := range got {
+			if math.Float64bits(got[i]) != math.Float64bits(want[i]) {
+				t.Fatalf("%s[%d] = %v, want %v (bitwise)", what, i, got[i], want[i])
+			}
+		}
+		t.Fatalf("%s: lengths %d, %d", what, len(got), len(want))
+	}
+}
+
+// TestDiagCache checks that DiagGrad gives bitwise the same gradients
+// whether or not it can reuse the pieces of a preceding Diag, and that the
+// cache notices images changed in place, new parameters, a different batch
+// and a first request for pixel gradients.
+func TestDiagCache(t *testing.T) {
+	for _, tc := range testCases() {
+		t.Run(tc.name, func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(21, 22))
+			cached := newTestKernel(t, tc.cfg, rand.New(rand.NewPCG(1, 2)))
+			fresh := func() *Kernel { return newTestKernel(t, tc.cfg, rand.New(rand.NewPCG(1, 2))) }
+			x := testImages(rng, 5, cached)
+			dd := []float64{0.3, -1.2, 2, 0.7, -0.1}
+			v := make([]float64, 5)
+			// check runs Diag, then mutate, then DiagGrad, and compares
+			// with a fresh kernel with the same parameters.
+			check := func(step string, withX bool, mutate func()) {
+				t.Helper()
+				ref := fresh()
+				sameParams(ref, cached)
+				wantV := make([]float64, 5)
+				ref.Diag(wantV, x)
+				cached.Diag(v, x)
+				sameBits(t, step+": Diag", v, wantV)
+				if mutate != nil {
+					mutate()
+					ref = fresh()
+					sameParams(ref, cached)
+				}
+				wantP, wantX := diagGradOf(ref, dd, x, withX)
+				gotP, gotX := diagGradOf(cached, dd, x, withX)
+				sameBits(t, step+": dparams", gotP, wantP)
+				if withX {
+					sameBits(t, step+": dx", gotX.RawMatrix().Data, wantX.RawMatrix().Data)
+				}
+			}
+			// The first DiagGrad turns the pieces on.
+			check("first", false, nil)
+			if !cached.dstate.wantPieces {
+				t.Fatal("pieces not requested after a DiagGrad")
+			}
+			check("cached", false, nil)
+			check("needs dx", true, nil)
+			check("cached with dx", true, nil)
+			check("image changed", true, func() { x.Set(2, 3, x.At(2, 3)+0.25) })
+			p := make([]float64, cached.NumParams())
+			check("params changed", true, func() {
+				cached.Params(p)
+				p[1] += 0.1
+				p[len(p)-1] -= 0.2
+				if err := cached.SetParams(p); err != nil {
+					t.Fatal(err)
+				}
+			})
+			// A smaller batch (a prefix of the cached one).
+			cached.Diag(v, x)
+			x4 := x.Slice(0, 4, 0, cached.Dim()).(*mat.Dense)
+			ref := fresh()
+			sameParams(ref, cached)
+			wantP, _ := diagGradOf(ref, dd[:4], mat.DenseCopyOf(x4), false)
+			gotP, _ := diagGradOf(cached, dd[:4], mat.DenseCopyOf(x4), false)
+			sameBits(t, "prefix batch", gotP, wantP)
+			// Forward-only use (prediction) turns the pieces off again.
+			cached.Diag(v, x)
+			cached.Diag(v, x)
+			if cached.dstate.wantPieces {
+				t.Error("pieces still computed after an unused Diag")
+			}
+		})
+	}
+}
+
+// TestDiagConcurrent calls Diag, DiagGrad, Matrix and MatrixGrad from
+// several goroutines on different images (for the race detector and the cache's ownership rule)
+// and compares with serial results.
+func TestDiagConcurrent(t *testing.T) {
+	tc := testCases()[3]
+	k := newTestKernel(t, tc.cfg, rand.New(rand.NewPCG(1, 2)))
+	rng := rand.New(rand.NewPCG(5, 6))
+	const G = 4
+	xs := make([]*mat.Dense, G)
+	want := make([][]float64, G)
+	dd := []float64{1, -0.5, 0.25}
+	zs := make([]*mat.Dense, G)
+	wantM, wantZ := make([][]float64, G), make([][]float64, G)
+	dK := randDense(rng, 4, 3)
+	for g := range xs {
+		xs[g] = testImages(rng, 3, k)
+		zs[g] = inducing(k, rng, 4)
+		ref := newTestKernel(t, tc.cfg, rand.New(rand.NewPCG(1, 2)))
+		want[g], _ = diagGradOf(ref, dd, xs[g], false)
+		var dz *mat.Dense
+		wantM[g], dz, _ = matGradOf(ref, dK, zs[g], xs[g])
+		wantZ[g] = dz.RawMatrix().Data
+	}
+	var wg sync.WaitGroup
+	errs := make([]string, G)
+	for g := 0; g < G; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			v := make([]float64, 3)
+			K := mat.NewDense(4, 3, nil)
+			for it := 0; it < 20; it++ {
+				k.Diag(v, xs[g])
+				got, _ := diagGradOf(k, dd, xs[g], false)
+				if !equalBits(got, want[g]) {
+					errs[g] = "Diag gradient differs from the serial one"
+					return
+				}
+				k.Matrix(K, zs[g], xs[g])
+				gp, gz, _ := matGradOf(k, dK, zs[g], xs[g])
+				if !equalBits(gp, wantM[g]) || !equalBits(gz.RawMatrix().Data, wantZ[g]) {
+					errs[g] = "Matrix gradient differs from the serial one"
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	for g, e := range errs {
+		if e != "" {
+			t.Errorf("goroutine %d: %s", g, e)
+		}
+	}
+}
+
+// TestWeightParams checks the scaled weight parameterization: the default
+// weights 1/P are parameters 1, and SetParams divides by P.
+func TestWeightParams(t *testing.T) {
+	cfg := testCases()[3].cfg
+	k, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := make([]float64, k.NumParams())
+	k.Params(p)
+	P := k.geom.NumPatches()
+	for _, v := range p[k.wOff():] {
+		if v != 1 {
+			t.Fatalf("default weight parameters %v, want ones", p[k.wOff():])
+		}
+	}
+	p[k.wOff()+1] = 3
+	if err := k.SetParams(p); err != nil {
+		t.Fatal(err)
+	}
+	if w := k.Weights(); w[1] != 3/float64(P) || w[0] != 1/float64(P) {
+		t.Errorf("weights %v after parameters %v", w[:2], p[k.wOff():k.wOff()+2])
+	}
+}
+
+// matGradOf returns MatrixGrad's gradients for the adjoint dK.
+func matGradOf(k *Kernel, dK, z, x *mat.Dense) (dp []float64, dz, dx *mat.Dense) {
+	dp = make([]float64, k.NumParams())
+	dz = mat.NewDense(z.RawMatrix().Rows, z.RawMatrix().Cols, nil)
+	dx = mat.NewDense(x.RawMatrix().Rows, x.RawMatrix().Cols, nil)
+	k.MatrixGrad(dK, nil, z, x, dz, dx, dp)
+	return dp, dz, dx
+}
+
+// TestMatrixCache checks that MatrixGrad gives bitwise the same gradients
+// whether or not it reuses the exponentials of a preceding Matrix, for two
+// sets of inducing points (as SOLVE-GP uses them), and that the cache
+// notices changed inducing points, images and parameters.
+func TestMatrixCache(t *testing.T) {
+	for _, tc := range testCases() {
+		t.Run(tc.name, func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(23, 24))
+			cached := newTestKernel(t, tc.cfg, rand.New(rand.NewPCG(1, 2)))
+			fresh := func() *Kernel {
+				k := newTestKernel(t, tc.cfg, rand.New(rand.NewPCG(1, 2)))
+				sameParams(k, cached)
+				return k
+			}
+			x := testImages(rng, 4, cached)
+			z, o := inducing(cached, rng, 3), inducing(cached, rng, 5)
+			dKz, dKo := randDense(rng, 3, 4), randDense(rng, 5, 4)
+			Kz, Ko := mat.NewDense(3, 4, nil), mat.NewDense(5, 4, nil)
+			compare := func(step string, dK, zz *mat.Dense) {
+				t.Helper()
+				wp, wz, wx := matGradOf(fresh(), dK, zz, x)
+				gp, gz, gx := matGradOf(cached, dK, zz, x)
+				sameBits(t, step+": dparams", gp, wp)
+				sameBits(t, step+": dz", gz.RawMatrix().Data, wz.RawMatrix().Data)
+				sameBits(t, step+": dx", gx.RawMatrix().Data, wx.RawMatrix().Data)
+			}
+			forward := func() {
+				ref := fresh()
+				for _, c := range []struct{ zz, K *mat.Dense }{{z, Kz}, {o, Ko}} {
+					r, cc := c.K.Dims()
+					want := mat.NewDense(r, cc, nil)
+					ref.Matrix(want, c.zz, x)
+					cached.Matrix(c.K, c.zz, x)
+					sameBits(t, "Matrix", c.K.RawMatrix().Data, want.RawMatrix().Data)
+				}
+			}
+			forward()
+			compare("first o", dKo, o)
+			compare("first z", dKz, z)
+			if !cached.mstate.want {
+				t.Fatal("MatrixGrad did not ask Matrix to keep its exponentials")
+			}
+			for it := 0; it < 2; it++ {
+				forward()
+				if len(cached.mstate.entries) != 2 {
+					t.Fatalf("%d cache entries after two Matrix calls", len(cached.mstate.entries))
+				}
+				compare("cached o", dKo, o)
+				compare("cached z", dKz, z)
+			}
+			forward()
+			z.Set(1, 0, z.At(1, 0)+0.3)
+			compare("z changed", dKz, z)
+			forward()
+			x.Set(3, 2, x.At(3, 2)-0.2)
+			compare("x changed", dKo, o)
+			forward()
+			p := make([]float64, cached.NumParams())
+			cached.Params(p)
+			p[1] -= 0.15
+			if err := cached.SetParams(p); err != nil {
+				t.Fatal(err)
+			}
+			compare("params changed", dKz, z)
+			// Forward-only use stops the caching.
+			for i := 0; i < 3; i++ {
+				forward()
+			}
+			if cached.mstate.want {
+				t.Error("still caching after unused Matrix results")
+			}
+		})
+	}
+}

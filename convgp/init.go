@@ -1,0 +1,111 @@
+package convgp
+
+import (
+	"fmt"
+	"math/rand/v2"
+
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/solvegp/solvegp/gp/train"
+	"github.com/solvegp/solvegp/patches"
+)
+
+// InitOptions control InitInducing.
+type InitOptions struct {
+	// Images is the number of images drawn at random (without replacement)
+	// whose patches feed k-means; 0 means 1000, as in the paper.
+	Images int
+	// PerCentre is the number of patches per k-means centre; 0 means 100
+	// (k-means runs on (M + M₂)·PerCentre patches, as in the paper).
+	PerCentre int
+	// Seed seeds the image and patch draws, k-means and the locations.
+	Seed uint64
+	// Threads bounds the goroutines of k-means (0: GOMAXPROCS).
+	Threads int
+}
+
+// InitInducing returns inducing points Z (m × InducingDim) and, if m2 > 0,
+// orthogonal inducing points O (m2 × InducingDim) for kernel k, initialized
+// as in the SOLVE-GP paper: k-means centres of (m + m2)·100 patches drawn at
+// random from the patches of 1000 random images of x (n × Dim); the first m
+// centres become Z and the rest O. For a TICK kernel each point also gets a
+// location drawn uniformly from [0, OutHeight] × [0, OutWidth].
+func InitInducing(x *mat.Dense, k *Kernel, m, m2 int, opts InitOptions) (z, o *mat.Dense, err error) {
+	if x == nil || k == nil {
+		return nil, nil, fmt.Errorf("%w: nil images or kernel", ErrConfig)
+	}
+	return initFromGeom(x, k.geom, k.tick, m, m2, opts)
+}
+
+// initFromGeom is InitInducing for the patches of geometry g, with
+// locations appended if tick.
+func initFromGeom(x *mat.Dense, g *patches.Geometry, tick bool, m, m2 int, opts InitOptions) (z, o *mat.Dense, err error) {
+	n, c := x.Dims()
+	if c != g.ImageLen() || n < 1 {
+		return nil, nil, fmt.Errorf("%w: images are %d×%d, want n×%d", ErrConfig, n, c, g.ImageLen())
+	}
+	if m < 1 || m2 < 0 {
+		return nil, nil, fmt.Errorf("%w: M = %d, M2 = %d", ErrConfig, m, m2)
+	}
+	if opts.Images <= 0 {
+		opts.Images = 1000
+	}
+	if opts.PerCentre <= 0 {
+		opts.PerCentre = 100
+	}
+	rng := rand.New(rand.NewPCG(opts.Seed, opts.Seed^0x5851f42d4c957f2d))
+	ni := min(opts.Images, n)
+	imgs := rng.Perm(n)[:ni]
+	P, d, L := g.NumPatches(), g.PatchLen(), g.ImageLen()
+	total := ni * P
+	want := min((m+m2)*opts.PerCentre, total)
+	// Draw `want` distinct (image, patch) pairs.
+	pick := rng.Perm(total)[:want]
+	pts := mat.NewDense(want, d, nil)
+	buf := make([]float64, P*d)
+	// Group the picks by image so each image is cut once.
+	byImage := make(map[int][]int, ni)
+	for i, v := range pick {
+		byImage[v/P] = append(byImage[v/P], i)
+	}
+	raw := x.RawMatrix()
+	img := make([]float64, L)
+	for ii := 0; ii < ni; ii++ {
+		rows := byImage[ii]
+		if len(rows) == 0 {
+			continue
+		}
+		copy(img, raw.Data[imgs[ii]*raw.Stride:imgs[ii]*raw.Stride+L])
+		if err := g.Im2Col(buf, img, 1); err != nil {
+			return nil, nil, err
+		}
+		for _, i := range rows {
+			p := pick[i] % P
+			copy(pts.RawRowView(i), buf[p*d:p*d+d])
+		}
+	}
+	centres, err := train.KMeans(pts, m+m2, train.KMeansOptions{Subsample: want, Seed: opts.Seed, Threads: opts.Threads})
+	if err != nil {
+		return nil, nil, err
+	}
+	ID := g.PatchLen()
+	if tick {
+		ID += 2
+	}
+	fill := func(rows, off int) *mat.Dense {
+		out := mat.NewDense(rows, ID, nil)
+		for i := 0; i < rows; i++ {
+			copy(out.RawRowView(i)[:d], centres.RawRowView(off+i))
+			if tick {
+				out.Set(i, d, rng.Float64()*float64(g.OutHeight()))
+				out.Set(i, d+1, rng.Float64()*float64(g.OutWidth()))
+			}
+		}
+		return out
+	}
+	z = fill(m, 0)
+	if m2 > 0 {
+		o = fill(m2, m)
+	}
+	return z, o, nil
+}

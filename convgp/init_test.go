@@ -1,0 +1,73 @@
+package convgp
+
+import (
+	"math/rand/v2"
+	"testing"
+
+	"gonum.org/v1/gonum/mat"
+)
+
+func TestInitInducing(t *testing.T) {
+	for _, tc := range testCases() {
+		t.Run(tc.name, func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(1, 2))
+			k := newTestKernel(t, tc.cfg, rng)
+			x := testImages(rng, 30, k)
+			z, o, err := InitInducing(x, k, 6, 4, InitOptions{Images: 20, PerCentre: 10, Seed: 3})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r, c := z.Dims(); r != 6 || c != k.InducingDim() {
+				t.Fatalf("Z is %d×%d", r, c)
+			}
+			if r, c := o.Dims(); r != 4 || c != k.InducingDim() {
+				t.Fatalf("O is %d×%d", r, c)
+			}
+			d := k.geom.PatchLen()
+			all := mat.NewDense(10, k.InducingDim(), nil)
+			all.Stack(z, o)
+			for i := 0; i < 10; i++ {
+				row := all.RawRowView(i)
+				for _, v := range row[:d] {
+					// Centres of patches of images in [0, 1] lie in [0, 1]
+					// (up to the de-duplication jitter).
+					if v < -0.01 || v > 1.01 {
+						t.Fatalf("centre %d holds %v", i, v)
+					}
+				}
+				if k.TICK() {
+					if row[d] < 0 || row[d] > float64(k.geom.OutHeight()) || row[d+1] < 0 || row[d+1] > float64(k.geom.OutWidth()) {
+						t.Fatalf("location (%v, %v) outside the grid", row[d], row[d+1])
+					}
+				}
+				for j := 0; j < i; j++ {
+					if mat.Equal(all.RowView(i), all.RowView(j)) {
+						t.Fatalf("inducing points %d and %d are equal", i, j)
+					}
+				}
+			}
+			// Same seed, same result.
+			z2, _, err := InitInducing(x, k, 6, 4, InitOptions{Images: 20, PerCentre: 10, Seed: 3})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !mat.Equal(z, z2) {
+				t.Error("InitInducing is not reproducible")
+			}
+			if _, o, err := InitInducing(x, k, 3, 0, InitOptions{Seed: 1}); err != nil || o != nil {
+				t.Errorf("M2 = 0: O = %v, err = %v", o, err)
+			}
+		})
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	k := newTestKernel(t, testCases()[0].cfg, rng)
+	if _, _, err := InitInducing(mat.NewDense(3, 5, nil), k, 2, 0, InitOptions{}); err == nil {
+		t.Error("wrong image size accepted")
+	}
+	if _, _, err := InitInducing(testImages(rng, 3, k), k, 0, 0, InitOptions{}); err == nil {
+		t.Error("M = 0 accepted")
+	}
+	if _, _, err := InitInducing(nil, k, 2, 0, InitOptions{}); err == nil {
+		t.Error("nil images accepted")
+	}
+}

@@ -1,0 +1,591 @@
+package convgp
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"runtime"
+	"sync"
+
+	gblas "gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/solvegp/solvegp/blas"
+	"github.com/solvegp/solvegp/gp"
+	"github.com/solvegp/solvegp/gp/transform"
+	"github.com/solvegp/solvegp/patches"
+)
+
+// Kernel is an inter-domain kernel for the models of package gp.
+var _ gp.InterDomainKernel = (*Kernel)(nil)
+
+// ErrConfig is wrapped by the errors New and SetParams return for invalid
+// configurations and parameter values.
+var ErrConfig = errors.New("convgp: invalid configuration")
+
+// Config describes a convolutional kernel.
+type Config struct {
+	// Patches is the image and patch geometry (image size, layout, patch
+	// size, stride, dilation, padding, column order). Its Workers field is
+	// ignored: the kernel parallelizes over images itself (see Workers).
+	Patches patches.Config
+
+	// Variance and Lengthscale are the RBF patch kernel's
+	// k_g(a, b) = Variance · exp(−‖a − b‖² / (2 Lengthscale²)); both > 0.
+	Variance, Lengthscale float64
+
+	// TICK multiplies the patch kernel by a Matérn-3/2 kernel with unit
+	// variance and lengthscale LocLengthscale (> 0, in output-grid units)
+	// on patch locations; inducing points then carry a location.
+	TICK           bool
+	LocLengthscale float64
+
+	// Weights are the initial patch weights, one per patch location; nil
+	// means 1/NumPatches each, so that f is the average patch response
+	// (as GPflow's convolutional kernels define it) and its prior variance
+	// does not grow with the number of patches. FixedWeights keeps them out
+	// of the learnable parameters.
+	Weights      []float64
+	FixedWeights bool
+
+	// Workers bounds the goroutines one call uses (it splits a batch by
+	// images). 0 means runtime.GOMAXPROCS(0).
+	Workers int
+}
+
+// Kernel is a convolutional (or TICK) kernel between inducing patches and
+// images; see the package documentation for the covariances it defines.
+//
+// The unconstrained parameter vector is, in order: softplus⁻¹(Variance),
+// softplus⁻¹(Lengthscale), softplus⁻¹(LocLengthscale) (TICK only), then the
+// NumPatches patch weights times NumPatches (unless FixedWeights): the
+// default weights 1/P are parameters 1, so that an optimizer step of a given
+// size changes every weight by the same fraction of its initial value
+// whatever the number of patches.
+//
+// Like gp.Kernel, Matrix, Diag, MatrixGrad, DiagGrad, InducingMatrix and
+// InducingMatrixGrad panic when the shapes of their arguments disagree, as
+// gonum's mat package does. Read-only methods may be called concurrently;
+// SetParams may not be called concurrently with them.
+type Kernel struct {
+	geom    *patches.Geometry
+	tick    bool
+	learnW  bool
+	workers int
+
+	uVar, uLen, uLoc float64 // unconstrained
+	variance, ell    float64
+	locEll           float64
+	w                []float64
+
+	locs   []float64 // P×2 data-patch locations
+	klocPP []float64 // P×P location kernel among data patches (TICK)
+	dlocPP []float64 // its derivative with respect to LocLengthscale
+
+	pool sync.Pool // *scratch
+
+	// gen counts parameter changes (the caches of Diag and Matrix are
+	// valid for one gen); dmu guards both caches.
+	gen    uint64
+	dmu    sync.Mutex
+	dstate diagState
+	mstate matState
+}
+
+// New returns a convolutional kernel for cfg.
+func New(cfg Config) (*Kernel, error) {
+	pc := cfg.Patches
+	pc.Workers = 1
+	g, err := patches.New(pc)
+	if err != nil {
+		return nil, fmt.Errorf("convgp: %w", err)
+	}
+	if !(cfg.Variance > 0) || math.IsInf(cfg.Variance, 0) {
+		return nil, fmt.Errorf("%w: variance %v", ErrConfig, cfg.Variance)
+	}
+	if !(cfg.Lengthscale > 0) || math.IsInf(cfg.Lengthscale, 0) {
+		return nil, fmt.Errorf("%w: lengthscale %v", ErrConfig, cfg.Lengthscale)
+	}
+	if cfg.TICK && (!(cfg.LocLengthscale > 0) || math.IsInf(cfg.LocLengthscale, 0)) {
+		return nil, fmt.Errorf("%w: location lengthscale %v", ErrConfig, cfg.LocLengthscale)
+	}
+	if cfg.Workers < 0 {
+		return nil, fmt.Errorf("%w: workers %d", ErrConfig, cfg.Workers)
+	}
+	P := g.NumPatches()
+	k := &Kernel{geom: g, tick: cfg.TICK, learnW: !cfg.FixedWeights, workers: cfg.Workers}
+	k.w = make([]float64, P)
+	if cfg.Weights == nil {
+		for i := range k.w {
+			k.w[i] = 1 / float64(P)
+		}
+	} else {
+		if len(cfg.Weights) != P {
+			return nil, fmt.Errorf("%w: %d weights for %d patches", ErrConfig, len(cfg.Weights), P)
+		}
+		for _, v := range cfg.Weights {
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				return nil, fmt.Errorf("%w: weight %v", ErrConfig, v)
+			}
+		}
+		copy(k.w, cfg.Weights)
+	}
+	k.locs = g.Locations()
+	if cfg.TICK {
+		k.klocPP = make([]float64, P*P)
+		k.dlocPP = make([]float64, P*P)
+	}
+	k.setScalars(transform.InvSoftplus(cfg.Variance), transform.InvSoftplus(cfg.Lengthscale),
+		transform.InvSoftplus(cfg.LocLengthscale))
+	return k, nil
+}
+
+func (k *Kernel) setScalars(uVar, uLen, uLoc float64) {
+	k.gen++
+	k.uVar, k.uLen = uVar, uLen
+	k.variance, k.ell = transform.Softplus(uVar), transform.Softplus(uLen)
+	if k.tick {
+		k.uLoc = uLoc
+		k.locEll = transform.Softplus(uLoc)
+		P := k.geom.NumPatches()
+		for p := 0; p < P; p++ {
+			for q := 0; q < P; q++ {
+				dr, dc := k.locs[2*p]-k.locs[2*q], k.locs[2*p+1]-k.locs[2*q+1]
+				sq := math.Sqrt(3*(dr*dr+dc*dc)) / k.locEll
+				e := math.Exp(-sq)
+				k.klocPP[p*P+q] = (1 + sq) * e
+				k.dlocPP[p*P+q] = sq * sq * e / k.locEll
+			}
+		}
+	}
+}
+
+// matern32 is the unit-variance Matérn-3/2 kernel at offset (dr, dc).
+func matern32(dr, dc, ell float64) float64 {
+	s := math.Sqrt(3*(dr*dr+dc*dc)) / ell
+	return (1 + s) * math.Exp(-s)
+}
+
+// Geometry returns the patch geometry.
+func (k *Kernel) Geometry() *patches.Geometry { return k.geom }
+
+// TICK reports whether the kernel has a location factor.
+func (k *Kernel) TICK() bool { return k.tick }
+
+// Dim returns the number of values of one image (Height·Width·Channels).
+func (k *Kernel) Dim() int { return k.geom.ImageLen() }
+
+// InducingDim returns the number of columns of an inducing point: PatchLen,
+// plus 2 (location row and column) for a TICK kernel.
+func (k *Kernel) InducingDim() int {
+	if k.tick {
+		return k.geom.PatchLen() + 2
+	}
+	return k.geom.PatchLen()
+}
+
+// NumParams returns the number of unconstrained parameters.
+func (k *Kernel) NumParams() int {
+	n := 2
+	if k.tick {
+		n++
+	}
+	if k.learnW {
+		n += len(k.w)
+	}
+	return n
+}
+
+func (k *Kernel) wOff() int {
+	if k.tick {
+		return 3
+	}
+	return 2
+}
+
+// Params copies the unconstrained parameters into dst (len NumParams).
+func (k *Kernel) Params(dst []float64) {
+	if len(dst) != k.NumParams() {
+		panic("convgp: Params: wrong length")
+	}
+	dst[0], dst[1] = k.uVar, k.uLen
+	if k.tick {
+		dst[2] = k.uLoc
+	}
+	if k.learnW {
+		P := float64(len(k.w))
+		for i, v := range k.w {
+			dst[k.wOff()+i] = v * P
+		}
+	}
+}
+
+// SetParams sets the parameters from unconstrained values.
+func (k *Kernel) SetParams(src []float64) error {
+	if len(src) != k.NumParams() {
+		return fmt.Errorf("%w: %d parameters, want %d", ErrConfig, len(src), k.NumParams())
+	}
+	for _, v := range src {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return fmt.Errorf("%w: parameter %v", ErrConfig, v)
+		}
+	}
+	if transform.Softplus(src[0]) <= 0 || transform.Softplus(src[1]) <= 0 ||
+		(k.tick && transform.Softplus(src[2]) <= 0) {
+		return fmt.Errorf("%w: a scale parameter underflows to zero", ErrConfig)
+	}
+	uLoc := 0.0
+	if k.tick {
+		uLoc = src[2]
+	}
+	k.setScalars(src[0], src[1], uLoc)
+	if k.learnW {
+		P := float64(len(k.w))
+		for i, v := range src[k.wOff():] {
+			k.w[i] = v / P
+		}
+	}
+	return nil
+}
+
+// Weights returns a copy of the patch weights.
+func (k *Kernel) Weights() []float64 { return append([]float64(nil), k.w...) }
+
+// Hyper returns the patch variance and lengthscale and the location
+// lengthscale (0 unless TICK).
+func (k *Kernel) Hyper() (variance, lengthscale, locLengthscale float64) {
+	return k.variance, k.ell, k.locEll
+}
+
+// ---------------------------------------------------------------------------
+// helpers
+
+// rawOf returns the row-major data of m with stride = cols, copying only
+// when m is not such a *mat.Dense.
+func rawOf(m mat.Matrix) (data []float64, r, c int) {
+	r, c = m.Dims()
+	if d, ok := m.(*mat.Dense); ok {
+		raw := d.RawMatrix()
+		if raw.Stride == c || r <= 1 {
+			return raw.Data[:r*c], r, c
+		}
+	}
+	data = make([]float64, r*c)
+	for i := 0; i < r; i++ {
+		for j := 0; j < c; j++ {
+			data[i*c+j] = m.At(i, j)
+		}
+	}
+	return data, r, c
+}
+
+// gradRows returns a row-major view of dst (r×c) for accumulation and a
+// function that writes it back if a copy was needed.
+func gradRows(dst *mat.Dense, r, c int) ([]float64, func()) {
+	if dst == nil {
+		return nil, func() {}
+	}
+	dr, dc := dst.Dims()
+	if dr != r || dc != c {
+		panic(mat.ErrShape)
+	}
+	raw := dst.RawMatrix()
+	if raw.Stride == c || r <= 1 {
+		return raw.Data[:r*c], func() {}
+	}
+	buf := make([]float64, r*c)
+	return buf, func() {
+		for i := 0; i < r; i++ {
+			row := raw.Data[i*raw.Stride : i*raw.Stride+c]
+			for j := range row {
+				row[j] += buf[i*c+j]
+			}
+		}
+	}
+}
+
+func (k *Kernel) nworkers(n int) int {
+	w := k.workers
+	if w <= 0 {
+		w = runtime.GOMAXPROCS(0)
+	}
+	if w > n {
+		w = n
+	}
+	if w < 1 {
+		w = 1
+	}
+	return w
+}
+
+// parallel runs f(worker, lo, hi) over contiguous ranges of [0, n).
+func (k *Kernel) parallel(n int, f func(w, lo, hi int)) int {
+	nw := k.nworkers(n)
+	if nw == 1 {
+		f(0, 0, n)
+		return 1
+	}
+	var wg sync.WaitGroup
+	for w := 0; w < nw; w++ {
+		lo, hi := w*n/nw, (w+1)*n/nw
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			f(w, lo, hi)
+		}()
+	}
+	wg.Wait()
+	return nw
+}
+
+var serial = blas.Implementation{Threads: 1}
+
+func gemm(tA, tB bool, m, n, kk int, alpha float64, a []float64, lda int, b []float64, ldb int, beta float64, c []float64, ldc int) {
+	if m == 0 || n == 0 {
+		return
+	}
+	ta, tb := gblas.NoTrans, gblas.NoTrans
+	if tA {
+		ta = gblas.Trans
+	}
+	if tB {
+		tb = gblas.Trans
+	}
+	serial.Dgemm(ta, tb, m, n, kk, alpha, a, lda, b, ldb, beta, c, ldc)
+}
+
+func sqNorms(dst, a []float64, d int) {
+	for i := range dst {
+		row := a[i*d : i*d+d]
+		s := 0.0
+		for _, v := range row {
+			s += v * v
+		}
+		dst[i] = s
+	}
+}
+
+// splitInducing separates the patch part (M×d, contiguous copy) and the
+// location part (M×2) of inducing points z (M × InducingDim).
+func (k *Kernel) splitInducing(z mat.Matrix) (zp, zl []float64, m int) {
+	data, r, c := rawOf(z)
+	if c != k.InducingDim() {
+		panic(mat.ErrShape)
+	}
+	d := k.geom.PatchLen()
+	if !k.tick {
+		return data, nil, r
+	}
+	zp = make([]float64, r*d)
+	zl = make([]float64, r*2)
+	for i := 0; i < r; i++ {
+		copy(zp[i*d:i*d+d], data[i*c:i*c+d])
+		zl[2*i], zl[2*i+1] = data[i*c+d], data[i*c+d+1]
+	}
+	return zp, zl, r
+}
+
+// locKernel fills dst (M×P) with k_l(zl_m, l_p).
+func (k *Kernel) locKernel(dst, zl []float64, m int) {
+	P := k.geom.NumPatches()
+	for i := 0; i < m; i++ {
+		r, c := zl[2*i], zl[2*i+1]
+		row := dst[i*P : i*P+P]
+		for p := range row {
+			row[p] = matern32(r-k.locs[2*p], c-k.locs[2*p+1], k.locEll)
+		}
+	}
+}
+
+// scratch holds one worker's per-image buffers.
+type scratch struct {
+	img, xp, xn, g []float64
+	dxp            []float64
+
+	// distinct patches of one image (see dedupe)
+	seen         map[uint64][]int32
+	rep          []int
+	xu, xun      []float64
+	ku, r2       []float64
+	f, c, df, dc []float64
+	gs           []float64
+}
+
+func grow(s []float64, n int) []float64 {
+	if cap(s) < n {
+		return make([]float64, n)
+	}
+	return s[:n]
+}
+
+func (k *Kernel) getScratch() *scratch {
+	if s, ok := k.pool.Get().(*scratch); ok {
+		return s
+	}
+	return new(scratch)
+}
+
+// patchesOf cuts image n of x (row-major images) into s.xp (P×d) and its
+// squared row norms into s.xn.
+func (k *Kernel) patchesOf(s *scratch, x []float64, n int) {
+	L, P, d := k.geom.ImageLen(), k.geom.NumPatches(), k.geom.PatchLen()
+	s.xp = grow(s.xp, P*d)
+	s.xn = grow(s.xn, P)
+	if err := k.geom.Im2Col(s.xp, x[n*L:n*L+L], 1); err != nil {
+		panic(err)
+	}
+	sqNorms(s.xn, s.xp, d)
+}
+
+func addTo(dst, src []float64) {
+	for i, v := range src {
+		dst[i] += v
+	}
+}
+
+// ---------------------------------------------------------------------------
+// inducing × inducing
+
+// InducingMatrix sets dst (rows(z1)×rows(z2)) to the covariance
+// k_g(z1_i, z2_j) (times the location kernel for TICK) among inducing points.
+func (k *Kernel) InducingMatrix(dst *mat.Dense, z1, z2 mat.Matrix) {
+	ap, al, M1 := k.splitInducing(z1)
+	bp, bl, M2 := k.splitInducing(z2)
+	if r, c := dst.Dims(); r != M1 || c != M2 {
+		panic(mat.ErrShape)
+	}
+	d := k.geom.PatchLen()
+	g := make([]float64, M1*M2)
+	gemm(false, true, M1, M2, d, 1, ap, d, bp, d, 0, g, M2)
+	an, bn := make([]float64, M1), make([]float64, M2)
+	sqNorms(an, ap, d)
+	sqNorms(bn, bp, d)
+	same := z1 == z2
+	c := -0.5 / (k.ell * k.ell)
+	out := dst.RawMatrix()
+	for i := 0; i < M1; i++ {
+		for j := 0; j < M2; j++ {
+			r2 := math.Max(an[i]+bn[j]-2*g[i*M2+j], 0)
+			if same && i == j {
+				r2 = 0
+			}
+			v := k.variance * math.Exp(c*r2)
+			if k.tick {
+				v *= matern32(al[2*i]-bl[2*j], al[2*i+1]-bl[2*j+1], k.locEll)
+			}
+			out.Data[i*out.Stride+j] = v
+		}
+	}
+	if same {
+		for i := 0; i < M1; i++ {
+			for j := 0; j < i; j++ {
+				out.Data[i*out.Stride+j] = out.Data[j*out.Stride+i]
+			}
+		}
+	}
+}
+
+// InducingMatrixGrad back-propagates an adjoint dK of K = InducingMatrix(z1,
+// z2), adding into dz1, dz2 and dparams (any may be nil; dz1 and dz2 may be
+// the same destination when z1 and z2 are the same matrix). K is not used and
+// may be nil.
+func (k *Kernel) InducingMatrixGrad(dK, K *mat.Dense, z1, z2 mat.Matrix, dz1, dz2 *mat.Dense, dparams []float64) {
+	ap, al, M1 := k.splitInducing(z1)
+	bp, bl, M2 := k.splitInducing(z2)
+	if r, c := dK.Dims(); r != M1 || c != M2 {
+		panic(mat.ErrShape)
+	}
+	if dparams != nil && len(dparams) != k.NumParams() {
+		panic(mat.ErrShape)
+	}
+	d, ID := k.geom.PatchLen(), k.InducingDim()
+	g := make([]float64, M1*M2)
+	gemm(false, true, M1, M2, d, 1, ap, d, bp, d, 0, g, M2)
+	an, bn := make([]float64, M1), make([]float64, M2)
+	sqNorms(an, ap, d)
+	sqNorms(bn, bp, d)
+	same := z1 == z2
+	ell2 := k.ell * k.ell
+	c := -0.5 / ell2
+	le := k.locEll
+	dkr := dK.RawMatrix()
+	var sVar, sLen, sLoc float64
+	// A = dK ⊙ K (overwrites g); location gradients accumulated directly.
+	dl1 := make([]float64, 2*M1)
+	dl2 := make([]float64, 2*M2)
+	for i := 0; i < M1; i++ {
+		for j := 0; j < M2; j++ {
+			r2 := math.Max(an[i]+bn[j]-2*g[i*M2+j], 0)
+			if same && i == j {
+				r2 = 0
+			}
+			kg := k.variance * math.Exp(c*r2)
+			dk := dkr.Data[i*dkr.Stride+j]
+			a := dk * kg
+			if k.tick {
+				dr, dc := al[2*i]-bl[2*j], al[2*i+1]-bl[2*j+1]
+				sq := math.Sqrt(3*(dr*dr+dc*dc)) / le
+				e := math.Exp(-sq)
+				kl := (1 + sq) * e
+				sLoc += a * sq * sq * e / le
+				f := -3 / (le * le) * e * a
+				dl1[2*i] += f * dr
+				dl1[2*i+1] += f * dc
+				dl2[2*j] -= f * dr
+				dl2[2*j+1] -= f * dc
+				a *= kl
+			}
+			sVar += a
+			sLen += a * r2
+			g[i*M2+j] = a
+		}
+	}
+	if dparams != nil {
+		dparams[0] += sVar / k.variance * transform.SoftplusDeriv(k.uVar)
+		dparams[1] += sLen / (ell2 * k.ell) * transform.SoftplusDeriv(k.uLen)
+		if k.tick {
+			dparams[2] += sLoc * transform.SoftplusDeriv(k.uLoc)
+		}
+	}
+	// d/dz1_i = Σ_j A_ij (z2_j − z1_i)/ℓ² ; d/dz2_j = Σ_i A_ij (z1_i − z2_j)/ℓ².
+	if dz1 != nil {
+		t := make([]float64, M1*d)
+		gemm(false, false, M1, d, M2, 1/ell2, g, M2, bp, d, 0, t, d)
+		rows, done := gradRows(dz1, M1, ID)
+		for i := 0; i < M1; i++ {
+			rs := 0.0
+			for j := 0; j < M2; j++ {
+				rs += g[i*M2+j]
+			}
+			rs /= ell2
+			for q := 0; q < d; q++ {
+				rows[i*ID+q] += t[i*d+q] - rs*ap[i*d+q]
+			}
+			if k.tick {
+				rows[i*ID+d] += dl1[2*i]
+				rows[i*ID+d+1] += dl1[2*i+1]
+			}
+		}
+		done()
+	}
+	if dz2 != nil {
+		t := make([]float64, M2*d)
+		gemm(true, false, M2, d, M1, 1/ell2, g, M2, ap, d, 0, t, d)
+		rows, done := gradRows(dz2, M2, ID)
+		for j := 0; j < M2; j++ {
+			cs := 0.0
+			for i := 0; i < M1; i++ {
+				cs += g[i*M2+j]
+			}
+			cs /= ell2
+			for q := 0; q < d; q++ {
+				rows[j*ID+q] += t[j*d+q] - cs*bp[j*d+q]
+			}
+			if k.tick {
+				rows[j*ID+d] += dl2[2*j]
+				rows[j*ID+d+1] += dl2[2*j+1]
+			}
+		}
+		done()
+	}
+}

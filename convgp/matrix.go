@@ -1,0 +1,388 @@
+package convgp
+
+import (
+	"math"
+
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/solvegp/solvegp/gp/transform"
+)
+
+// ---------------------------------------------------------------------------
+// inducing × image
+//
+// K[m, n] = σ² Σ_p w_p k_l(l_m, l_p) E_mnp with E_mnp = exp(−r²_mnp/(2ℓ²))
+// and r²_mnp = ‖z_m − x_n[p]‖². A training step calls Matrix and then
+// MatrixGrad with the same inducing points, images and parameters, so Matrix
+// can keep the exponentials E of the last two calls (SOLVE-GP has two sets
+// of inducing points) for MatrixGrad, which then needs no exponential. As
+// for Diag, Matrix starts keeping them once a MatrixGrad has been seen, the
+// cache is keyed by exact copies of z and x and the parameter generation,
+// and a MatrixGrad that misses recomputes E with the same code, so results
+// do not depend on the cache. Batches whose E would exceed matCacheLimit
+// values are not kept.
+//
+// MatrixGrad needs the squared distances only for the lengthscale gradient
+// Σ A_mnp r²_mnp (A the adjoint-weighted kernel values), which it forms
+// without them as Σ_m ‖z_m‖² Σ_np A_mnp + Σ_np ‖x_n[p]‖² Σ_m A_mnp −
+// 2 Σ_m z_m·(Σ_np A_mnp x_n[p]); the last sum is the inducing-point
+// gradient's matrix product, needed anyway.
+
+// matCacheLimit bounds the number of exponentials one cache entry holds
+// (128 MiB).
+const matCacheLimit = 1 << 24
+
+// matEntry holds E (N blocks of M×P, image-major) for inducing points z and
+// images x.
+type matEntry struct {
+	gen  uint64
+	m, n int
+	z, x []float64
+	e    []float64
+	used bool
+}
+
+func (e *matEntry) matches(gen uint64, z, x []float64, m, n int) bool {
+	return e != nil && e.gen == gen && e.m == m && e.n == n && equalBits(e.z, z) && equalBits(e.x, x)
+}
+
+// matState is the cache: entries most recent first. An entry is only
+// written or read by the call that took it out of the list.
+type matState struct {
+	entries []*matEntry
+	want    bool
+}
+
+const matEntries = 2
+
+// takeMat removes and returns the entry matching (z, x) or, if none does
+// and keep is set, the least recently used entry (or nil) for reuse of its
+// buffers.
+func (k *Kernel) takeMat(z, x []float64, m, n int, keep bool) (e *matEntry, hit bool) {
+	k.dmu.Lock()
+	defer k.dmu.Unlock()
+	st := &k.mstate
+	for i, c := range st.entries {
+		if c.matches(k.gen, z, x, m, n) {
+			st.entries = append(st.entries[:i], st.entries[i+1:]...)
+			return c, true
+		}
+	}
+	if !keep || len(st.entries) < matEntries {
+		return nil, false
+	}
+	last := len(st.entries) - 1
+	e = st.entries[last]
+	st.entries = st.entries[:last]
+	return e, false
+}
+
+// putMat makes e the most recent entry.
+func (k *Kernel) putMat(e *matEntry) {
+	k.dmu.Lock()
+	defer k.dmu.Unlock()
+	st := &k.mstate
+	st.entries = append([]*matEntry{e}, st.entries...)
+	if len(st.entries) > matEntries {
+		st.entries = st.entries[:matEntries]
+	}
+}
+
+// expBlock fills e (M×P) with the exponentials of inducing patches zp
+// (norms zn) against the patches in s (s.xp, s.xn).
+func (k *Kernel) expBlock(e []float64, s *scratch, zp, zn []float64, M int) {
+	P, d := k.geom.NumPatches(), k.geom.PatchLen()
+	gemm(false, true, M, P, d, 1, zp, d, s.xp, d, 0, e, P)
+	c := -0.5 / (k.ell * k.ell)
+	for m := 0; m < M; m++ {
+		row := e[m*P : m*P+P]
+		for p, gv := range row {
+			row[p] = math.Exp(c * math.Max(zn[m]+s.xn[p]-2*gv, 0))
+		}
+	}
+}
+
+// Matrix sets dst (rows(z)×rows(x)) to the cross-covariance between inducing
+// points z (InducingDim columns) and images x (Dim columns).
+func (k *Kernel) Matrix(dst *mat.Dense, z, x mat.Matrix) {
+	zraw, _, _ := rawOf(z)
+	zp, zl, M := k.splitInducing(z)
+	xd, N, xc := rawOf(x)
+	if xc != k.Dim() {
+		panic(mat.ErrShape)
+	}
+	if r, c := dst.Dims(); r != M || c != N {
+		panic(mat.ErrShape)
+	}
+	P, d, L := k.geom.NumPatches(), k.geom.PatchLen(), k.geom.ImageLen()
+	zn := make([]float64, M)
+	sqNorms(zn, zp, d)
+	var kloc []float64
+	if k.tick {
+		kloc = make([]float64, M*P)
+		k.locKernel(kloc, zl, M)
+	}
+	k.dmu.Lock()
+	keep := k.mstate.want && M*P*N <= matCacheLimit
+	k.dmu.Unlock()
+	var ent *matEntry
+	if keep {
+		var hit bool
+		ent, hit = k.takeMat(zraw, xd[:N*L], M, N, true)
+		if ent != nil && !hit && !ent.used {
+			// The evicted entry was never used: stop keeping entries
+			// until the next MatrixGrad asks.
+			k.dmu.Lock()
+			k.mstate.want = false
+			k.dmu.Unlock()
+		}
+		if ent == nil {
+			ent = new(matEntry)
+		}
+		ent.gen, ent.m, ent.n, ent.used = k.gen, M, N, false
+		ent.z = append(ent.z[:0], zraw...)
+		ent.x = append(ent.x[:0], xd[:N*L]...)
+		ent.e = grow(ent.e, N*M*P)
+	}
+	out := dst.RawMatrix()
+	k.parallel(N, func(_, lo, hi int) {
+		s := k.getScratch()
+		defer k.pool.Put(s)
+		if ent == nil {
+			s.g = grow(s.g, M*P)
+		}
+		for n := lo; n < hi; n++ {
+			k.patchesOf(s, xd, n)
+			e := s.g
+			if ent != nil {
+				e = ent.e[n*M*P : (n+1)*M*P]
+			}
+			k.expBlock(e, s, zp, zn, M)
+			for m := 0; m < M; m++ {
+				row := e[m*P : m*P+P]
+				sum := 0.0
+				if kloc != nil {
+					kl := kloc[m*P : m*P+P]
+					for p, ev := range row {
+						sum += k.w[p] * kl[p] * ev
+					}
+				} else {
+					for p, ev := range row {
+						sum += k.w[p] * ev
+					}
+				}
+				out.Data[m*out.Stride+n] = k.variance * sum
+			}
+		}
+	})
+	if ent != nil {
+		k.putMat(ent)
+	}
+}
+
+// MatrixGrad back-propagates an adjoint dK of K = Matrix(z, x): it adds the
+// gradients with respect to the inducing points into dz, with respect to
+// the images into dx and with respect to the unconstrained parameters into
+// dparams; any of them may be nil. K is not used and may be nil.
+func (k *Kernel) MatrixGrad(dK, K *mat.Dense, z, x mat.Matrix, dz, dx *mat.Dense, dparams []float64) {
+	zraw, _, _ := rawOf(z)
+	zp, zl, M := k.splitInducing(z)
+	xd, N, xc := rawOf(x)
+	if xc != k.Dim() {
+		panic(mat.ErrShape)
+	}
+	if r, c := dK.Dims(); r != M || c != N {
+		panic(mat.ErrShape)
+	}
+	if dparams != nil && len(dparams) != k.NumParams() {
+		panic(mat.ErrShape)
+	}
+	if dz == nil && dx == nil && dparams == nil {
+		return
+	}
+	P, d, L := k.geom.NumPatches(), k.geom.PatchLen(), k.geom.ImageLen()
+	ID := k.InducingDim()
+	zn := make([]float64, M)
+	sqNorms(zn, zp, d)
+	var kloc []float64
+	if k.tick {
+		kloc = make([]float64, M*P)
+		k.locKernel(kloc, zl, M)
+	}
+	ent, hit := k.takeMat(zraw, xd[:N*L], M, N, false)
+	if !hit {
+		k.dmu.Lock()
+		k.mstate.want = true
+		k.dmu.Unlock()
+	}
+	dzRows, dzDone := gradRows(dz, M, ID)
+	dxRows, dxDone := gradRows(dx, N, L)
+	dkr := dK.RawMatrix()
+	ell2 := k.ell * k.ell
+
+	nw := k.nworkers(N)
+	type acc struct {
+		dzp  []float64 // M×d: Σ A x  (patch part before the rowsum term)
+		rs   []float64 // M: row sums of A
+		dmp  []float64 // M×P: Σ_n dK[m,n] kg[m,np] (TICK location & weights)
+		dw   []float64 // P
+		sVar float64   // Σ A
+		sXn  float64   // Σ A ‖x_p‖²
+	}
+	accs := make([]acc, nw)
+	k.parallel(N, func(w, lo, hi int) {
+		a := &accs[w]
+		a.dzp = make([]float64, M*d)
+		a.rs = make([]float64, M)
+		if k.tick {
+			a.dmp = make([]float64, M*P)
+		} else if k.learnW {
+			a.dw = make([]float64, P)
+		}
+		s := k.getScratch()
+		defer k.pool.Put(s)
+		s.g = grow(s.g, M*P)
+		s.gs = grow(s.gs, P)
+		if dx != nil {
+			s.dxp = grow(s.dxp, P*d)
+		}
+		for n := lo; n < hi; n++ {
+			k.patchesOf(s, xd, n)
+			e := s.g
+			if hit {
+				copy(e, ent.e[n*M*P:(n+1)*M*P])
+			} else {
+				k.expBlock(e, s, zp, zn, M)
+			}
+			for m := 0; m < M; m++ {
+				dk := dkr.Data[m*dkr.Stride+n] * k.variance
+				g := e[m*P : m*P+P]
+				var kl []float64
+				if kloc != nil {
+					kl = kloc[m*P : m*P+P]
+				}
+				rs := 0.0
+				for p, ev := range g {
+					v := dk * ev // dK · k_g
+					if kl != nil {
+						a.dmp[m*P+p] += v
+						v *= kl[p]
+					} else if a.dw != nil {
+						a.dw[p] += v
+					}
+					av := v * k.w[p] // A[m, p]
+					rs += av
+					g[p] = av // reuse g as A
+				}
+				a.sVar += rs
+				a.rs[m] += rs
+			}
+			// Column sums of A.
+			cs := s.gs[:P]
+			clear(cs)
+			for m := 0; m < M; m++ {
+				for p, v := range e[m*P : m*P+P] {
+					cs[p] += v
+				}
+			}
+			for p, v := range cs {
+				a.sXn += v * s.xn[p]
+			}
+			gemm(false, false, M, d, P, 1, e, P, s.xp, d, 1, a.dzp, d)
+			if dx != nil {
+				// dxp = (Aᵀ Z − colsum(A) ⊙ xp) / ℓ²
+				gemm(true, false, P, d, M, 1/ell2, e, P, zp, d, 0, s.dxp, d)
+				for p := 0; p < P; p++ {
+					c := cs[p] / ell2
+					row := s.dxp[p*d : p*d+d]
+					xr := s.xp[p*d : p*d+d]
+					for j := range row {
+						row[j] -= c * xr[j]
+					}
+				}
+				if err := k.geom.Col2ImAdd(dxRows[n*L:n*L+L], s.dxp, 1); err != nil {
+					panic(err)
+				}
+			}
+		}
+	})
+	if hit {
+		ent.used = true
+		k.putMat(ent)
+	}
+	// Reduce in worker order (deterministic for a fixed worker count).
+	var sVar, sXn float64
+	var dmp, dw []float64
+	if k.tick {
+		dmp = make([]float64, M*P)
+	} else if k.learnW {
+		dw = make([]float64, P)
+	}
+	dzp := make([]float64, M*d)
+	rs := make([]float64, M)
+	for _, a := range accs {
+		sVar += a.sVar
+		sXn += a.sXn
+		addTo(dmp, a.dmp)
+		addTo(dw, a.dw)
+		addTo(dzp, a.dzp)
+		addTo(rs, a.rs)
+	}
+	if dz != nil {
+		for m := 0; m < M; m++ {
+			for j := 0; j < d; j++ {
+				dzRows[m*ID+j] += (dzp[m*d+j] - rs[m]*zp[m*d+j]) / ell2
+			}
+		}
+	}
+	if dparams != nil {
+		// Σ A r² = Σ_m ‖z_m‖² rs_m + Σ A ‖x_p‖² − 2 Σ_m z_m·(A X)_m
+		sLen := sXn
+		for m := 0; m < M; m++ {
+			sLen += zn[m] * rs[m]
+			zx := 0.0
+			for j, v := range zp[m*d : m*d+d] {
+				zx += v * dzp[m*d+j]
+			}
+			sLen -= 2 * zx
+		}
+		dparams[0] += sVar / k.variance * transform.SoftplusDeriv(k.uVar)
+		dparams[1] += sLen / (ell2 * k.ell) * transform.SoftplusDeriv(k.uLen)
+	}
+	if k.tick {
+		// dmp[m,p] = Σ_n dK k_g ; K contribution = w_p kloc[m,p] dmp.
+		le := k.locEll
+		var sLoc float64
+		for m := 0; m < M; m++ {
+			r0, c0 := zl[2*m], zl[2*m+1]
+			var gr, gc float64
+			for p := 0; p < P; p++ {
+				v := dmp[m*P+p]
+				if k.learnW && dparams != nil {
+					dparams[k.wOff()+p] += v * kloc[m*P+p] / float64(P)
+				}
+				v *= k.w[p]
+				dr, dc := r0-k.locs[2*p], c0-k.locs[2*p+1]
+				sq := math.Sqrt(3*(dr*dr+dc*dc)) / le
+				ex := math.Exp(-sq)
+				sLoc += v * sq * sq * ex / le
+				f := -3 / (le * le) * ex * v
+				gr += f * dr
+				gc += f * dc
+			}
+			if dz != nil {
+				dzRows[m*ID+d] += gr
+				dzRows[m*ID+d+1] += gc
+			}
+		}
+		if dparams != nil {
+			dparams[2] += sLoc * transform.SoftplusDeriv(k.uLoc)
+		}
+	} else if dw != nil && dparams != nil {
+		for p, v := range dw {
+			dparams[k.wOff()+p] += v / float64(P)
+		}
+	}
+	dzDone()
+	dxDone()
+}

@@ -1,0 +1,57 @@
+package convgp
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/solvegp/solvegp/gp"
+)
+
+// BenchmarkStep times one training-objective evaluation with gradient (one
+// optimizer step without the parameter update) of the single-layer TICK
+// convolutional GP on 28×28 images with a batch of 64, one thread, as in
+// bench/convgp. Images are smooth random fields quantized to a few levels, so
+// that patches repeat like the flat backgrounds of Fashion-MNIST.
+func BenchmarkStep(b *testing.B) {
+	for _, c := range []struct {
+		kind  gp.Kind
+		m, m2 int
+	}{{gp.SVGP, 100, 0}, {gp.SOLVEGP, 100, 100}} {
+		b.Run(fmt.Sprintf("%v/M=%d+%d", c.kind, c.m, c.m2), func(b *testing.B) {
+			if testing.Short() && c.kind == gp.SOLVEGP {
+				b.Skip("short")
+			}
+			rng := rand.New(rand.NewPCG(5, 6))
+			x := randDense(rng, 200, 28*28)
+			raw := x.RawMatrix().Data
+			for i := range raw {
+				if raw[i] < 0.3 {
+					raw[i] = 0
+				}
+			}
+			y := make([]float64, 64)
+			for i := range y {
+				y[i] = float64(i % 10)
+			}
+			d, err := NewDeep(x, DeepConfig{Height: 28, Width: 28, Channels: 1, Classes: 10, Kind: c.kind,
+				Whiten: true, Threads: 1, Init: InitOptions{Images: 100, PerCentre: 10, Seed: 1},
+				Output: Output{PatchHeight: 5, PatchWidth: 5, Stride: 1, M: c.m, M2: c.m2, TICK: true}})
+			if err != nil {
+				b.Fatal(err)
+			}
+			xb := x.Slice(0, 64, 0, 28*28)
+			grad := make([]float64, d.NumParams())
+			c0 := cpuTime()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				if _, err := d.Objective(xb.(*mat.Dense), y, 60000, grad); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(cpuTime()-c0)/float64(b.N)/1e9, "cpu-s/op")
+		})
+	}
+}
