@@ -1,0 +1,528 @@
+package main
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/solvegp/solvegp/gp/data"
+	"github.com/solvegp/solvegp/gp/modelfile"
+)
+
+// runCmd runs the command line and returns its exit code, stdout and stderr.
+func runCmd(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	return runCtx(t, context.Background(), nil, args...)
+}
+
+func runCtx(t *testing.T, ctx context.Context, stderr *bytes.Buffer, args ...string) (int, string, string) {
+	t.Helper()
+	var out bytes.Buffer
+	if stderr == nil {
+		stderr = new(bytes.Buffer)
+	}
+	code := run(ctx, args, &out, stderr)
+	return code, out.String(), stderr.String()
+}
+
+// writeRegression writes n rows of a 2-input regression problem with a
+// header and an offset target (so that standardization matters).
+func writeRegression(t *testing.T, dir string, n int, seed uint64) string {
+	t.Helper()
+	rng := rand.New(rand.NewPCG(seed, 1))
+	var b strings.Builder
+	b.WriteString("a,b,target\n")
+	for i := 0; i < n; i++ {
+		a, c := 6*rng.Float64()-3, 6*rng.Float64()-3
+		fmt.Fprintf(&b, "%g,%g,%g\n", a, c, 10+3*math.Sin(a)+c+0.1*rng.NormFloat64())
+	}
+	path := filepath.Join(dir, fmt.Sprintf("reg%d.csv", seed))
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func writeFile(t *testing.T, dir, name, content string) string {
+	t.Helper()
+	path := filepath.Join(dir, name)
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func TestUsage(t *testing.T) {
+	if code, _, errOut := runCmd(t); code != exitUsage || !strings.Contains(errOut, "Commands:") {
+		t.Fatalf("no arguments: exit %d, stderr %q", code, errOut)
+	}
+	if code, out, _ := runCmd(t, "-h"); code != exitOK || !strings.Contains(out, "demo") {
+		t.Fatalf("-h: exit %d, stdout %q", code, out)
+	}
+	if code, _, errOut := runCmd(t, "fit"); code != exitUsage || !strings.Contains(errOut, `unknown command "fit"`) {
+		t.Fatalf("unknown command: exit %d, stderr %q", code, errOut)
+	}
+	for _, c := range commands() {
+		code, _, errOut := runCmd(t, c.name, "-h")
+		if code != exitOK || !strings.Contains(errOut, "Usage: solvegp "+c.name) || !strings.Contains(errOut, "Flags:") {
+			t.Errorf("%s -h: exit %d, stderr %q", c.name, code, errOut)
+		}
+		if code, _, _ := runCmd(t, c.name, "-no-such-flag"); code != exitUsage {
+			t.Errorf("%s with a bad flag: exit %d", c.name, code)
+		}
+	}
+	if code, _, errOut := runCmd(t, "train"); code != exitUsage || !strings.Contains(errOut, "one data file") {
+		t.Fatalf("train without a file: exit %d, %q", code, errOut)
+	}
+}
+
+func TestTrainPredictEval(t *testing.T) {
+	dir := t.TempDir()
+	trainCSV := writeRegression(t, dir, 300, 1)
+	testCSV := writeRegression(t, dir, 100, 2)
+	model := filepath.Join(dir, "m.json")
+	curves := filepath.Join(dir, "curves.png")
+	code, out, errOut := runCmd(t, "train", "-m", "12", "-m2", "12", "-kernel", "matern32", "-epochs", "40", "-batch", "50",
+		"-valid", "0.2", "-patience", "50", "-plot", curves, "-out", model, "-json", trainCSV)
+	if code != exitOK {
+		t.Fatalf("train: exit %d, stderr %s", code, errOut)
+	}
+	var sum trainSummary
+	if err := json.Unmarshal([]byte(out), &sum); err != nil {
+		t.Fatalf("train -json output %q: %v", out, err)
+	}
+	if sum.NTrain != 240 || sum.NValid != 60 || sum.Epochs != 40 || len(sum.History) != 40 || sum.Valid == nil || sum.Bound == nil {
+		t.Fatalf("summary %+v", sum)
+	}
+	if h := sum.History; !(h[len(h)-1].Bound > h[0].Bound) || h[0].ValidLL == nil {
+		t.Fatalf("bound did not improve or no validation: %+v", h)
+	}
+	if !strings.Contains(errOut, "step ") || !strings.Contains(errOut, "ETA") || !strings.Contains(errOut, "bound") {
+		t.Fatalf("no progress bar on stderr: %q", errOut)
+	}
+	if png, err := os.ReadFile(curves); err != nil || !bytes.HasPrefix(png, []byte("\x89PNG")) {
+		t.Fatalf("curves PNG: %v", err)
+	}
+	b, err := modelfile.Load(model)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b.Meta.TargetName != "target" || b.Standardizer == nil || b.Standardizer.YMean < 5 {
+		t.Fatalf("model meta %+v, standardizer %+v", b.Meta, b.Standardizer)
+	}
+
+	// eval: a trained model predicts the held-out file well.
+	code, out, errOut = runCmd(t, "eval", "-model", model, "-json", testCSV)
+	if code != exitOK {
+		t.Fatalf("eval: exit %d: %s", code, errOut)
+	}
+	var m metrics
+	if err := json.Unmarshal([]byte(out), &m); err != nil {
+		t.Fatal(err)
+	}
+	if m.N != 100 || m.RMSE == nil || *m.RMSE > 1 || *m.RMSEStd > 0.4 || m.Bound == nil || m.LogLikStd == nil {
+		t.Fatalf("eval metrics %s", out)
+	}
+	if code, out, _ := runCmd(t, "eval", "-model", model, testCSV); code != exitOK || !strings.Contains(out, "RMSE") {
+		t.Fatalf("eval text: %d %q", code, out)
+	}
+
+	// predict: the CSV holds exactly what the loaded model predicts, for
+	// a file with and without the target column.
+	tab, err := data.LoadCSV(testCSV, data.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := b.Predict(tab.X)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var inputsOnly strings.Builder
+	inputsOnly.WriteString("a,b\n")
+	for i := 0; i < 100; i++ {
+		fmt.Fprintf(&inputsOnly, "%s,%s\n", strconv.FormatFloat(tab.X.At(i, 0), 'g', -1, 64), strconv.FormatFloat(tab.X.At(i, 1), 'g', -1, 64))
+	}
+	xOnly := writeFile(t, dir, "x.csv", inputsOnly.String())
+	for _, in := range []string{testCSV, xOnly} {
+		predOut := filepath.Join(dir, "pred.csv")
+		if code, _, errOut := runCmd(t, "predict", "-model", model, "-out", predOut, in); code != exitOK {
+			t.Fatalf("predict %s: exit %d: %s", in, code, errOut)
+		}
+		got, err := data.LoadCSV(predOut, data.Options{NoTarget: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Names[0] != "f_mean" || got.Names[3] != "y_var" {
+			t.Fatalf("header %v", got.Names)
+		}
+		for i := 0; i < 100; i++ {
+			if got.X.At(i, 0) != want.FMean.At(i, 0) || got.X.At(i, 1) != want.FVar.At(i, 0) ||
+				got.X.At(i, 2) != want.YMean.At(i, 0) || got.X.At(i, 3) != want.YVar.At(i, 0) {
+				t.Fatalf("row %d of the predictions differs", i)
+			}
+		}
+	}
+	// To standard output.
+	if code, out, _ := runCmd(t, "predict", "-model", model, xOnly); code != exitOK || strings.Count(out, "\n") != 101 {
+		t.Fatalf("predict to stdout: exit %d, %d lines", code, strings.Count(out, "\n"))
+	}
+}
+
+func TestClassification(t *testing.T) {
+	dir := t.TempDir()
+	rng := rand.New(rand.NewPCG(3, 3))
+	var b strings.Builder
+	for i := 0; i < 240; i++ {
+		a, c := 4*rng.Float64()-2, 4*rng.Float64()-2
+		label := 0
+		switch {
+		case a > 0.5:
+			label = 2
+		case c > 0:
+			label = 1
+		}
+		fmt.Fprintf(&b, "%g,%g,%d\n", a, c, label)
+	}
+	path := writeFile(t, dir, "cls.csv", b.String())
+	model := filepath.Join(dir, "cls.json")
+	for _, lik := range []string{"robustmax", "softmax"} {
+		code, _, errOut := runCmd(t, "train", "-likelihood", lik, "-model", "svgp", "-m", "16", "-epochs", "40", "-batch", "60", "-lr", "0.05", "-quiet", "-out", model, path)
+		if code != exitOK {
+			t.Fatalf("%s: exit %d: %s", lik, code, errOut)
+		}
+		code, out, _ := runCmd(t, "eval", "-model", model, "-json", path)
+		var m metrics
+		if code != exitOK || json.Unmarshal([]byte(out), &m) != nil || m.Accuracy == nil || *m.Accuracy < 0.8 || m.RMSE != nil {
+			t.Fatalf("%s eval: exit %d, %s", lik, code, out)
+		}
+		code, out, _ = runCmd(t, "predict", "-model", model, path)
+		if code != exitOK || !strings.HasPrefix(out, "f_mean_0,f_mean_1,f_mean_2,f_var_0") {
+			t.Fatalf("%s predict: exit %d, %.80q", lik, code, out)
+		}
+	}
+}
+
+var posRE = regexp.MustCompile(`\.csv:\d+:\d+: `)
+
+func TestBadInputs(t *testing.T) {
+	dir := t.TempDir()
+	good := writeRegression(t, dir, 60, 4)
+	out := filepath.Join(dir, "out.json")
+	cases := []struct {
+		name, content string
+		extra         []string
+		want          string // substring of the message
+		pos           bool   // message has file:line:column
+	}{
+		{"ragged", "a,b,y\n1,2,3\n4,5\n", nil, "ragged.csv:3:", true},
+		{"nonnumber", "a,b,y\n1,2,3\n4,x5,6\n", nil, "nonnumber.csv:3:2", true},
+		{"nan", "1,2,3\n4,NaN,6\n", nil, "nan.csv:2:2", true},
+		{"inf", "1,2,3\n4,5,+Inf\n", nil, "inf.csv:2:3", true},
+		{"empty", "", nil, "empty.csv", false},
+		{"headeronly", "a,b,y\n", nil, "headeronly.csv", false},
+		{"target", "a,b,y\n1,2,3\n", []string{"-target", "7"}, "target.csv", false},
+		{"fewrows", "1,2,3\n4,5,6\n7,8,9\n", nil, "fewer than the 200 inducing points", false},
+		{"labels", "1,2,0\n4,5,1\n7,8,2\n", []string{"-likelihood", "bernoulli", "-m", "2", "-m2", "1"}, "labels.csv: data row 3, column 3", false},
+	}
+	for _, tc := range cases {
+		path := writeFile(t, dir, tc.name+".csv", tc.content)
+		if err := os.WriteFile(out, []byte("earlier model"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		args := append([]string{"train", "-quiet", "-out", out, "-plot", out + ".png"}, tc.extra...)
+		code, stdout, errOut := runCmd(t, append(args, path)...)
+		if code != exitError {
+			t.Errorf("%s: exit %d, want %d (stderr %q)", tc.name, code, exitError, errOut)
+		}
+		if !strings.Contains(errOut, tc.want) || tc.pos && !posRE.MatchString(errOut) {
+			t.Errorf("%s: stderr %q does not say %q", tc.name, errOut, tc.want)
+		}
+		if strings.Contains(errOut, "panic") || stdout != "" {
+			t.Errorf("%s: stdout %q stderr %q", tc.name, stdout, errOut)
+		}
+		if b, _ := os.ReadFile(out); string(b) != "earlier model" {
+			t.Errorf("%s: the earlier model file was changed", tc.name)
+		}
+		if _, err := os.Stat(out + ".png"); err == nil {
+			t.Errorf("%s: a plot was written", tc.name)
+		}
+	}
+	// Bad flag values.
+	for _, args := range [][]string{
+		{"-model", "gpr"}, {"-m", "0"}, {"-kernel", "cosine"}, {"-likelihood", "student"}, {"-lr", "-1"},
+		{"-valid", "1.5"}, {"-header", "maybe"}, {"-noise", "NaN"}, {"-patience", "3"}, {"-decay", "2"}, {"-decay-every", "-1"},
+		{"-natural", "1.5"}, {"-natural", "-0.5"}, {"-natural", "NaN"}, {"-natural-fresh"},
+	} {
+		code, _, errOut := runCmd(t, append(append([]string{"train", "-quiet", "-out", out}, args...), good)...)
+		if code != exitError || !strings.Contains(errOut, args[0]) {
+			t.Errorf("train %v: exit %d, stderr %q", args, code, errOut)
+		}
+	}
+	if code, _, errOut := runCmd(t, "train", "-quiet", "-out", out, filepath.Join(dir, "missing.csv")); code != exitError || !strings.Contains(errOut, "missing.csv") {
+		t.Errorf("missing file: exit %d, %q", code, errOut)
+	}
+
+	// predict and eval with bad models and inputs.
+	model := filepath.Join(dir, "m.json")
+	if code, _, errOut := runCmd(t, "train", "-quiet", "-m", "5", "-m2", "5", "-epochs", "2", "-batch", "20", "-out", model, good); code != exitOK {
+		t.Fatalf("train: %d %s", code, errOut)
+	}
+	corrupt := writeFile(t, dir, "corrupt.json", `{"format": "solvegp-model", "version": 1, "kind": }`)
+	newer := writeFile(t, dir, "newer.json", `{"format": "solvegp-model", "version": 99}`)
+	wide := writeFile(t, dir, "wide.csv", "1,2,3,4\n")
+	ragged := writeFile(t, dir, "r.csv", "1,2\n3\n")
+	pred := filepath.Join(dir, "pred.csv")
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"predict", "-model", corrupt, good}, "corrupt.json: modelfile: invalid model file: line 1, column 51"},
+		{[]string{"predict", "-model", newer, good}, "version 99"},
+		{[]string{"predict", "-model", filepath.Join(dir, "none.json"), good}, "none.json"},
+		{[]string{"predict", "-model", model, "-out", pred, wide}, "wide.csv: 4 columns, the model takes 2 inputs"},
+		{[]string{"predict", "-model", model, "-out", pred, ragged}, "r.csv:2:"},
+		{[]string{"eval", "-model", model, wide}, "wide.csv: 3 input columns"},
+		{[]string{"eval", "-model", model, ragged}, "r.csv:2:"},
+		{[]string{"eval", "-model", corrupt, good}, "corrupt.json"},
+	} {
+		code, _, errOut := runCmd(t, tc.args...)
+		if code != exitError || !strings.Contains(errOut, tc.want) {
+			t.Errorf("%v: exit %d, stderr %q, want %q", tc.args, code, errOut, tc.want)
+		}
+		if _, err := os.Stat(pred); err == nil {
+			t.Errorf("%v: wrote an output file", tc.args)
+		}
+	}
+	// No temporary files are left behind.
+	ents, _ := os.ReadDir(dir)
+	for _, e := range ents {
+		if strings.Contains(e.Name(), ".tmp-") {
+			t.Errorf("temporary file %s left behind", e.Name())
+		}
+	}
+}
+
+// cancelWriter cancels a context once something containing marker is
+// written to it.
+type cancelWriter struct {
+	mu     sync.Mutex
+	buf    bytes.Buffer
+	marker string
+	cancel context.CancelFunc
+}
+
+func (w *cancelWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if bytes.Contains(p, []byte(w.marker)) {
+		w.cancel()
+	}
+	return w.buf.Write(p)
+}
+
+// TestInterrupt checks that cancelling (Ctrl-C) during training stops it,
+// saves a usable model and exits with code 130.
+func TestInterrupt(t *testing.T) {
+	dir := t.TempDir()
+	path := writeRegression(t, dir, 200, 5)
+	model := filepath.Join(dir, "m.json")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	w := &cancelWriter{marker: "step 1/", cancel: cancel}
+	var out bytes.Buffer
+	code := run(ctx, []string{"train", "-m", "8", "-m2", "8", "-epochs", "1000", "-batch", "10", "-valid", "0.1", "-json", "-out", model, path}, &out, w)
+	if code != exitInterrupted {
+		t.Fatalf("exit %d, stderr %s", code, w.buf.String())
+	}
+	var sum trainSummary
+	if err := json.Unmarshal(out.Bytes(), &sum); err != nil {
+		t.Fatal(err)
+	}
+	if !sum.Interrupted || sum.Steps < 1 || sum.Steps >= 1000*18 || sum.Stop != "canceled" && !strings.Contains(strings.ToLower(sum.Stop), "cancel") {
+		t.Fatalf("summary %+v", sum)
+	}
+	if !strings.Contains(w.buf.String(), "interrupted after") {
+		t.Fatalf("stderr %q", w.buf.String())
+	}
+	if code, _, errOut := runCmd(t, "eval", "-model", model, path); code != exitOK {
+		t.Fatalf("the saved model does not evaluate: %s", errOut)
+	}
+}
+
+func TestDemoShort(t *testing.T) {
+	dir := t.TempDir()
+	png := filepath.Join(dir, "demo.png")
+	code, out, errOut := runCmd(t, "demo", "-short", "-quiet", "-json", "-png", png)
+	if code != exitOK {
+		t.Fatalf("demo: exit %d: %s", code, errOut)
+	}
+	var res struct {
+		Steps  int
+		Models []demoModel
+	}
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatal(err)
+	}
+	if res.Steps != demoShortIters || len(res.Models) != 4 {
+		t.Fatalf("demo output %s", out)
+	}
+	svgp5, solve := res.Models[0].Res, res.Models[2].Res
+	if res.Models[2].M != 5 || res.Models[2].M2 != 5 || res.Models[1].M2 != 100 || res.Models[3].M != 10 {
+		t.Fatalf("models %+v", res.Models)
+	}
+	for _, m := range res.Models {
+		if m.Res.Steps != demoShortIters || math.IsNaN(m.Res.Bound) || !(m.Res.TestRMSE > 0 && m.Res.TestRMSE < 1.5) {
+			t.Fatalf("model %+v", m)
+		}
+	}
+	if !(solve.Bound > svgp5.Bound) {
+		t.Fatalf("SOLVE-GP 5+5 bound %g not above SVGP 5's %g", solve.Bound, svgp5.Bound)
+	}
+	if b, err := os.ReadFile(png); err != nil || !bytes.HasPrefix(b, []byte("\x89PNG")) {
+		t.Fatalf("demo PNG: %v", err)
+	}
+	// The text table.
+	code, out, _ = runCmd(t, "demo", "-iters", "20", "-quiet", "-png", "")
+	if code != exitOK || !strings.Contains(out, "SOLVE-GP 5 + 5") || !strings.Contains(out, "test log-lik") {
+		t.Fatalf("demo table: exit %d, %s", code, out)
+	}
+	if code, _, _ := runCmd(t, "demo", "-full", "-short"); code != exitError {
+		t.Fatalf("-full -short: exit %d", code)
+	}
+}
+
+func TestBench(t *testing.T) {
+	dir := t.TempDir()
+	png := filepath.Join(dir, "cost.png")
+	code, out, errOut := runCmd(t, "bench", "-m", "12", "-m2", "9", "-n", "15", "-d", "2", "-reps", "2", "-odvgp", "-json", "-png", png)
+	if code != exitOK {
+		t.Fatalf("bench: exit %d: %s", code, errOut)
+	}
+	var res struct {
+		Models []benchModel
+	}
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Models) != 4 {
+		t.Fatalf("%d models", len(res.Models))
+	}
+	for _, bm := range res.Models {
+		for _, c := range bm.Classes {
+			if c.PaperCount != nil && *c.PaperCount != c.Count {
+				t.Errorf("%s %s: %d forward operations, Table 3 says %d", bm.Name, c.Class, c.Count, *c.PaperCount)
+			}
+		}
+		if bm.StepMS <= 0 {
+			t.Errorf("%s: step time %g", bm.Name, bm.StepMS)
+		}
+	}
+	// SVGP with M + M2 points: its Cholesky is (M+M2)³/M³ times the cost.
+	if f := *res.Models[1].Classes[1].Factor; math.Abs(f-math.Pow(21.0/12, 3)) > 1e-9 {
+		t.Errorf("SVGP (M+M2) Cholesky factor %g", f)
+	}
+	if b, err := os.ReadFile(png); err != nil || !bytes.HasPrefix(b, []byte("\x89PNG")) {
+		t.Fatalf("cost PNG: %v", err)
+	}
+	code, out, _ = runCmd(t, "bench", "-m", "6", "-m2", "6", "-n", "6", "-reps", "1")
+	if code != exitOK || !strings.Contains(out, "| SOLVE-GP (M, M2) | cholesky | 2 | 2 |") {
+		t.Fatalf("bench table: exit %d\n%s", code, out)
+	}
+	if code, _, _ := runCmd(t, "bench", "-m", "0"); code != exitError {
+		t.Fatalf("bench -m 0: exit %d", code)
+	}
+}
+
+// TestGzipNoHeader trains on a gzip file without a header line, with the
+// target in the first column.
+func TestGzipNoHeader(t *testing.T) {
+	dir := t.TempDir()
+	rng := rand.New(rand.NewPCG(6, 6))
+	var plain bytes.Buffer
+	for i := 0; i < 80; i++ {
+		a := 4*rng.Float64() - 2
+		fmt.Fprintf(&plain, "%g,%g\n", math.Cos(a), a)
+	}
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	zw.Write(plain.Bytes())
+	zw.Close()
+	path := writeFile(t, dir, "data.csv.gz", gz.String())
+	model := filepath.Join(dir, "m.json")
+	code, out, errOut := runCmd(t, "train", "-quiet", "-json", "-target", "1", "-header", "no", "-m", "6", "-m2", "4", "-whiten", "-epochs", "3", "-decay", "0.5", "-decay-every", "2", "-batch", "40", "-out", model, path)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var sum trainSummary
+	if err := json.Unmarshal([]byte(out), &sum); err != nil || sum.NTrain != 80 || sum.Steps != 6 {
+		t.Fatalf("summary %s (%v)", out, err)
+	}
+	b, err := modelfile.Load(model)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d, m, m2, _ := b.Model.Dims(); d != 1 || m != 6 || m2 != 4 || !b.Model.Whitened() || b.Meta.TargetName != "" {
+		t.Fatalf("model d %d, m %d, m2 %d, whitened %v, meta %+v", d, m, m2, b.Model.Whitened(), b.Meta)
+	}
+	// The target column is dropped from a file that has one.
+	if code, out, errOut := runCmd(t, "predict", "-model", model, "-target", "1", "-header", "no", path); code != exitOK || strings.Count(out, "\n") != 81 {
+		t.Fatalf("predict: exit %d, %q", code, errOut)
+	}
+}
+
+func TestSchedule(t *testing.T) {
+	if r := schedule(0.1, 0.5, 10).Rate(25); r != 0.025 {
+		t.Fatalf("step decay rate %g", r)
+	}
+	if r := schedule(0.1, 1, 10).Rate(25); r != 0.1 {
+		t.Fatalf("constant rate %g", r)
+	}
+}
+
+// TestTrainNatural: with a Gaussian likelihood and full batches, -natural 1
+// puts q at its optimum from the first step, so a few epochs reach a far
+// better bound than Adam does in the same number; -natural-fresh (two
+// evaluations per step) does as well; the summary records the step size.
+func TestTrainNatural(t *testing.T) {
+	dir := t.TempDir()
+	trainCSV := writeRegression(t, dir, 200, 5)
+	bound := func(extra ...string) trainSummary {
+		t.Helper()
+		args := append([]string{"train", "-quiet", "-m", "10", "-m2", "10", "-epochs", "5", "-batch", "0", "-json",
+			"-out", filepath.Join(dir, "m.json")}, extra...)
+		code, out, errOut := runCmd(t, append(args, trainCSV)...)
+		if code != exitOK {
+			t.Fatalf("train %v: exit %d: %s", extra, code, errOut)
+		}
+		var sum trainSummary
+		if err := json.Unmarshal([]byte(out), &sum); err != nil || sum.Bound == nil {
+			t.Fatalf("train %v: summary %q: %v", extra, out, err)
+		}
+		return sum
+	}
+	adam := bound()
+	ng := bound("-natural", "1")
+	fresh := bound("-natural", "1", "-natural-fresh")
+	t.Logf("bound after 5 full-batch steps: Adam %.2f, natural %.2f, natural with fresh gradients %.2f", *adam.Bound, *ng.Bound, *fresh.Bound)
+	if ng.Natural != 1 || adam.Natural != 0 {
+		t.Errorf("natural step in the summaries: %v, %v", ng.Natural, adam.Natural)
+	}
+	if !(*ng.Bound > *adam.Bound+10) || !(*fresh.Bound > *adam.Bound+10) {
+		t.Errorf("bound after 5 full-batch steps: Adam %v, natural gradients %v, with fresh gradients %v", *adam.Bound, *ng.Bound, *fresh.Bound)
+	}
+	if code, out, _ := runCmd(t, "train", "-quiet", "-m", "5", "-m2", "5", "-epochs", "1", "-natural", "0.5", "-out", filepath.Join(dir, "m2.json"), trainCSV); code != exitOK ||
+		!strings.Contains(out, "natural-gradient step 0.5") {
+		t.Errorf("text summary: exit %d, %q", code, out)
+	}
+}

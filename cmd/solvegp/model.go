@@ -1,0 +1,188 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"math"
+	"strings"
+
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/solvegp/solvegp/gp"
+	"github.com/solvegp/solvegp/gp/kernel"
+	"github.com/solvegp/solvegp/gp/likelihood"
+	"github.com/solvegp/solvegp/gp/train"
+)
+
+// modelSpec describes the model to build, as given on the command line.
+type modelSpec struct {
+	kind        string
+	m, m2       int
+	kernel      string
+	ard         bool
+	lengthscale float64
+	variance    float64
+	lik         string
+	noise       float64
+	classes     int
+	whiten      bool
+	seed        uint64
+	threads     int
+}
+
+func (s *modelSpec) register(fs *flag.FlagSet) {
+	fs.StringVar(&s.kind, "model", "solvegp", "model: svgp, odvgp or solvegp")
+	fs.IntVar(&s.m, "m", 100, "number of inducing points M")
+	fs.IntVar(&s.m2, "m2", 100, "number of orthogonal inducing points M2 (odvgp and solvegp)")
+	fs.StringVar(&s.kernel, "kernel", "rbf", "kernel: rbf, matern12, matern32 or matern52")
+	fs.BoolVar(&s.ard, "ard", false, "one lengthscale per input dimension")
+	fs.Float64Var(&s.lengthscale, "lengthscale", 1, "initial lengthscale (on standardized inputs)")
+	fs.Float64Var(&s.variance, "variance", 1, "initial kernel variance")
+	fs.StringVar(&s.lik, "likelihood", "gaussian", "likelihood: gaussian, bernoulli, poisson, robustmax or softmax")
+	fs.Float64Var(&s.noise, "noise", 0.1, "initial Gaussian noise variance (on standardized targets)")
+	fs.IntVar(&s.classes, "classes", 0, "number of classes for robustmax and softmax (0: largest label + 1)")
+	fs.BoolVar(&s.whiten, "whiten", false, "use the whitened parameterization (Appendix E)")
+	fs.Uint64Var(&s.seed, "seed", 1, "random seed (k-means, mini-batches, Monte Carlo)")
+	fs.IntVar(&s.threads, "threads", 0, "goroutines per linear-algebra call (0: all CPUs)")
+}
+
+// check validates the spec before any data is read.
+func (s *modelSpec) check() error {
+	s.kind = strings.ToLower(s.kind)
+	switch s.kind {
+	case "svgp":
+		s.m2 = 0
+	case "odvgp", "solvegp", "solve-gp":
+		s.kind = strings.ReplaceAll(s.kind, "-", "")
+		if s.m2 < 1 {
+			return fmt.Errorf("-m2 %d: %s needs at least one orthogonal inducing point", s.m2, s.kind)
+		}
+	default:
+		return fmt.Errorf("-model %q: want svgp, odvgp or solvegp", s.kind)
+	}
+	if s.m < 1 {
+		return fmt.Errorf("-m %d: need at least one inducing point", s.m)
+	}
+	if _, err := family(s.kernel); err != nil {
+		return err
+	}
+	switch s.lik {
+	case "gaussian", "bernoulli", "poisson", "robustmax", "softmax":
+	default:
+		return fmt.Errorf("-likelihood %q: want gaussian, bernoulli, poisson, robustmax or softmax", s.lik)
+	}
+	for _, v := range []struct {
+		name string
+		v    float64
+	}{{"lengthscale", s.lengthscale}, {"variance", s.variance}, {"noise", s.noise}} {
+		if !(v.v > 0) || math.IsInf(v.v, 0) {
+			return fmt.Errorf("-%s %g: must be positive and finite", v.name, v.v)
+		}
+	}
+	if s.classes < 0 || s.classes == 1 {
+		return fmt.Errorf("-classes %d: need at least 2", s.classes)
+	}
+	return nil
+}
+
+func family(name string) (kernel.Family, error) {
+	switch strings.ToLower(name) {
+	case "rbf", "se":
+		return kernel.RBF, nil
+	case "matern12":
+		return kernel.Matern12, nil
+	case "matern32":
+		return kernel.Matern32, nil
+	case "matern52":
+		return kernel.Matern52, nil
+	}
+	return 0, fmt.Errorf("-kernel %q: want rbf, matern12, matern32 or matern52", name)
+}
+
+// standardizesY reports whether the likelihood's targets are standardized.
+func (s *modelSpec) standardizesY() bool { return s.lik == "gaussian" }
+
+// likelihood builds the likelihood; for multi-class likelihoods the number
+// of classes comes from -classes or the labels y.
+func (s *modelSpec) likelihood(y []float64) (gp.Likelihood, error) {
+	switch s.lik {
+	case "gaussian":
+		return likelihood.NewGaussian(s.noise)
+	case "bernoulli":
+		return likelihood.NewBernoulli()
+	case "poisson":
+		return likelihood.NewPoisson()
+	}
+	c := s.classes
+	if c == 0 {
+		for _, v := range y {
+			if v >= float64(c) && v < 1<<20 {
+				c = int(v) + 1
+			}
+		}
+		if c < 2 {
+			c = 2
+		}
+	}
+	if s.lik == "robustmax" {
+		return likelihood.NewRobustMax(c)
+	}
+	return likelihood.NewSoftmax(c)
+}
+
+// checkLabels checks the targets against the likelihood, naming the first
+// bad row (1-based data row, not counting a header) and the target column.
+func checkLabels(file string, col int, lik gp.Likelihood, y []float64) error {
+	for i, v := range y {
+		var msg string
+		switch l := lik.(type) {
+		case *likelihood.Bernoulli:
+			if v != 0 && v != 1 {
+				msg = "Bernoulli labels must be 0 or 1"
+			}
+		case *likelihood.Poisson:
+			if v < 0 || v != math.Floor(v) {
+				msg = "Poisson targets must be non-negative integers"
+			}
+		case *likelihood.RobustMax, *likelihood.Softmax:
+			if v < 0 || v != math.Floor(v) || v >= float64(l.NumLatent()) {
+				msg = fmt.Sprintf("class labels must be integers in [0, %d)", l.NumLatent())
+			}
+		}
+		if msg != "" {
+			return fmt.Errorf("%s: data row %d, column %d: target %g: %s", file, i+1, col, v, msg)
+		}
+	}
+	return nil
+}
+
+// build constructs the model on standardized training inputs x, placing
+// Z and O by k-means.
+func (s *modelSpec) build(x *mat.Dense, lik gp.Likelihood) (*gp.Model, error) {
+	n, d := x.Dims()
+	if n < s.m+s.m2 {
+		return nil, fmt.Errorf("%d training rows, fewer than the %d inducing points asked for (-m %d, -m2 %d)", n, s.m+s.m2, s.m, s.m2)
+	}
+	fam, _ := family(s.kernel)
+	var kopts []kernel.Option
+	if s.ard {
+		kopts = append(kopts, kernel.ARD())
+	}
+	k, err := kernel.NewStationary(fam, d, s.lengthscale, s.variance, kopts...)
+	if err != nil {
+		return nil, err
+	}
+	z, o, err := train.InducingInit(x, s.m, s.m2, train.KMeansOptions{Seed: s.seed, Threads: s.threads})
+	if err != nil {
+		return nil, err
+	}
+	opts := []gp.Option{gp.WithWhitening(s.whiten), gp.WithSeed(s.seed), gp.WithThreads(s.threads)}
+	switch s.kind {
+	case "svgp":
+		return gp.NewSVGP(k, lik, z, opts...)
+	case "odvgp":
+		return gp.NewODVGP(k, lik, z, o, opts...)
+	default:
+		return gp.NewSOLVEGP(k, lik, z, o, opts...)
+	}
+}

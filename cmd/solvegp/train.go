@@ -1,0 +1,365 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/solvegp/solvegp/gp/data"
+	"github.com/solvegp/solvegp/gp/modelfile"
+	"github.com/solvegp/solvegp/gp/train"
+)
+
+// epochRecord is one point of the training curves.
+type epochRecord struct {
+	Epoch     int      `json:"epoch"`
+	Steps     int      `json:"steps"`
+	Bound     float64  `json:"bound"`
+	ValidLL   *float64 `json:"valid_log_lik,omitempty"`
+	ValidRMSE *float64 `json:"valid_rmse,omitempty"`
+	ValidAcc  *float64 `json:"valid_accuracy,omitempty"`
+	Seconds   float64  `json:"seconds"`
+}
+
+// trainSummary is what train reports.
+type trainSummary struct {
+	Model       string        `json:"model"`
+	Kind        string        `json:"kind"`
+	M           int           `json:"m"`
+	M2          int           `json:"m2"`
+	NTrain      int           `json:"n_train"`
+	NValid      int           `json:"n_valid"`
+	Steps       int           `json:"steps"`
+	Epochs      int           `json:"epochs"`
+	Stop        string        `json:"stop"`
+	Interrupted bool          `json:"interrupted"`
+	Bound       *float64      `json:"train_bound,omitempty"`
+	BestEpoch   *int          `json:"best_epoch,omitempty"`
+	Valid       *metrics      `json:"valid,omitempty"`
+	Rejected    int           `json:"rejected_steps"`
+	Natural     float64       `json:"natural_step,omitempty"`
+	Seconds     float64       `json:"seconds"`
+	History     []epochRecord `json:"history"`
+	Plot        string        `json:"plot,omitempty"`
+}
+
+func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := newFlags("train", "[flags] data.csv[.gz]",
+		`Trains an SVGP, ODVGP or SOLVE-GP model on a CSV or gzip CSV file (one row per
+observation, the target in the last column unless -target says otherwise, an
+optional header line) and saves it as a model file. Inputs, and for the
+Gaussian likelihood the targets, are standardized with statistics of the
+training rows. Z and O are placed by k-means. Training uses Adam on shuffled
+mini-batches, or with -natural natural-gradient steps for q(u) (and q(v⊥))
+and Adam for the rest; a progress bar on stderr shows the running bound and
+the time left. Ctrl-C stops training and saves the best model so far (exit code 130).`, stderr)
+	var spec modelSpec
+	var csv csvFlags
+	spec.register(fs)
+	csv.register(fs)
+	epochs := fs.Int("epochs", 100, "passes over the training data")
+	maxSteps := fs.Int("steps", 0, "stop after this many optimization steps (0: no limit)")
+	batch := fs.Int("batch", 1024, "mini-batch size (0: full batch)")
+	lr := fs.Float64("lr", 0.01, "Adam learning rate")
+	decay := fs.Float64("decay", 1, "multiply the learning rate by this factor every -decay-every steps (the paper's convolutional runs: 0.25)")
+	decayEvery := fs.Int("decay-every", 0, "steps between learning-rate decays (0: constant rate)")
+	natural := fs.Float64("natural", 0, "natural-gradient step size in (0, 1] for q(u) and SOLVE-GP's q(v⊥), with Adam on the other parameters (0: Adam on everything); with a Gaussian likelihood and -batch 0, 1 puts q at its optimum at every step, with mini-batches try 0.1")
+	naturalFresh := fs.Bool("natural-fresh", false, "with -natural: evaluate the bound again after each natural step for Adam's gradient (twice the cost per step; steadier at a large -lr)")
+	validFrac := fs.Float64("valid", 0, "fraction of the rows held out for validation (enables best-model keeping)")
+	patience := fs.Int("patience", 0, "stop after this many epochs without validation improvement (0: never)")
+	out := fs.String("out", "model.json", "model file to write")
+	plotPath := fs.String("plot", "", "write training curves (bound and validation metrics per epoch) to this PNG")
+	asJSON := fs.Bool("json", false, "print the summary as JSON")
+	quiet := fs.Bool("quiet", false, "no progress bar")
+	if done, code := parse(fs, args); done {
+		return code
+	}
+	if fs.NArg() != 1 {
+		fmt.Fprintln(stderr, "solvegp train: need exactly one data file (see solvegp train -h)")
+		return exitUsage
+	}
+	path := fs.Arg(0)
+	if err := spec.check(); err != nil {
+		return fail(stderr, "train", err)
+	}
+	opts, err := csv.options()
+	if err != nil {
+		return fail(stderr, "train", err)
+	}
+	switch {
+	case *epochs < 0 || *maxSteps < 0 || *epochs == 0 && *maxSteps == 0:
+		return fail(stderr, "train", fmt.Errorf("-epochs %d, -steps %d: need a positive limit", *epochs, *maxSteps))
+	case *batch < 0:
+		return fail(stderr, "train", fmt.Errorf("-batch %d: must be non-negative", *batch))
+	case !(*lr > 0) || math.IsInf(*lr, 0):
+		return fail(stderr, "train", fmt.Errorf("-lr %g: must be positive and finite", *lr))
+	case !(*validFrac >= 0 && *validFrac < 1):
+		return fail(stderr, "train", fmt.Errorf("-valid %g: must be in [0, 1)", *validFrac))
+	case !(*decay > 0 && *decay <= 1):
+		return fail(stderr, "train", fmt.Errorf("-decay %g: must be in (0, 1]", *decay))
+	case *decayEvery < 0:
+		return fail(stderr, "train", fmt.Errorf("-decay-every %d: must be non-negative", *decayEvery))
+	case !(*natural >= 0 && *natural <= 1):
+		return fail(stderr, "train", fmt.Errorf("-natural %g: must be in [0, 1]", *natural))
+	case *naturalFresh && *natural == 0:
+		return fail(stderr, "train", errors.New("-natural-fresh needs -natural"))
+	case *patience < 0:
+		return fail(stderr, "train", fmt.Errorf("-patience %d: must be non-negative", *patience))
+	case *patience > 0 && *validFrac == 0:
+		return fail(stderr, "train", errors.New("-patience needs a validation set (-valid)"))
+	case *out == "":
+		return fail(stderr, "train", errors.New("-out is empty"))
+	}
+
+	tab, err := data.LoadCSV(path, opts)
+	if err != nil {
+		return fail(stderr, "train", err)
+	}
+	n, d := tab.X.Dims()
+	lik, err := spec.likelihood(tab.Y)
+	if err != nil {
+		return fail(stderr, "train", err)
+	}
+	if err := checkLabels(path, csv.targetColumn(d), lik, tab.Y); err != nil {
+		return fail(stderr, "train", err)
+	}
+	split, err := data.RandomSplit(n, 0, *validFrac, spec.seed)
+	if err != nil {
+		return fail(stderr, "train", fmt.Errorf("%s: %v", path, err))
+	}
+	xTrain, yTrain, err := data.Rows(tab.X, tab.Y, split.Train)
+	if err != nil {
+		return fail(stderr, "train", err)
+	}
+	var xValid *mat.Dense
+	var yValid []float64
+	if len(split.Valid) > 0 {
+		if xValid, yValid, err = data.Rows(tab.X, tab.Y, split.Valid); err != nil {
+			return fail(stderr, "train", err)
+		}
+	}
+	if len(yTrain) < spec.m+spec.m2 {
+		return fail(stderr, "train", fmt.Errorf("%s: %d training rows (of %d, after holding out %d for validation), fewer than the %d inducing points asked for (-m %d, -m2 %d)",
+			path, len(yTrain), n, len(yValid), spec.m+spec.m2, spec.m, spec.m2))
+	}
+	var std *data.Standardizer
+	if spec.standardizesY() {
+		std, err = data.FitStandardizer(xTrain, yTrain)
+	} else {
+		std, err = data.FitStandardizer(xTrain, nil)
+	}
+	if err != nil {
+		return fail(stderr, "train", err)
+	}
+	xs := mat.DenseCopyOf(xTrain)
+	ys := append([]float64(nil), yTrain...)
+	std.TransformX(xs)
+	std.TransformY(ys)
+	model, err := spec.build(xs, lik)
+	if err != nil {
+		return fail(stderr, "train", fmt.Errorf("%s: %v", path, err))
+	}
+	bundle := &modelfile.Bundle{Model: model, Standardizer: std}
+	if tab.Names != nil {
+		names := append([]string(nil), tab.Names...)
+		bundle.Meta.InputNames = names[:d]
+		bundle.Meta.TargetName = names[d]
+	}
+
+	var history []epochRecord
+	bs := *batch
+	if bs == 0 || bs > len(ys) {
+		bs = len(ys)
+	}
+	stepsPerEpoch := (len(ys) + bs - 1) / bs
+	total := *epochs * stepsPerEpoch
+	if *maxSteps > 0 && (total == 0 || *maxSteps < total) {
+		total = *maxSteps
+	}
+	nEpochs := *epochs
+	if nEpochs == 0 {
+		nEpochs = (total + stepsPerEpoch - 1) / stepsPerEpoch
+	}
+	var bar *progress
+	if !*quiet {
+		bar = newProgress(stderr, total, nEpochs)
+	}
+	var running float64
+	cfg := train.Config{
+		Epochs:    *epochs,
+		MaxSteps:  *maxSteps,
+		BatchSize: *batch,
+		Schedule:  schedule(*lr, *decay, *decayEvery),
+		Seed:      spec.seed,
+		Patience:  *patience,
+		// Natural-gradient steps: one evaluation per step unless
+		// -natural-fresh.
+		NaturalStep:           *natural,
+		NaturalSharedGradient: *natural > 0 && !*naturalFresh,
+		OnStep: func(s train.StepInfo) error {
+			if s.Step == 1 {
+				running = s.Objective
+			} else {
+				running = 0.95*running + 0.05*s.Objective
+			}
+			bar.update(s.Step, s.Epoch, running, s.Elapsed)
+			return nil
+		},
+		OnEpoch: func(e train.EpochInfo) error {
+			rec := epochRecord{Epoch: e.Epoch + 1, Steps: e.Steps, Bound: e.Objective, Seconds: e.Elapsed.Seconds()}
+			if e.Validated {
+				rec.ValidLL = ptr(e.Score)
+				if v, ok := e.Metrics["rmse"]; ok {
+					rec.ValidRMSE = ptr(v)
+				}
+				if v, ok := e.Metrics["accuracy"]; ok {
+					rec.ValidAcc = ptr(v)
+				}
+			}
+			history = append(history, rec)
+			return nil
+		},
+		Logf: func(format string, args ...any) {
+			bar.done()
+			fmt.Fprintf(stderr, "solvegp train: "+format+"\n", args...)
+		},
+	}
+	if xValid != nil {
+		cfg.Validate = func() (float64, map[string]float64, error) {
+			m, err := evaluate(bundle, xValid, yValid, false)
+			if err != nil {
+				return math.NaN(), nil, err
+			}
+			named := map[string]float64{}
+			if m.RMSE != nil {
+				named["rmse"] = *m.RMSE
+			}
+			if m.Accuracy != nil {
+				named["accuracy"] = *m.Accuracy
+			}
+			return m.LogLik, named, nil
+		}
+	}
+	start := time.Now()
+	res, fitErr := train.Fit(ctx, model, xs, ys, cfg)
+	bar.done()
+	interrupted := errors.Is(fitErr, context.Canceled) || errors.Is(fitErr, context.DeadlineExceeded)
+	if fitErr != nil && !interrupted && res.Steps == 0 {
+		return fail(stderr, "train", fitErr)
+	}
+
+	sum := trainSummary{
+		Model: *out, Kind: model.Kind().String(), M: spec.m, M2: spec.m2,
+		NTrain: len(ys), NValid: len(yValid), Steps: res.Steps, Epochs: res.Epochs,
+		Stop: res.Reason.String(), Interrupted: interrupted, Rejected: res.Rejected, Natural: *natural,
+		History: history,
+	}
+	if res.BestEpoch >= 0 && xValid != nil {
+		be := res.BestEpoch + 1
+		sum.BestEpoch = &be
+	}
+	if !interrupted {
+		if b, err := fullBound(bundle, xTrain, yTrain); err == nil {
+			sum.Bound = &b
+		}
+	}
+	if xValid != nil {
+		if m, err := evaluate(bundle, xValid, yValid, false); err == nil {
+			sum.Valid = &m
+		}
+	}
+	bundle.Meta.Info = map[string]string{
+		"created_by": "solvegp train",
+		"args":       strings.Join(args, " "),
+		"steps":      strconv.Itoa(res.Steps),
+		"stop":       res.Reason.String(),
+		"finished":   time.Now().UTC().Format(time.RFC3339),
+	}
+	if sum.Bound != nil {
+		bundle.Meta.Info["train_bound"] = strconv.FormatFloat(*sum.Bound, 'g', -1, 64)
+	}
+	if err := modelfile.Save(*out, bundle); err != nil {
+		return fail(stderr, "train", err)
+	}
+	if *plotPath != "" {
+		if err := plotCurves(*plotPath, history, model.Kind().String()); err != nil {
+			return fail(stderr, "train", err)
+		}
+		sum.Plot = *plotPath
+	}
+	sum.Seconds = time.Since(start).Seconds()
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(sum); err != nil {
+			return fail(stderr, "train", err)
+		}
+	} else {
+		printTrainSummary(stdout, &sum)
+	}
+	switch {
+	case interrupted:
+		fmt.Fprintf(stderr, "solvegp train: interrupted after %d steps; saved the %s model to %s\n", res.Steps, keptWhich(xValid != nil), *out)
+		return exitInterrupted
+	case fitErr != nil:
+		fmt.Fprintf(stderr, "solvegp train: %v\nsolvegp train: saved the last good parameters to %s\n", fitErr, *out)
+		return exitError
+	}
+	return exitOK
+}
+
+func keptWhich(validated bool) string {
+	if validated {
+		return "best validated"
+	}
+	return "latest"
+}
+
+func printTrainSummary(w io.Writer, s *trainSummary) {
+	fmt.Fprintf(w, "model      %s (M = %d, M2 = %d) saved to %s\n", s.Kind, s.M, s.M2, s.Model)
+	fmt.Fprintf(w, "data       %d training rows, %d validation rows\n", s.NTrain, s.NValid)
+	fmt.Fprintf(w, "training   %d steps, %d epochs, %.1f s, stop: %s", s.Steps, s.Epochs, s.Seconds, s.Stop)
+	if s.Natural > 0 {
+		fmt.Fprintf(w, ", natural-gradient step %g", s.Natural)
+	}
+	if s.Rejected > 0 {
+		fmt.Fprintf(w, ", %d rejected steps", s.Rejected)
+	}
+	fmt.Fprintln(w)
+	if s.Bound != nil {
+		fmt.Fprintf(w, "bound      %.6g (training data, standardized)\n", *s.Bound)
+	}
+	if v := s.Valid; v != nil {
+		fmt.Fprintf(w, "validation log-lik %.4f", v.LogLik)
+		if v.RMSE != nil {
+			fmt.Fprintf(w, "  RMSE %.4g", *v.RMSE)
+		}
+		if v.Accuracy != nil {
+			fmt.Fprintf(w, "  accuracy %.4f", *v.Accuracy)
+		}
+		if s.BestEpoch != nil {
+			fmt.Fprintf(w, "  (best epoch %d kept)", *s.BestEpoch)
+		}
+		fmt.Fprintln(w)
+	}
+	if s.Plot != "" {
+		fmt.Fprintf(w, "curves     %s\n", s.Plot)
+	}
+}
+
+// schedule returns a constant learning rate, or a step decay when every
+// is positive and factor below 1.
+func schedule(lr, factor float64, every int) train.Schedule {
+	if every > 0 && factor < 1 {
+		return train.StepDecay{Initial: lr, Factor: factor, Every: every}
+	}
+	return train.Constant(lr)
+}
