@@ -1,0 +1,170 @@
+package main
+
+import (
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/solvegp/solvegp/convgp/dataset"
+)
+
+func TestCheckpointRoundTrip(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "run.ckpt")
+	p := []float64{1.5, -2, 3e-300, 0}
+	if err := saveCheckpoint(path, 42, 12.5, p); err != nil {
+		t.Fatal(err)
+	}
+	step, sec, q, err := loadCheckpoint(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if step != 42 || sec != 12.5 || len(q) != len(p) {
+		t.Fatalf("got step %d, sec %v, %d params", step, sec, len(q))
+	}
+	for i := range p {
+		if p[i] != q[i] {
+			t.Fatalf("param %d: %v, want %v", i, q[i], p[i])
+		}
+	}
+	b, _ := os.ReadFile(path)
+	if err := os.WriteFile(path, b[:len(b)-3], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, _, err := loadCheckpoint(path); err == nil {
+		t.Error("truncated checkpoint accepted")
+	}
+	if err := os.WriteFile(path, []byte("junk"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, _, err := loadCheckpoint(path); err == nil {
+		t.Error("junk accepted as a checkpoint")
+	}
+}
+
+func TestResultsAppendAndMarkdown(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "results.jsonl")
+	rows := []Result{
+		{Name: "b", Model: "solvegp", Layers: 1, M: 100, M2: 100, Iters: 10, Target: 20, TestAcc: 0.8, SecPerIter: 2},
+		{Name: "a", Model: "svgp", Layers: 1, M: 100, Iters: 10, Target: 20, TestAcc: 0.7, SecPerIter: 1},
+		{Name: "c", Model: "svgp", Layers: 2, M: 100, HiddenM: 32, Iters: 5, Target: 5, TestAcc: 0.9},
+	}
+	for _, r := range rows {
+		if err := appendResult(path, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := readResults(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 3 || got[0].Name != "b" || got[2].HiddenM != 32 {
+		t.Fatalf("read back %+v", got)
+	}
+	md := markdown(got)
+	lines := strings.Split(md, "\n")
+	var body []string
+	for _, l := range lines {
+		if strings.HasPrefix(l, "| 1 ") || strings.HasPrefix(l, "| 2 ") {
+			body = append(body, l)
+		}
+	}
+	if len(body) != 3 || !strings.Contains(body[0], "SVGP | 100 |") || !strings.Contains(body[1], "SOLVE-GP | 100+100") ||
+		!strings.Contains(body[2], "| 32 |") || !strings.Contains(body[1], "80.00%") {
+		t.Errorf("markdown rows:\n%s", strings.Join(body, "\n"))
+	}
+	if err := os.WriteFile(path, []byte("{not json\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := readResults(path); err == nil {
+		t.Error("malformed results accepted")
+	}
+}
+
+func TestValidate(t *testing.T) {
+	base := options{model: "solvegp", m: 10, m2: 10, hm: 4, hm2: 4, layers: 1, iters: 5, batch: 8, lr: 0.003,
+		decay: 0.25, decayEvery: 50000, checkpoint: 1, whiten: "auto", variance: 5, lengthscale: 5, locLengthscale: 3,
+		eps: 1e-3}
+	o := base
+	if err := o.validate(); err != nil || o.name != "solvegp-L1-M10+10-it5-b8" {
+		t.Fatalf("name %q, err %v", o.name, err)
+	}
+	o = base
+	o.model = "svgp"
+	if err := o.validate(); err != nil || o.m2 != 0 || o.name != "svgp-L1-M10-it5-b8" {
+		t.Fatalf("svgp: name %q m2 %d err %v", o.name, o.m2, err)
+	}
+	o = base
+	o.lr, o.lengthscale, o.eps, o.standardize = 0.01, 2, 0.01, true
+	if err := o.validate(); err != nil || o.name != "solvegp-L1-M10+10-it5-b8-lr0.01-d0.25@50000-k5,2,3-eps0.01-std" {
+		t.Fatalf("name %q, err %v", o.name, err)
+	}
+	for _, mod := range []func(*options){
+		func(o *options) { o.model = "x" },
+		func(o *options) { o.lengthscale = 0 },
+		func(o *options) { o.variance = math.NaN() },
+		func(o *options) { o.eps = 1 },
+		func(o *options) { o.hiddenInit = -1 },
+		func(o *options) { o.layers = 4 },
+		func(o *options) { o.m2 = 0 },
+		func(o *options) { o.lr = 0 },
+		func(o *options) { o.whiten = "maybe" },
+		func(o *options) { o.batch = 0 },
+	} {
+		o := base
+		mod(&o)
+		if err := o.validate(); err == nil {
+			t.Errorf("invalid options accepted: %+v", o)
+		}
+	}
+	o = base
+	o.layers, o.linearMean, o.hiddenVar, o.hiddenInit = 2, true, 0.1, 1e-4
+	if err := o.validate(); err != nil || o.name != "solvegp-L2-M10+10-H4+4-it5-b8-hidtrue,0.1,0.0001" {
+		t.Fatalf("name %q, err %v", o.name, err)
+	}
+	if cfg := o.config(28, 28, 1, 10); !cfg.LinearMean || cfg.HiddenVariance != 0.1 || cfg.HiddenInitVar != 1e-4 {
+		t.Errorf("hidden options not passed: %+v", cfg)
+	}
+	// Table 7 configurations adapted to 28×28 inputs.
+	o = base
+	o.layers = 3
+	cfg := o.config(28, 28, 1, 10)
+	if len(cfg.Hidden) != 2 || cfg.Hidden[1].Stride != 2 || cfg.Output.PatchHeight != 5 || cfg.Whiten {
+		t.Errorf("3-layer config %+v", cfg)
+	}
+	o.layers = 1
+	if cfg := o.config(28, 28, 1, 10); !cfg.Whiten || !cfg.Output.TICK || len(cfg.Hidden) != 0 {
+		t.Errorf("1-layer config %+v", cfg)
+	}
+}
+
+func TestStandardize(t *testing.T) {
+	tr := &dataset.Images{N: 2, Height: 1, Width: 2, Channels: 1, Pixels: []float64{0, 1, 1, 0}, Labels: []int{0, 1}, Classes: 2}
+	te := &dataset.Images{N: 1, Height: 1, Width: 2, Channels: 1, Pixels: []float64{0.5, 1}, Labels: []int{1}, Classes: 2}
+	standardize(tr, te)
+	want := []float64{-1, 1, 1, -1}
+	for i, v := range tr.Pixels {
+		if math.Abs(v-want[i]) > 1e-15 {
+			t.Fatalf("train pixels %v, want %v", tr.Pixels, want)
+		}
+	}
+	if te.Pixels[0] != 0 || math.Abs(te.Pixels[1]-1) > 1e-15 {
+		t.Errorf("test pixels %v, want [0 1]", te.Pixels)
+	}
+}
+
+func TestWriteTable(t *testing.T) {
+	dir := t.TempDir()
+	if err := appendResult(filepath.Join(dir, "results.jsonl"), Result{Name: "run-x", Model: "svgp", Layers: 1, M: 7}); err != nil {
+		t.Fatal(err)
+	}
+	if err := writeTable(dir); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "results.md"))
+	if err != nil || !strings.Contains(string(b), "| SVGP | 7 |") || !strings.Contains(string(b), "| run-x |") {
+		t.Errorf("results.md:\n%s (err %v)", b, err)
+	}
+}

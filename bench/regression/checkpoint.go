@@ -1,0 +1,95 @@
+package main
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/gob"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/solvegp/solvegp/gp/modelfile"
+	"github.com/solvegp/solvegp/gp/train"
+)
+
+// defaultCheckpointEvery is the least wall time between two checkpoints of
+// a run. A run that is stopped loses at most the epochs since its last
+// checkpoint.
+const defaultCheckpointEvery = 60 * time.Second
+
+// checkpoint is the state of an unfinished run at the end of an epoch: the
+// model's flat parameter vector, the training loop's state (Adam's moments,
+// step and epoch counts; see train.Checkpoint) and the bookkeeping of the
+// record. Checkpoints written before Train existed decode with Train nil;
+// such a run resumes with a fresh Adam state, which the record notes in
+// Resumed.
+type checkpoint struct {
+	Key            string
+	Epochs         int
+	Steps          int
+	TrainSeconds   float64
+	InitSeconds    float64
+	FinalObjective float64
+	Resumed        []int
+	ResumedExact   []int
+	Params         []float64
+	Train          *train.Checkpoint
+}
+
+// checkpointPath is the checkpoint file of the run with the given key:
+// <out>/checkpoints/<data set>-<model>-<split>-<hash of the key>.gob.
+func checkpointPath(out, key string) string {
+	sum := sha256.Sum256([]byte(key))
+	parts := strings.SplitN(key, "|", 4)
+	name := strings.Join(parts[:min(3, len(parts))], "-")
+	name = strings.Map(func(r rune) rune {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '-':
+			return r
+		}
+		return '_'
+	}, name)
+	return filepath.Join(out, "checkpoints", fmt.Sprintf("%s-%x.gob", name, sum[:6]))
+}
+
+func saveCheckpoint(path string, c *checkpoint) error {
+	var buf bytes.Buffer
+	if err := gob.NewEncoder(&buf).Encode(c); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	return modelfile.WriteFileAtomic(path, buf.Bytes(), 0o644)
+}
+
+// loadCheckpoint returns the checkpoint at path, or nil if there is none.
+// A checkpoint of another run (hash collision) or with a parameter vector
+// of the wrong length is an error.
+func loadCheckpoint(path, key string, nParams int) (*checkpoint, error) {
+	buf, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var c checkpoint
+	if err := gob.NewDecoder(bytes.NewReader(buf)).Decode(&c); err != nil {
+		return nil, fmt.Errorf("%s: %w (delete it to restart the run)", path, err)
+	}
+	if c.Key != key || len(c.Params) != nParams || c.Epochs < 1 || c.Train != nil && (len(c.Train.Adam.M) != nParams || len(c.Train.Adam.V) != nParams) {
+		return nil, fmt.Errorf("%s: checkpoint of another run (delete it to restart the run)", path)
+	}
+	return &c, nil
+}
+
+func removeCheckpoint(path string) error {
+	if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	return nil
+}

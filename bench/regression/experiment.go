@@ -1,0 +1,373 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"path/filepath"
+	"runtime"
+	"time"
+
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/solvegp/solvegp/bench/internal/benchutil"
+	"github.com/solvegp/solvegp/gp"
+	"github.com/solvegp/solvegp/gp/data"
+	"github.com/solvegp/solvegp/gp/kernel"
+	"github.com/solvegp/solvegp/gp/likelihood"
+	"github.com/solvegp/solvegp/gp/train"
+)
+
+// Initial hyperparameters (Section 5 and Appendix F of the paper, and
+// issue 6): lengthscale 1, variance 1, noise variance 0.1.
+const (
+	initLengthscale = 1.0
+	initVariance    = 1.0
+	initNoise       = 0.1
+	testFrac        = 0.2
+	validFrac       = 0.2
+	predictBatch    = 2048
+)
+
+// Setup is the part of a run's configuration shared by the rows of one
+// table: runs are comparable (and resumable) only with the same setup.
+type Setup struct {
+	Epochs    int     `json:"epochs"`
+	Batch     int     `json:"batch"`
+	LR        float64 `json:"lr"`
+	Seed      uint64  `json:"seed"`
+	ColSample int     `json:"colsample"`
+	Whiten    bool    `json:"whiten"`
+	KeepBest  bool    `json:"keep_best"`
+}
+
+// String is a short description of the setup, used as a table heading.
+func (s Setup) String() string {
+	w := "unwhitened"
+	if s.Whiten {
+		w = "whitened"
+	}
+	ev := "final model"
+	if s.KeepBest {
+		ev = "best validation epoch"
+	}
+	return fmt.Sprintf("%d epochs, batch %d, lr %g, seed %d, ODVGP column sample %d, %s, %s evaluated",
+		s.Epochs, s.Batch, s.LR, s.Seed, s.ColSample, w, ev)
+}
+
+// Record is one finished (data set, model, split) run: one line of
+// regression.jsonl.
+type Record struct {
+	Dataset string `json:"dataset"`
+	Model   string `json:"model"`
+	Kind    string `json:"kind"`
+	M       int    `json:"m"`
+	M2      int    `json:"m2"`
+	Split   int    `json:"split"`
+	// Natural is the natural-gradient step size for q(u) and q(v⊥) (0:
+	// Adam on every parameter); it is part of Model's label.
+	Natural float64 `json:"natural_step,omitempty"`
+	Setup
+
+	NTrain int `json:"n_train"`
+	NValid int `json:"n_valid"`
+	NTest  int `json:"n_test"`
+	D      int `json:"d"`
+
+	TestRMSE    float64 `json:"test_rmse"`
+	TestLogLik  float64 `json:"test_log_lik"`
+	ValidRMSE   float64 `json:"valid_rmse"`
+	ValidLogLik float64 `json:"valid_log_lik"`
+	// FinalObjective is the mean mini-batch ELBO of the last epoch, per
+	// training point.
+	FinalObjective float64 `json:"final_objective_per_point"`
+	BestEpoch      int     `json:"best_epoch"`
+
+	Noise       float64 `json:"noise_variance"`
+	Lengthscale float64 `json:"lengthscale"`
+	Variance    float64 `json:"kernel_variance"`
+
+	Steps       int     `json:"steps"`
+	Rejected    int     `json:"rejected_steps"`
+	InitSeconds float64 `json:"init_seconds"`
+	// TrainSeconds is the wall time of training without validation;
+	// SecPerIter is TrainSeconds / Steps.
+	TrainSeconds float64 `json:"train_seconds"`
+	SecPerIter   float64 `json:"sec_per_iter"`
+
+	// Resumed lists the epochs after which training was resumed from a
+	// checkpoint with a fresh Adam state (checkpoints written before they
+	// held Adam's moments); empty for an uninterrupted run.
+	Resumed []int `json:"resumed_after_epochs,omitempty"`
+	// ResumedExact lists the epochs after which training was resumed from
+	// a checkpoint with Adam's moments and the batch order, which gives
+	// the same result as an uninterrupted run.
+	ResumedExact []int `json:"resumed_exact_after_epochs,omitempty"`
+
+	Threads    int       `json:"threads"`
+	GOMAXPROCS int       `json:"gomaxprocs"`
+	GoVersion  string    `json:"go_version"`
+	GOARCH     string    `json:"goarch"`
+	Finished   time.Time `json:"finished"`
+}
+
+// key identifies a run for resumption.
+func (r *Record) key() string {
+	return runKey(r.Dataset, r.Model, r.Split, r.Setup)
+}
+
+// runKey spells out every field, so that it does not depend on how Setup
+// prints: changing it would orphan the logs and checkpoints of earlier runs.
+func runKey(dataset, model string, split int, s Setup) string {
+	return fmt.Sprintf("%s|%s|%d|epochs=%d|batch=%d|lr=%g|seed=%d|colsample=%d|whiten=%t|keepbest=%t",
+		dataset, model, split, s.Epochs, s.Batch, s.LR, s.Seed, s.ColSample, s.Whiten, s.KeepBest)
+}
+
+func (o *options) setup() Setup {
+	return Setup{Epochs: o.epochs, Batch: o.batch, LR: o.lr, Seed: o.seed, ColSample: o.colSample, Whiten: o.whiten, KeepBest: o.keepBest}
+}
+
+// splitSeed is the seed of split k, shared by every model.
+func splitSeed(seed uint64, k int) uint64 { return seed*1000003 + uint64(k) }
+
+func logPath(out string) string { return filepath.Join(out, "regression.jsonl") }
+
+// runAll runs every (split, data set, model) not yet in the log, splits
+// outermost so that one split of everything finishes before the next.
+func runAll(ctx context.Context, o *options, stdout, stderr io.Writer) error {
+	path := logPath(o.out)
+	recs, skipped, err := benchutil.ReadJSONL[Record](path)
+	if err != nil {
+		return err
+	}
+	if skipped > 0 {
+		fmt.Fprintf(stderr, "regression: %s: ignoring an incomplete last line\n", path)
+	}
+	done := map[string]bool{}
+	for i := range recs {
+		done[recs[i].key()] = true
+	}
+	setup := o.setup()
+	tables := map[string]*data.Table{}
+	for k := o.firstSplit; k < o.firstSplit+o.splits; k++ {
+		for _, name := range o.datasets {
+			var sets *data.Sets
+			for _, ms := range o.models {
+				if done[runKey(name, ms.Label(), k, setup)] {
+					fmt.Fprintf(stdout, "skip %s %s split %d: already in %s\n", name, ms.Label(), k, path)
+					continue
+				}
+				if sets == nil {
+					tab := tables[name]
+					if tab == nil {
+						if tab, err = data.LoadUCI(o.dataDir, name); err != nil {
+							return err
+						}
+						tables[name] = tab
+					}
+					split, err := data.RandomSplit(len(tab.Y), testFrac, validFrac, splitSeed(o.seed, k))
+					if err != nil {
+						return fmt.Errorf("%s: %w", name, err)
+					}
+					if sets, err = data.Prepare(tab, split); err != nil {
+						return fmt.Errorf("%s: %w", name, err)
+					}
+					if sets.XValid == nil || sets.XTest == nil {
+						return fmt.Errorf("%s: %d rows are too few for a test and a validation set", name, len(tab.Y))
+					}
+				}
+				rec, err := runOne(ctx, o, name, ms, k, sets, stderr)
+				if err != nil {
+					return fmt.Errorf("%s %s split %d: %w", name, ms.Label(), k, err)
+				}
+				if err := benchutil.AppendJSONL(path, rec); err != nil {
+					return err
+				}
+				if err := removeCheckpoint(checkpointPath(o.out, rec.key())); err != nil {
+					return err
+				}
+				done[rec.key()] = true
+				fmt.Fprintf(stdout, "done %s %s split %d: test LL %.4f, test RMSE %.4f, %.3f s/iter (%d steps)\n",
+					name, ms.Label(), k, rec.TestLogLik, rec.TestRMSE, rec.SecPerIter, rec.Steps)
+				if err := writeReport(o.out, io.Discard); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// buildModel places Z and O by k-means on the training inputs and returns
+// the model with the paper's initial hyperparameters.
+func buildModel(o *options, ms modelSpec, x *mat.Dense, seed uint64) (*gp.Model, error) {
+	_, d := x.Dims()
+	z, ortho, err := train.InducingInit(x, ms.M, ms.M2, train.KMeansOptions{Seed: seed, Threads: o.threads})
+	if err != nil {
+		return nil, err
+	}
+	k, err := kernel.NewMatern32(d, initLengthscale, initVariance)
+	if err != nil {
+		return nil, err
+	}
+	lik, err := likelihood.NewGaussian(initNoise)
+	if err != nil {
+		return nil, err
+	}
+	opts := []gp.Option{gp.WithSeed(seed), gp.WithThreads(o.threads), gp.WithWhitening(o.whiten)}
+	switch ms.Kind {
+	case gp.SVGP:
+		return gp.NewSVGP(k, lik, z, opts...)
+	case gp.ODVGP:
+		if o.colSample > 0 && o.colSample < ms.M2 {
+			opts = append(opts, gp.WithColumnSample(o.colSample))
+		}
+		return gp.NewODVGP(k, lik, z, ortho, opts...)
+	}
+	return gp.NewSOLVEGP(k, lik, z, ortho, opts...)
+}
+
+// runOne trains and evaluates one model on one split, resuming from and
+// saving to its checkpoint file (see checkpoint.go).
+func runOne(ctx context.Context, o *options, name string, ms modelSpec, split int, sets *data.Sets, stderr io.Writer) (*Record, error) {
+	nTrain, d := sets.XTrain.Dims()
+	rec := &Record{Dataset: name, Model: ms.Label(), Kind: ms.Kind.String(), M: ms.M, M2: ms.M2, Split: split, Natural: ms.Natural, Setup: o.setup(),
+		NTrain: nTrain, NValid: len(sets.YValid), NTest: len(sets.YTest), D: d, BestEpoch: -1,
+		Threads: o.threads, GOMAXPROCS: runtime.GOMAXPROCS(0), GoVersion: runtime.Version(), GOARCH: runtime.GOARCH}
+	seed := splitSeed(o.seed, split)
+	if !o.quiet {
+		fmt.Fprintf(stderr, "%s %s split %d: N_train %d, N_valid %d, N_test %d, d %d\n",
+			name, ms.Label(), split, nTrain, rec.NValid, rec.NTest, d)
+	}
+	start := time.Now()
+	model, err := buildModel(o, ms, sets.XTrain, seed)
+	if err != nil {
+		return nil, err
+	}
+	rec.InitSeconds = time.Since(start).Seconds()
+
+	ckPath := checkpointPath(o.out, rec.key())
+	ck, err := loadCheckpoint(ckPath, rec.key(), model.NumParams())
+	if err != nil {
+		return nil, err
+	}
+	var resume *train.Checkpoint
+	if ck != nil {
+		if err := model.SetParams(ck.Params); err != nil {
+			return nil, fmt.Errorf("%s: %w", ckPath, err)
+		}
+		rec.InitSeconds = ck.InitSeconds
+		how := "Adam state and batch order restored"
+		if resume = ck.Train; resume == nil {
+			// An older checkpoint without the optimizer's state: Adam
+			// restarts from zero moments.
+			resume = &train.Checkpoint{Epochs: ck.Epochs, Steps: ck.Steps, RateScale: 1,
+				Adam: train.AdamState{M: make([]float64, model.NumParams()), V: make([]float64, model.NumParams())}}
+			ck.Resumed = append(ck.Resumed, ck.Epochs)
+			how = "fresh Adam state"
+		} else {
+			ck.ResumedExact = append(ck.ResumedExact, ck.Epochs)
+		}
+		if resume.Epochs != ck.Epochs || resume.Steps != ck.Steps {
+			return nil, fmt.Errorf("%s: inconsistent checkpoint (delete it to restart the run)", ckPath)
+		}
+		if !o.quiet {
+			fmt.Fprintf(stderr, "  resuming after epoch %d from %s (%s)\n", ck.Epochs, ckPath, how)
+		}
+	} else {
+		ck = &checkpoint{Key: rec.key(), InitSeconds: rec.InitSeconds}
+	}
+	lastSave := time.Now()
+
+	var validTime time.Duration
+	segStart := time.Now()
+	segTrainSeconds := func() float64 { return (time.Since(segStart) - validTime).Seconds() }
+	base := *ck // the state at the start of this segment
+	cfg := train.Config{
+		Epochs:      o.epochs,
+		BatchSize:   o.batch,
+		Schedule:    train.Constant(o.lr),
+		Seed:        seed,
+		Resume:      resume,
+		NaturalStep: ms.Natural,
+		// One evaluation per step (the paper's small learning rate keeps
+		// Adam's one-step lag behind q harmless).
+		NaturalSharedGradient: ms.Natural > 0,
+		KeepLast:              !o.keepBest,
+		OnEpoch: func(e train.EpochInfo) error {
+			rec.FinalObjective = e.Objective / float64(nTrain)
+			if !o.quiet {
+				msg := fmt.Sprintf("  epoch %3d  step %5d  ELBO/N %.4f  %.1f s", e.Epoch+1, e.Steps, e.Objective/float64(nTrain), e.Elapsed.Seconds())
+				if e.Validated {
+					msg += fmt.Sprintf("  valid LL %.4f RMSE %.4f", e.Score, e.Metrics["rmse"])
+				}
+				if e.Rejected > 0 {
+					msg += fmt.Sprintf("  (%d rejected)", e.Rejected)
+				}
+				fmt.Fprintln(stderr, msg)
+			}
+			if e.Epoch+1 < o.epochs && time.Since(lastSave) >= o.checkpointEvery {
+				c := base
+				c.Epochs = e.Epoch + 1
+				c.Steps = e.Steps
+				c.TrainSeconds = base.TrainSeconds + segTrainSeconds()
+				c.FinalObjective = rec.FinalObjective
+				c.Params = make([]float64, model.NumParams())
+				model.Params(c.Params)
+				tc := e.Checkpoint()
+				c.Train = &tc
+				if err := saveCheckpoint(ckPath, &c); err != nil {
+					return err
+				}
+				lastSave = time.Now()
+				if o.onCheckpoint != nil {
+					o.onCheckpoint(c.Epochs)
+				}
+			}
+			return nil
+		},
+	}
+	if o.keepBest {
+		cfg.Validate = func() (float64, map[string]float64, error) {
+			t := time.Now()
+			defer func() { validTime += time.Since(t) }()
+			met, err := benchutil.Evaluate(model, sets.XValid, sets.YValid, predictBatch)
+			if err != nil {
+				return 0, nil, err
+			}
+			return met.LogLik, map[string]float64{"rmse": met.RMSE}, nil
+		}
+	}
+	if !o.quiet {
+		cfg.Logf = func(format string, args ...any) { fmt.Fprintf(stderr, "  "+format+"\n", args...) }
+	}
+	res, err := train.Fit(ctx, model, sets.XTrain, sets.YTrain, cfg)
+	if err != nil {
+		return nil, err
+	}
+	rec.TrainSeconds = base.TrainSeconds + segTrainSeconds()
+	rec.Steps = res.Steps
+	rec.Rejected = res.Rejected
+	rec.Resumed, rec.ResumedExact = base.Resumed, base.ResumedExact
+	if res.BestEpoch >= 0 {
+		rec.BestEpoch = res.BestEpoch
+	}
+	if rec.Steps > 0 {
+		rec.SecPerIter = rec.TrainSeconds / float64(rec.Steps)
+	}
+	test, err := benchutil.Evaluate(model, sets.XTest, sets.YTest, predictBatch)
+	if err != nil {
+		return nil, err
+	}
+	valid, err := benchutil.Evaluate(model, sets.XValid, sets.YValid, predictBatch)
+	if err != nil {
+		return nil, err
+	}
+	rec.TestRMSE, rec.TestLogLik = test.RMSE, test.LogLik
+	rec.ValidRMSE, rec.ValidLogLik = valid.RMSE, valid.LogLik
+	k := model.Kernel().(*kernel.Stationary)
+	rec.Lengthscale, rec.Variance = k.Lengthscales()[0], k.Variance()
+	rec.Noise = model.Likelihood().(*likelihood.Gaussian).NoiseVariance()
+	rec.Finished = time.Now().UTC()
+	return rec, nil
+}

@@ -1,0 +1,459 @@
+package main
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"encoding/gob"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/solvegp/solvegp/bench/internal/benchutil"
+	"github.com/solvegp/solvegp/gp"
+)
+
+// writeToy writes a small synthetic data set <dir>/toy.csv.gz in the layout
+// of the shared data folder: a header line and the target last.
+func writeToy(t *testing.T, dir string, n int) {
+	t.Helper()
+	var b bytes.Buffer
+	b.WriteString("x1,x2,x3,y\n")
+	for i := 0; i < n; i++ {
+		a, c := math.Sin(float64(i)*0.37), math.Cos(float64(i)*0.11)
+		fmt.Fprintf(&b, "%g,%g,%g,%g\n", a, c, 5.0, 3*a-c*c+0.1*math.Sin(float64(i)*1.7))
+	}
+	var z bytes.Buffer
+	w := gzip.NewWriter(&z)
+	w.Write(b.Bytes())
+	w.Close()
+	if err := os.WriteFile(filepath.Join(dir, "toy.csv.gz"), z.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func runCLI(t *testing.T, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var o, e bytes.Buffer
+	code = run(context.Background(), args, &o, &e)
+	return code, o.String(), e.String()
+}
+
+func lines(t *testing.T, path string) []string {
+	t.Helper()
+	buf, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.Split(strings.TrimSuffix(string(buf), "\n"), "\n")
+}
+
+func TestResume(t *testing.T) {
+	dir := t.TempDir()
+	writeToy(t, dir, 300)
+	out := filepath.Join(dir, "out")
+	args := []string{"-data-dir", dir, "-datasets", "toy", "-models", "svgp8,solvegp8+8,odvgp8+16",
+		"-colsample", "4", "-epochs", "2", "-batch", "64", "-threads", "1", "-quiet", "-out", out}
+	code, stdout, stderr := runCLI(t, append(args, "-splits", "2")...)
+	if code != 0 {
+		t.Fatalf("first run: exit %d\n%s%s", code, stdout, stderr)
+	}
+	first := lines(t, filepath.Join(out, "regression.jsonl"))
+	if len(first) != 6 {
+		t.Fatalf("first run wrote %d records, want 6:\n%s", len(first), strings.Join(first, "\n"))
+	}
+	if strings.Contains(stdout, "skip") {
+		t.Errorf("first run skipped something:\n%s", stdout)
+	}
+	recs, _, err := benchutil.ReadJSONL[Record](filepath.Join(out, "regression.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range recs {
+		if r.NTrain != 192 || r.NValid != 48 || r.NTest != 60 || r.D != 3 {
+			t.Errorf("%s split %d: sizes %d/%d/%d d %d, want 192/48/60 d 3", r.Model, r.Split, r.NTrain, r.NValid, r.NTest, r.D)
+		}
+		if r.Steps != 2*3 || !(r.SecPerIter > 0) || math.IsNaN(r.TestLogLik) || !(r.TestRMSE > 0) {
+			t.Errorf("%s split %d: steps %d, s/iter %v, LL %v, RMSE %v", r.Model, r.Split, r.Steps, r.SecPerIter, r.TestLogLik, r.TestRMSE)
+		}
+	}
+
+	// A second run with the same settings skips everything.
+	code, stdout, stderr = runCLI(t, append(args, "-splits", "2")...)
+	if code != 0 {
+		t.Fatalf("second run: exit %d\n%s%s", code, stdout, stderr)
+	}
+	if got := strings.Count(stdout, "skip "); got != 6 {
+		t.Errorf("second run skipped %d runs, want 6:\n%s", got, stdout)
+	}
+	if again := lines(t, filepath.Join(out, "regression.jsonl")); len(again) != 6 {
+		t.Fatalf("second run changed the log to %d records", len(again))
+	}
+
+	// An interrupted write leaves a partial line; more splits run only the
+	// new ones, and the earlier records are kept as they were.
+	f, err := os.OpenFile(filepath.Join(out, "regression.jsonl"), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString(`{"dataset":"toy","mod`)
+	f.Close()
+	code, stdout, stderr = runCLI(t, append(args, "-splits", "3")...)
+	if code != 0 {
+		t.Fatalf("third run: exit %d\n%s%s", code, stdout, stderr)
+	}
+	if !strings.Contains(stderr, "incomplete last line") {
+		t.Errorf("third run did not report the partial line:\n%s", stderr)
+	}
+	if got := strings.Count(stdout, "skip "); got != 6 {
+		t.Errorf("third run skipped %d runs, want 6", got)
+	}
+	third := lines(t, filepath.Join(out, "regression.jsonl"))
+	if _, skipped, err := benchutil.ReadJSONL[Record](filepath.Join(out, "regression.jsonl")); len(third) != 9 || skipped != 0 || err != nil {
+		t.Fatalf("third run: %d lines, want 6 old + 3 new (partial line dropped)", len(third))
+	}
+	for i := range first {
+		if third[i] != first[i] {
+			t.Errorf("record %d changed", i)
+		}
+	}
+
+	// A different setup (epochs) is a different run.
+	code, stdout, _ = runCLI(t, "-data-dir", dir, "-datasets", "toy", "-models", "svgp8",
+		"-colsample", "4", "-epochs", "1", "-batch", "64", "-threads", "1", "-quiet", "-out", out, "-splits", "1")
+	if code != 0 || strings.Contains(stdout, "skip") {
+		t.Errorf("new setup: exit %d\n%s", code, stdout)
+	}
+
+	// -report regenerates the tables from the log alone.
+	os.Remove(filepath.Join(out, "regression.md"))
+	code, stdout, stderr = runCLI(t, "-report", "-out", out)
+	if code != 0 {
+		t.Fatalf("-report: exit %d %s", code, stderr)
+	}
+	md, err := os.ReadFile(filepath.Join(out, "regression.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(md) != stdout {
+		t.Error("-report printed something else than it wrote")
+	}
+	for _, want := range []string{"## 2 epochs", "## 1 epochs", "| SOLVE-GP | 8+8 |", "| ODVGP | 8+16 |", "| SVGP | 8 |", " ± "} {
+		if !strings.Contains(string(md), want) {
+			t.Errorf("report lacks %q:\n%s", want, md)
+		}
+	}
+}
+
+func TestReportFormat(t *testing.T) {
+	s := Setup{Epochs: 100, Batch: 1024, LR: 0.01, Seed: 1, ColSample: 1024}
+	var recs []Record
+	add := func(ds, model string, split int, ll, rmse, spi float64) {
+		recs = append(recs, Record{Dataset: ds, Model: model, Split: split, Setup: s, NTrain: 10623, D: 18,
+			TestLogLik: ll, TestRMSE: rmse, SecPerIter: spi})
+	}
+	add("elevators", "SVGP 1024", 0, -0.52, 0.40, 1)
+	add("elevators", "SOLVE-GP 1024+1024", 0, -0.50, 0.39, 2)
+	add("elevators", "SOLVE-GP 1024+1024", 1, -0.52, 0.41, 4)
+	add("elevators", "SOLVE-GP 1024+1024", 2, -0.51, 0.40, 3)
+	add("elevators", "SOLVE-GP 1024+1024", 1, 9, 9, 9) // duplicate split: ignored
+	add("bike", "SOLVE-GP 1024+1024", 0, -0.30, 0.30, 1)
+	rep := buildReport(recs)
+	if len(rep.Tables) != 1 {
+		t.Fatalf("%d tables", len(rep.Tables))
+	}
+	tab := rep.Tables[0]
+	if strings.Join(tab.Datasets, ",") != "elevators,bike" || strings.Join(tab.Models, ",") != "SVGP 1024,SOLVE-GP 1024+1024" {
+		t.Errorf("order: %v %v", tab.Datasets, tab.Models)
+	}
+	c := tab.cell("elevators", "SOLVE-GP 1024+1024")
+	if c == nil || c.TestLogLik.N != 3 || math.Abs(c.TestLogLik.Mean+0.51) > 1e-12 {
+		t.Fatalf("cell %+v", c)
+	}
+	md := markdown(rep)
+	// mean −0.51, sd 0.01, se 0.01/√3 = 0.00577.
+	for _, want := range []string{
+		"| SOLVE-GP | 1024+1024 | -0.510 ± 0.006 | -0.300 (n=1) |",
+		"| SVGP | 1024 | -0.520 (n=1) | — |",
+		"| SOLVE-GP | 1024+1024 | 0.400 ± 0.006 | 0.300 (n=1) |",
+		"| SOLVE-GP | 1024+1024 | 3.000 ± 0.577 | 1.000 (n=1) |",
+		"| | N (train) | 10623 | 10623 |",
+		// paper −0.509 ± 0.007: |−0.510 + 0.509| < 2·√(0.007² + 0.00577²).
+		"| elevators | SOLVE-GP 1024+1024 | 3 | -0.510 ± 0.006 | -0.509 ± 0.007 | ok |",
+		// bike: −0.300 is below −0.189 − 2·0.006.
+		"| bike | SOLVE-GP 1024+1024 | 1 | -0.300 (n=1) | -0.189 ± 0.006 | **outside** | 0.300 (n=1) | 0.272 ± 0.003 | **outside** |",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("markdown lacks %q:\n%s", want, md)
+		}
+	}
+	if got := markdown(buildReport(nil)); !strings.Contains(got, "No finished runs yet") {
+		t.Errorf("empty report:\n%s", got)
+	}
+}
+
+func TestWithin(t *testing.T) {
+	one := benchutil.Summarize([]float64{0.5})
+	p := paperValue{0.52, 0.01}
+	if !within(one, p, true) || within(one, paperValue{0.53, 0.01}, true) {
+		t.Error("higher-is-better threshold at two paper standard errors")
+	}
+	if !within(benchutil.Summarize([]float64{0.6}), p, true) {
+		t.Error("better than the paper must count")
+	}
+	if within(benchutil.Summarize([]float64{0.6}), p, false) || !within(benchutil.Summarize([]float64{0.1}), p, false) {
+		t.Error("lower-is-better")
+	}
+}
+
+func TestParseModel(t *testing.T) {
+	for name, want := range map[string]modelSpec{
+		"svgp1024":         {Kind: gp.SVGP, M: 1024},
+		"ODVGP1024+8096":   {Kind: gp.ODVGP, M: 1024, M2: 8096},
+		"solvegp1024+1024": {Kind: gp.SOLVEGP, M: 1024, M2: 1024},
+	} {
+		got, err := parseModel(name)
+		if err != nil || got != want {
+			t.Errorf("%s: %+v %v", name, got, err)
+		}
+	}
+	if l := (modelSpec{Kind: gp.SOLVEGP, M: 1024, M2: 1024}).Label(); l != "SOLVE-GP 1024+1024" {
+		t.Errorf("label %q", l)
+	}
+	if l := (modelSpec{Kind: gp.SVGP, M: 1024, Natural: 0.1}).Label(); l != "SVGP+NG(0.1) 1024" {
+		t.Errorf("natural-gradient label %q", l)
+	}
+	rows := []string{"SVGP 2048", "weird", "SOLVE-GP 128+128", "SVGP+NG(1) 128", "SVGP 1536", "SVGP+NG(0.1) 1024", "SOLVE-GP+NG(0.1) 128+128",
+		"SVGP 128", "SVGP+NG(0.01) 128", "SOLVE-GP 1024+1024", "SVGP 1024"}
+	sort.SliceStable(rows, func(i, j int) bool { return modelLess(rows[i], rows[j]) })
+	want := []string{"SVGP 1024", "SVGP+NG(0.1) 1024", "SVGP 1536", "SOLVE-GP 1024+1024", "SVGP 2048", "SVGP 128", "SVGP+NG(0.01) 128",
+		"SVGP+NG(1) 128", "SOLVE-GP 128+128", "SOLVE-GP+NG(0.1) 128+128", "weird"}
+	if strings.Join(rows, ", ") != strings.Join(want, ", ") {
+		t.Errorf("row order\n%q\nwant\n%q", rows, want)
+	}
+	for _, bad := range []string{"svgp", "svgp0", "svgp10+10", "odvgp10", "solvegp10+0", "gp10", "solvegp-1+2"} {
+		if _, err := parseModel(bad); err == nil {
+			t.Errorf("%q: no error", bad)
+		}
+	}
+}
+
+func TestFlagErrors(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-splits", "0"}, "-splits"},
+		{[]string{"-first-split", "-1"}, "-first-split"},
+		{[]string{"-epochs", "0"}, "-epochs"},
+		{[]string{"-batch", "-5"}, "-batch"},
+		{[]string{"-lr", "0"}, "-lr"},
+		{[]string{"-lr", "NaN"}, "-lr"},
+		{[]string{"-threads", "-1"}, "-threads"},
+		{[]string{"-m", "-1"}, "-m"},
+		{[]string{"-m2", "-1"}, "-m2"},
+		{[]string{"-colsample", "-1"}, "-colsample"},
+		{[]string{"-natural", "1.5"}, "-natural"},
+		{[]string{"-natural", "-0.1"}, "-natural"},
+		{[]string{"-natural", "NaN"}, "-natural"},
+		{[]string{"-models", "svgp"}, "-models"},
+		{[]string{"-models", ","}, "no model"},
+		{[]string{"-datasets", ""}, "no data set"},
+		{[]string{"-datasets", "../etc/x"}, "path"},
+		{[]string{"-data-dir", ""}, "-data-dir"},
+		{[]string{"-out", ""}, "-out"},
+		{[]string{"extra"}, "unexpected argument"},
+		{[]string{"-nosuchflag"}, "not defined"},
+	} {
+		args := append([]string{"-data-dir", dir, "-out", filepath.Join(dir, "o")}, tc.args...)
+		code, _, stderr := runCLI(t, args...)
+		if code != 2 || !strings.Contains(stderr, tc.want) {
+			t.Errorf("%v: exit %d, stderr %q; want 2 and %q", tc.args, code, stderr, tc.want)
+		}
+	}
+	// A data set that does not exist is a run-time error (exit 1) naming it.
+	code, _, stderr := runCLI(t, "-data-dir", dir, "-out", filepath.Join(dir, "o"), "-datasets", "nope", "-models", "svgp4")
+	if code != 1 || !strings.Contains(stderr, "nope") {
+		t.Errorf("missing data set: exit %d %q", code, stderr)
+	}
+}
+
+func TestCanceled(t *testing.T) {
+	dir := t.TempDir()
+	writeToy(t, dir, 200)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	var o, e bytes.Buffer
+	code := run(ctx, []string{"-data-dir", dir, "-datasets", "toy", "-models", "svgp4", "-epochs", "1", "-quiet", "-out", filepath.Join(dir, "o")}, &o, &e)
+	if code != 130 {
+		t.Errorf("canceled: exit %d, %s", code, e.String())
+	}
+	if _, err := os.Stat(filepath.Join(dir, "o", "regression.jsonl")); !os.IsNotExist(err) {
+		t.Errorf("canceled run was logged: %v", err)
+	}
+}
+
+func TestCheckpointResume(t *testing.T) {
+	dir := t.TempDir()
+	writeToy(t, dir, 300)
+	out := filepath.Join(dir, "out")
+	args := []string{"-data-dir", dir, "-datasets", "toy", "-models", "solvegp6+6", "-epochs", "3", "-batch", "64", "-splits", "1",
+		"-threads", "1", "-quiet", "-out", out}
+	o, err := parseFlags(args, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.checkpointEvery = 0
+	ctx, cancel := context.WithCancel(context.Background())
+	o.onCheckpoint = func(epochs int) {
+		if epochs == 1 {
+			cancel() // stopped during epoch 2
+		}
+	}
+	if err := runAll(ctx, o, io.Discard, io.Discard); !errors.Is(err, context.Canceled) {
+		t.Fatalf("interrupted run: %v", err)
+	}
+	cks, _ := filepath.Glob(filepath.Join(out, "checkpoints", "*.gob"))
+	if len(cks) != 1 {
+		t.Fatalf("checkpoints %v, want one", cks)
+	}
+	if recs, _, _ := benchutil.ReadJSONL[Record](filepath.Join(out, "regression.jsonl")); len(recs) != 0 {
+		t.Fatalf("interrupted run was logged: %+v", recs)
+	}
+	o.onCheckpoint = nil
+	var stderr bytes.Buffer
+	o.quiet = false
+	if err := runAll(context.Background(), o, io.Discard, &stderr); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(stderr.String(), "resuming after epoch 1") || strings.Contains(stderr.String(), "epoch   1 ") {
+		t.Errorf("resumed run log:\n%s", stderr.String())
+	}
+	recs, _, err := benchutil.ReadJSONL[Record](filepath.Join(out, "regression.jsonl"))
+	if err != nil || len(recs) != 1 {
+		t.Fatalf("records %v, %v", recs, err)
+	}
+	if r := recs[0]; r.Steps != 3*3 || len(r.Resumed) != 0 || len(r.ResumedExact) != 1 || r.ResumedExact[0] != 1 || !(r.TrainSeconds > 0) {
+		t.Errorf("record: steps %d resumed %v / %v train seconds %v", r.Steps, r.Resumed, r.ResumedExact, r.TrainSeconds)
+	}
+	// Resuming equals not stopping: the same run without interruption
+	// ends at the same parameters, bit for bit (one thread).
+	o2 := *o
+	o2.out = filepath.Join(dir, "out2")
+	o2.quiet = true
+	if err := runAll(context.Background(), &o2, io.Discard, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	recs2, _, err := benchutil.ReadJSONL[Record](filepath.Join(o2.out, "regression.jsonl"))
+	if err != nil || len(recs2) != 1 {
+		t.Fatalf("records %v, %v", recs2, err)
+	}
+	if a, b := recs[0], recs2[0]; a.TestLogLik != b.TestLogLik || a.TestRMSE != b.TestRMSE || a.Noise != b.Noise ||
+		a.Lengthscale != b.Lengthscale || a.FinalObjective != b.FinalObjective || a.Steps != b.Steps {
+		t.Errorf("resumed run differs from an uninterrupted one:\n%+v\n%+v", a, b)
+	}
+	if cks, _ := filepath.Glob(filepath.Join(out, "checkpoints", "*.gob")); len(cks) != 0 {
+		t.Errorf("checkpoint left behind: %v", cks)
+	}
+	// A corrupt checkpoint is an error that says what to do.
+	os.MkdirAll(filepath.Join(out, "checkpoints"), 0o755)
+	o.splits, o.firstSplit = 1, 1
+	key := runKey("toy", "SOLVE-GP 6+6", 1, o.setup())
+	os.WriteFile(checkpointPath(out, key), []byte("garbage"), 0o644)
+	if err := runAll(context.Background(), o, io.Discard, io.Discard); err == nil || !strings.Contains(err.Error(), "delete it") {
+		t.Errorf("corrupt checkpoint: %v", err)
+	}
+}
+
+// TestNaturalRuns: -natural trains with natural-gradient steps; the record
+// and the tables name the rows "+NG(γ)" next to the Adam rows, and the
+// natural-gradient run is a different run (its own key) from the Adam one.
+func TestNaturalRuns(t *testing.T) {
+	dir := t.TempDir()
+	writeToy(t, dir, 200)
+	out := filepath.Join(dir, "out")
+	base := []string{"-data-dir", dir, "-datasets", "toy", "-models", "svgp6,solvegp6+6", "-epochs", "2", "-batch", "64", "-splits", "1",
+		"-threads", "1", "-quiet", "-out", out}
+	for _, extra := range [][]string{nil, {"-natural", "0.5"}} {
+		if code, _, stderr := runCLI(t, append(append([]string(nil), base...), extra...)...); code != 0 {
+			t.Fatalf("%v: exit %d: %s", extra, code, stderr)
+		}
+	}
+	recs, _, err := benchutil.ReadJSONL[Record](filepath.Join(out, "regression.jsonl"))
+	if err != nil || len(recs) != 4 {
+		t.Fatalf("records %d, %v", len(recs), err)
+	}
+	models := map[string]Record{}
+	for _, r := range recs {
+		models[r.Model] = r
+	}
+	ng, ok := models["SOLVE-GP+NG(0.5) 6+6"]
+	if !ok || ng.Natural != 0.5 || models["SOLVE-GP 6+6"].Natural != 0 {
+		t.Fatalf("records %v", models)
+	}
+	if ng.TestRMSE == models["SOLVE-GP 6+6"].TestRMSE {
+		t.Error("natural-gradient run equals the Adam run")
+	}
+	md, err := os.ReadFile(filepath.Join(out, "regression.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(md), "| SVGP+NG(0.5) | 6 |") || !strings.Contains(string(md), "| SOLVE-GP+NG(0.5) | 6+6 |") {
+		t.Errorf("tables lack the natural-gradient rows:\n%s", md)
+	}
+}
+
+// TestLegacyCheckpoint: a checkpoint written before checkpoints held the
+// training loop's state resumes with a fresh Adam state, which the record
+// notes in Resumed.
+func TestLegacyCheckpoint(t *testing.T) {
+	dir := t.TempDir()
+	writeToy(t, dir, 300)
+	out := filepath.Join(dir, "out")
+	o, err := parseFlags([]string{"-data-dir", dir, "-datasets", "toy", "-models", "svgp6", "-epochs", "3", "-batch", "64", "-splits", "1",
+		"-threads", "1", "-quiet", "-out", out}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.checkpointEvery = 0
+	ctx, cancel := context.WithCancel(context.Background())
+	o.onCheckpoint = func(epochs int) { cancel() }
+	if err := runAll(ctx, o, io.Discard, io.Discard); !errors.Is(err, context.Canceled) {
+		t.Fatalf("interrupted run: %v", err)
+	}
+	path := checkpointPath(out, runKey("toy", "SVGP 6", 0, o.setup()))
+	ck, err := loadCheckpoint(path, runKey("toy", "SVGP 6", 0, o.setup()), 0)
+	if err == nil || ck != nil {
+		t.Fatalf("checkpoint with a wrong parameter count: %v", err)
+	}
+	buf, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var c checkpoint
+	if err := gob.NewDecoder(bytes.NewReader(buf)).Decode(&c); err != nil || c.Train == nil {
+		t.Fatalf("checkpoint %+v, %v", c, err)
+	}
+	c.Train = nil
+	if err := saveCheckpoint(path, &c); err != nil {
+		t.Fatal(err)
+	}
+	o.onCheckpoint = nil
+	if err := runAll(context.Background(), o, io.Discard, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	recs, _, err := benchutil.ReadJSONL[Record](filepath.Join(out, "regression.jsonl"))
+	if err != nil || len(recs) != 1 {
+		t.Fatalf("records %v, %v", recs, err)
+	}
+	if r := recs[0]; r.Steps != 3*3 || len(r.Resumed) != 1 || r.Resumed[0] != 1 || len(r.ResumedExact) != 0 {
+		t.Errorf("record: steps %d, resumed %v / %v", r.Steps, r.Resumed, r.ResumedExact)
+	}
+}
