@@ -6,6 +6,7 @@ import (
 	"gonum.org/v1/gonum/blas"
 
 	"github.com/solvegp/solvegp/asm"
+	"github.com/solvegp/solvegp/internal/parallel"
 )
 
 // Panic messages, identical to gonum's.
@@ -187,15 +188,28 @@ func gemmSplit(total, block, unit int) int {
 // gemmMaxTile bounds MR·NR over all backends (14×16 for AVX-512).
 const gemmMaxTile = 256
 
-// gemmCtx holds the buffers of one Dgemm call; it is pooled so that
-// repeated calls do not allocate.
+// gemmCtx holds the buffers and the state of one Dgemm call; it is pooled
+// so that repeated calls do not allocate. It is the parallel.Task of the
+// call's parallel sections, so that handing them to the worker pool
+// allocates nothing either.
 type gemmCtx struct {
 	packB   []float64
 	workers []gemmWorker
-	bar     gemmBarrier
+
+	g gemmProblem
+	p gemmPlan
+
+	// The block of the current parallel section: columns jc…jc+ncb of C,
+	// nPanels NR-wide panels, the inner range pc…pc+kcb, and the beta that
+	// applies to it.
+	pack    bool // packing op(B) (true) or multiplying (false)
+	jc, ncb int
+	nPanels int
+	pc, kcb int
+	beta    float64
 }
 
-// gemmWorker is the per-goroutine state of the blocked loops.
+// gemmWorker is the state of one share of C in the blocked loops.
 type gemmWorker struct {
 	packA []float64
 	edge  [gemmMaxTile]float64 // scratch tile for partial tiles
@@ -222,42 +236,7 @@ func gemmGetCtx(threads, na, nb int) *gemmCtx {
 		}
 		wk.packA = wk.packA[:na]
 	}
-	ctx.bar.reset(threads)
 	return ctx
-}
-
-// gemmBarrier is a reusable barrier for the worker goroutines of one call.
-type gemmBarrier struct {
-	mu    sync.Mutex
-	cond  sync.Cond
-	n     int
-	count int
-	gen   uint64
-}
-
-func (b *gemmBarrier) reset(n int) {
-	b.n, b.count = n, 0
-	b.cond.L = &b.mu
-}
-
-// wait blocks until all n goroutines have called wait.
-func (b *gemmBarrier) wait() {
-	if b.n == 1 {
-		return
-	}
-	b.mu.Lock()
-	gen := b.gen
-	b.count++
-	if b.count == b.n {
-		b.count = 0
-		b.gen++
-		b.cond.Broadcast()
-	} else {
-		for gen == b.gen {
-			b.cond.Wait()
-		}
-	}
-	b.mu.Unlock()
 }
 
 // gemmPlan is the blocking and work partition of one call.
@@ -309,77 +288,85 @@ func (g *gemmProblem) plan(threads int) gemmPlan {
 	return p
 }
 
-// run executes the BLIS five loops on p.threads goroutines (the caller's
-// and p.threads−1 new ones).
+// run executes the BLIS five loops, sharing each block among p.threads
+// shares of the work on the parallel worker pool.
 func (g *gemmProblem) run(threads int) {
 	p := g.plan(threads)
 	ctx := gemmGetCtx(p.threads, p.mc*p.kc, p.kc*p.nc)
-	defer gemmPool.Put(ctx)
-	if p.threads == 1 {
-		g.worker(ctx, &p, 0)
-		return
-	}
-	gemmRunParallel(*g, p, ctx)
+	ctx.g, ctx.p = *g, p
+	ctx.loops()
+	ctx.g = gemmProblem{} // drop the references to the operands
+	gemmPool.Put(ctx)
 }
 
-// gemmRunParallel runs the workers of a multi-goroutine call. It takes g
-// and p by value so that only parallel calls move them to the heap.
-func gemmRunParallel(g gemmProblem, p gemmPlan, ctx *gemmCtx) {
-	var wg sync.WaitGroup
-	wg.Add(p.threads - 1)
-	for t := 1; t < p.threads; t++ {
-		go func() {
-			defer wg.Done()
-			g.worker(ctx, &p, t)
-		}()
-	}
-	g.worker(ctx, &p, 0)
-	wg.Wait()
-}
-
-// worker is goroutine t's part of the loops jc (NC columns of C), pc (KC of
-// the inner dimension; B block packed jointly), ic (MC rows of the
-// goroutine's row range; A block packed privately), jr (NR), ir (MR).
-func (g *gemmProblem) worker(ctx *gemmCtx, p *gemmPlan, t int) {
-	be := g.be
-	mr, nr := be.MR(), be.NR()
-	wk := &ctx.workers[t]
-	ti, tj := t/p.tn, t%p.tn
-	// Row range of this goroutine, in whole MR tiles.
-	r0 := ti * p.mTiles / p.tm * mr
-	r1 := min(g.m, (ti+1)*p.mTiles/p.tm*mr)
+// loops runs the jc (NC columns of C) and pc (KC of the inner dimension)
+// loops. Each block is two parallel sections: packing op(B) jointly, then
+// the ic (MC rows; A block packed per share), jr (NR) and ir (MR) loops of
+// every share of the tm×tn partition of C.
+func (ctx *gemmCtx) loops() {
+	g, p := &ctx.g, &ctx.p
+	nr := g.be.NR()
 	for jc := 0; jc < g.n; jc += p.nc {
 		ncb := min(p.nc, g.n-jc)
-		nPanels := (ncb + nr - 1) / nr
+		ctx.jc, ctx.ncb, ctx.nPanels = jc, ncb, (ncb+nr-1)/nr
 		for pc := 0; pc < g.k; pc += p.kc {
-			kcb := min(p.kc, g.k-pc)
-			beta := g.beta
+			ctx.pc, ctx.kcb = pc, min(p.kc, g.k-pc)
+			ctx.beta = g.beta
 			if pc > 0 {
-				beta = 1
+				ctx.beta = 1
 			}
-			// Pack this goroutine's share of op(B)[pc:pc+kcb, jc:jc+ncb].
-			for q := t * nPanels / p.threads; q < (t+1)*nPanels/p.threads; q++ {
-				j := jc + q*nr
-				cols := min(nr, jc+ncb-j)
-				off := pc*g.ldb + j
-				if g.bTrans {
-					off = j*g.ldb + pc
-				}
-				asm.PackB(nr, ctx.packB[q*nr*kcb:(q+1)*nr*kcb], g.b[off:], g.ldb, g.bTrans, kcb, cols)
-			}
-			ctx.bar.wait()
-			q0, q1 := tj*nPanels/p.tn, (tj+1)*nPanels/p.tn
-			for ic := r0; ic < r1; ic += p.mc {
-				mcb := min(p.mc, r1-ic)
-				off := ic*g.lda + pc
-				if g.aTrans {
-					off = pc*g.lda + ic
-				}
-				asm.PackA(mr, wk.packA, g.a[off:], g.lda, g.aTrans, mcb, kcb)
-				g.macroKernel(wk, ic, mcb, jc, ncb, q0, q1, kcb, ctx.packB, beta)
-			}
-			ctx.bar.wait()
+			ctx.pack = true
+			parallel.For(p.threads, p.threads, ctx)
+			ctx.pack = false
+			parallel.For(p.threads, p.threads, ctx)
 		}
+	}
+}
+
+// Run performs share t of the current parallel section.
+func (ctx *gemmCtx) Run(t int) {
+	if ctx.pack {
+		ctx.packShare(t)
+	} else {
+		ctx.multiplyShare(t)
+	}
+}
+
+// packShare packs share t of op(B)[pc:pc+kcb, jc:jc+ncb] into ctx.packB.
+func (ctx *gemmCtx) packShare(t int) {
+	g, p := &ctx.g, &ctx.p
+	nr := g.be.NR()
+	jc, ncb, kcb, pc := ctx.jc, ctx.ncb, ctx.kcb, ctx.pc
+	for q := t * ctx.nPanels / p.threads; q < (t+1)*ctx.nPanels/p.threads; q++ {
+		j := jc + q*nr
+		cols := min(nr, jc+ncb-j)
+		off := pc*g.ldb + j
+		if g.bTrans {
+			off = j*g.ldb + pc
+		}
+		asm.PackB(nr, ctx.packB[q*nr*kcb:(q+1)*nr*kcb], g.b[off:], g.ldb, g.bTrans, kcb, cols)
+	}
+}
+
+// multiplyShare updates share t of the current block of C: the rows of row
+// group t/tn (whole MR tiles) and the panels of panel group t%tn.
+func (ctx *gemmCtx) multiplyShare(t int) {
+	g, p := &ctx.g, &ctx.p
+	mr := g.be.MR()
+	wk := &ctx.workers[t]
+	ti, tj := t/p.tn, t%p.tn
+	r0 := ti * p.mTiles / p.tm * mr
+	r1 := min(g.m, (ti+1)*p.mTiles/p.tm*mr)
+	q0, q1 := tj*ctx.nPanels/p.tn, (tj+1)*ctx.nPanels/p.tn
+	pc, kcb := ctx.pc, ctx.kcb
+	for ic := r0; ic < r1; ic += p.mc {
+		mcb := min(p.mc, r1-ic)
+		off := ic*g.lda + pc
+		if g.aTrans {
+			off = pc*g.lda + ic
+		}
+		asm.PackA(mr, wk.packA, g.a[off:], g.lda, g.aTrans, mcb, kcb)
+		g.macroKernel(wk, ic, mcb, ctx.jc, ctx.ncb, q0, q1, kcb, ctx.packB, ctx.beta)
 	}
 }
 

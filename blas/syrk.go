@@ -2,10 +2,12 @@ package blas
 
 import (
 	"sync"
-	"sync/atomic"
 
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/gonum"
+
+	"github.com/solvegp/solvegp/asm"
+	"github.com/solvegp/solvegp/internal/parallel"
 )
 
 const (
@@ -112,31 +114,39 @@ func (impl Implementation) Dsyrk(ul blas.Uplo, tA blas.Transpose, n, k int, alph
 	// Hand out the block rows from the most expensive down (the longest
 	// rectangles: the last block rows of a lower, the first of an upper
 	// triangle) so that the goroutines finish together.
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	serial := Implementation{Threads: 1}
-	work := func() {
-		for {
-			q := int(next.Add(1) - 1)
-			if q >= nblk {
-				return
-			}
-			blk := q
-			if ul == blas.Lower {
-				blk = nblk - 1 - q
-			}
-			serial.syrkBlockRow(ul, tG, n, k, blk*bs, min(n, (blk+1)*bs), alpha, a, lda, beta, c, ldc)
-		}
+	task := syrkTasks.Get().(*syrkTask)
+	*task = syrkTask{backend: impl.Backend, ul: ul, tG: tG, n: n, k: k, bs: bs, nblk: nblk, alpha: alpha, a: a, lda: lda, beta: beta, c: c, ldc: ldc}
+	parallel.For(nblk, t, task)
+	*task = syrkTask{}
+	syrkTasks.Put(task)
+}
+
+// syrkTask is the parallel section of a Dsyrk call: one iteration per
+// block row of C. Tasks are pooled so that parallel calls do not allocate.
+type syrkTask struct {
+	backend  *asm.Backend // the caller's micro-kernel backend
+	ul       blas.Uplo
+	tG       blas.Transpose
+	n, k     int
+	bs, nblk int
+	alpha    float64
+	a        []float64
+	lda      int
+	beta     float64
+	c        []float64
+	ldc      int
+}
+
+var syrkTasks = sync.Pool{New: func() any { return new(syrkTask) }}
+
+// Run computes the q-th most expensive block row of C, single-threaded.
+func (s *syrkTask) Run(q int) {
+	blk := q
+	if s.ul == blas.Lower {
+		blk = s.nblk - 1 - q
 	}
-	for w := 1; w < t; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			work()
-		}()
-	}
-	work()
-	wg.Wait()
+	serial := Implementation{Threads: 1, Backend: s.backend}
+	serial.syrkBlockRow(s.ul, s.tG, s.n, s.k, blk*s.bs, min(s.n, (blk+1)*s.bs), s.alpha, s.a, s.lda, s.beta, s.c, s.ldc)
 }
 
 // syrkBlockRow computes rows i0:i1 of the ul triangle of

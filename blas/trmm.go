@@ -30,7 +30,6 @@ func (impl Implementation) Dtrmm(s blas.Side, ul blas.Uplo, tA blas.Transpose, d
 		return
 	}
 	if trsmThreads(impl, s, m, n, k) < 2 {
-		// Serial calls build no closure, so they allocate nothing.
 		if s == blas.Left {
 			impl.trmmLeft(ul, tA, d, m, n, alpha, a, lda, b, ldb)
 		} else {
@@ -38,13 +37,7 @@ func (impl Implementation) Dtrmm(s blas.Side, ul blas.Uplo, tA blas.Transpose, d
 		}
 		return
 	}
-	trsmParallel(impl, s, m, n, k, ldb, b, func(impl Implementation, m, n int, b []float64) {
-		if s == blas.Left {
-			impl.trmmLeft(ul, tA, d, m, n, alpha, a, lda, b, ldb)
-		} else {
-			impl.trmmRight(ul, tA, d, m, n, alpha, a, lda, b, ldb)
-		}
-	})
+	trsmParallel(impl, true, s, ul, tA, d, m, n, k, alpha, a, lda, b, ldb)
 }
 
 // trmmLeft computes B := alpha * op(A) * B for the m×m triangle A and the

@@ -4,6 +4,9 @@ import (
 	"sync"
 
 	"gonum.org/v1/gonum/blas"
+
+	"github.com/solvegp/solvegp/asm"
+	"github.com/solvegp/solvegp/internal/parallel"
 )
 
 // Panic messages of the level-3 triangular, symmetric and rank-k routines.
@@ -146,7 +149,6 @@ func (impl Implementation) Dtrsm(s blas.Side, ul blas.Uplo, tA blas.Transpose, d
 		return
 	}
 	if trsmThreads(impl, s, m, n, k) < 2 {
-		// Serial calls build no closure, so they allocate nothing.
 		if s == blas.Left {
 			impl.trsmLeft(ul, tA, d, m, n, alpha, a, lda, b, ldb)
 		} else {
@@ -154,59 +156,84 @@ func (impl Implementation) Dtrsm(s blas.Side, ul blas.Uplo, tA blas.Transpose, d
 		}
 		return
 	}
-	trsmParallel(impl, s, m, n, k, ldb, b, func(impl Implementation, m, n int, b []float64) {
-		if s == blas.Left {
-			impl.trsmLeft(ul, tA, d, m, n, alpha, a, lda, b, ldb)
-		} else {
-			impl.trsmRight(ul, tA, d, m, n, alpha, a, lda, b, ldb)
-		}
-	})
+	trsmParallel(impl, false, s, ul, tA, d, m, n, k, alpha, a, lda, b, ldb)
 }
 
-// trsmParallel runs f on the whole m×n right-hand side b, or, when the
-// problem is large enough and impl allows several goroutines, splits the
-// right-hand sides (columns of b for Side Left, rows for Side Right) into
-// independent chunks, one per goroutine, each solved with a single-threaded
-// Implementation. k is the order of the triangle. It is shared by Dtrsm and
-// Dtrmm, whose right-hand sides are independent of each other.
-func trsmParallel(impl Implementation, s blas.Side, m, n, k, ldb int, b []float64, f func(impl Implementation, m, n int, b []float64)) {
+// trsmParallel solves (mul false, Dtrsm) or multiplies (mul true, Dtrmm)
+// with the triangle A of order k, splitting the right-hand sides (columns
+// of b for Side Left, rows for Side Right) into independent chunks, one per
+// goroutine of trsmThreads, each done with a single-threaded
+// Implementation on the parallel worker pool. The arguments are those of
+// Dtrsm and Dtrmm, already checked.
+func trsmParallel(impl Implementation, mul bool, s blas.Side, ul blas.Uplo, tA blas.Transpose, d blas.Diag, m, n, k int, alpha float64, a []float64, lda int, b []float64, ldb int) {
 	rhs := n
 	if s == blas.Right {
 		rhs = m
 	}
 	t := trsmThreads(impl, s, m, n, k)
-	if t < 2 {
-		f(impl, m, n, b)
+	task := trsmTasks.Get().(*trsmTask)
+	*task = trsmTask{backend: impl.Backend, mul: mul, s: s, ul: ul, tA: tA, d: d, m: m, n: n, rhs: rhs, t: t, alpha: alpha, a: a, lda: lda, b: b, ldb: ldb}
+	parallel.For(t, t, task)
+	*task = trsmTask{}
+	trsmTasks.Put(task)
+}
+
+// trsmTask is the parallel section of a Dtrsm or Dtrmm call: iteration w
+// handles the w-th of t chunks of the right-hand sides. Tasks are pooled so
+// that parallel calls do not allocate.
+type trsmTask struct {
+	backend *asm.Backend // the caller's micro-kernel backend
+	mul     bool
+	s       blas.Side
+	ul      blas.Uplo
+	tA      blas.Transpose
+	d       blas.Diag
+	m, n    int
+	rhs, t  int
+	alpha   float64
+	a       []float64
+	lda     int
+	b       []float64
+	ldb     int
+}
+
+var trsmTasks = sync.Pool{New: func() any { return new(trsmTask) }}
+
+// chunkEnd returns the end of right-hand-side chunk w (its start is the
+// end of chunk w−1, or 0). Inner boundaries are rounded up to whole tiles
+// of 8; the ends never decrease, so some chunks may be empty.
+func (tk *trsmTask) chunkEnd(w int) int {
+	if w < 0 {
+		return 0
+	}
+	hi := tk.rhs * (w + 1) / tk.t
+	if w < tk.t-1 {
+		hi = (hi + 7) &^ 7
+	}
+	return min(hi, tk.rhs)
+}
+
+// Run solves or multiplies chunk w of the right-hand sides.
+func (tk *trsmTask) Run(w int) {
+	lo, hi := tk.chunkEnd(w-1), tk.chunkEnd(w)
+	if hi <= lo {
 		return
 	}
-	serial := Implementation{Threads: 1}
-	var wg sync.WaitGroup
-	lo := 0
-	for w := 0; w < t; w++ {
-		hi := rhs * (w + 1) / t
-		if w < t-1 {
-			hi = (hi + 7) &^ 7 // keep chunk boundaries on whole tiles
-		}
-		hi = min(hi, rhs)
-		if hi <= lo {
-			continue
-		}
-		cm, cn, cb := m, hi-lo, b[lo:]
-		if s == blas.Right {
-			cm, cn, cb = hi-lo, n, b[lo*ldb:]
-		}
-		if w == t-1 || hi == rhs {
-			f(serial, cm, cn, cb)
-		} else {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				f(serial, cm, cn, cb)
-			}()
-		}
-		lo = hi
+	m, n, b := tk.m, hi-lo, tk.b[lo:]
+	if tk.s == blas.Right {
+		m, n, b = hi-lo, tk.n, tk.b[lo*tk.ldb:]
 	}
-	wg.Wait()
+	serial := Implementation{Threads: 1, Backend: tk.backend}
+	switch {
+	case tk.s == blas.Left && !tk.mul:
+		serial.trsmLeft(tk.ul, tk.tA, tk.d, m, n, tk.alpha, tk.a, tk.lda, b, tk.ldb)
+	case !tk.mul:
+		serial.trsmRight(tk.ul, tk.tA, tk.d, m, n, tk.alpha, tk.a, tk.lda, b, tk.ldb)
+	case tk.s == blas.Left:
+		serial.trmmLeft(tk.ul, tk.tA, tk.d, m, n, tk.alpha, tk.a, tk.lda, b, tk.ldb)
+	default:
+		serial.trmmRight(tk.ul, tk.tA, tk.d, m, n, tk.alpha, tk.a, tk.lda, b, tk.ldb)
+	}
 }
 
 // trsmThreads returns the number of goroutines trsmParallel uses for an

@@ -37,7 +37,7 @@ func congruenceWork(n int) int {
 // congruenceWork(n) elements.
 func congruence(bi blas.Implementation, n int, l []float64, ldl int, w []float64, ldw int, work []float64) {
 	if n <= congruenceSerial {
-		bi = blas.Implementation{Threads: 1}
+		bi.Threads = 1
 	}
 	if n <= congruenceBase {
 		if n == 0 {

@@ -13,6 +13,7 @@ import (
 	"github.com/solvegp/solvegp/blas"
 	"github.com/solvegp/solvegp/gp"
 	"github.com/solvegp/solvegp/gp/transform"
+	"github.com/solvegp/solvegp/internal/parallel"
 	"github.com/solvegp/solvegp/patches"
 )
 
@@ -325,16 +326,7 @@ func (k *Kernel) parallel(n int, f func(w, lo, hi int)) int {
 		f(0, 0, n)
 		return 1
 	}
-	var wg sync.WaitGroup
-	for w := 0; w < nw; w++ {
-		lo, hi := w*n/nw, (w+1)*n/nw
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			f(w, lo, hi)
-		}()
-	}
-	wg.Wait()
+	parallel.Ranges(n, nw, f)
 	return nw
 }
 

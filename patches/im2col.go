@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/solvegp/solvegp/asm"
+	"github.com/solvegp/solvegp/internal/parallel"
 )
 
 // A copy plan. The patches of one image are partitioned into blocks:
@@ -214,16 +215,7 @@ func (g *Geometry) forImages(batch int, fn func(n0, n1 int)) {
 		fn(0, batch)
 		return
 	}
-	var wg sync.WaitGroup
-	for i := 0; i < w; i++ {
-		n0, n1 := batch*i/w, batch*(i+1)/w
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			fn(n0, n1)
-		}()
-	}
-	wg.Wait()
+	parallel.Ranges(batch, w, func(_, n0, n1 int) { fn(n0, n1) })
 }
 
 // checkLens validates the batch size and the lengths of an image slice and

@@ -3,7 +3,8 @@ package kernel
 import (
 	"runtime"
 	"sync"
-	"sync/atomic"
+
+	"github.com/solvegp/solvegp/internal/parallel"
 )
 
 // rowChunk is the number of rows of a kernel matrix handled as one unit of
@@ -16,41 +17,47 @@ const rowChunk = 64
 // evaluation runs on the calling goroutine only.
 const parallelMinWork = 1 << 15
 
-// forChunks calls fn(c, i0, i1) for consecutive row ranges [i0, i1) of
-// [0, rows), chunk index c = i0/rowChunk, on up to GOMAXPROCS goroutines
-// (one if work, the number of elements touched, is small). Chunks are
-// handed out dynamically, so that triangular workloads balance; callers
-// that reduce across chunks store per-chunk partials indexed by c and sum
-// them in order, which keeps results independent of scheduling.
-func forChunks(rows, work int, fn func(c, i0, i1 int)) {
+// chunkBody is the body of a forChunks loop: chunk handles the row range
+// [i0, i1), chunk index c. Bodies are pointers to pooled structs holding
+// the loop's operands, so that handing them to the worker pool allocates
+// nothing (a closure would be moved to the heap on every call).
+type chunkBody interface {
+	chunk(c, i0, i1 int)
+}
+
+// forChunks calls body.chunk(c, i0, i1) for consecutive row ranges [i0, i1)
+// of [0, rows), chunk index c = i0/rowChunk, on up to GOMAXPROCS goroutines
+// of the parallel worker pool (only the caller's if work, the number of
+// elements touched, is small). Chunks are handed out dynamically, so that
+// triangular workloads balance; callers that reduce across chunks store
+// per-chunk partials indexed by c and sum them in order, which keeps
+// results independent of scheduling.
+func forChunks(rows, work int, body chunkBody) {
 	nc := numChunks(rows)
-	workers := runtime.GOMAXPROCS(0)
-	if workers > nc {
-		workers = nc
-	}
+	workers := min(runtime.GOMAXPROCS(0), nc)
 	if work < parallelMinWork || workers <= 1 {
 		for c := 0; c < nc; c++ {
-			fn(c, c*rowChunk, min((c+1)*rowChunk, rows))
+			body.chunk(c, c*rowChunk, min((c+1)*rowChunk, rows))
 		}
 		return
 	}
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	wg.Add(workers)
-	for w := 0; w < workers; w++ {
-		go func() {
-			defer wg.Done()
-			for {
-				c := int(next.Add(1) - 1)
-				if c >= nc {
-					return
-				}
-				fn(c, c*rowChunk, min((c+1)*rowChunk, rows))
-			}
-		}()
-	}
-	wg.Wait()
+	task := chunkTasks.Get().(*chunkTask)
+	task.body, task.rows = body, rows
+	parallel.For(nc, workers, task)
+	task.body = nil
+	chunkTasks.Put(task)
 }
+
+// chunkTask is the parallel loop of forChunks over row chunks.
+type chunkTask struct {
+	body chunkBody
+	rows int
+}
+
+var chunkTasks = sync.Pool{New: func() any { return new(chunkTask) }}
+
+// Run handles chunk c.
+func (t *chunkTask) Run(c int) { t.body.chunk(c, c*rowChunk, min((c+1)*rowChunk, t.rows)) }
 
 // numChunks returns the number of row chunks of a matrix with rows rows.
 func numChunks(rows int) int { return (rows + rowChunk - 1) / rowChunk }
@@ -59,23 +66,40 @@ func numChunks(rows int) int { return (rows + rowChunk - 1) / rowChunk }
 // matrix a (stride lda) into its lower triangle, tile by tile so that the
 // transposed accesses stay in cache.
 func mirrorUpper(a []float64, n, lda int) {
-	const tile = 32
-	nt := (n + tile - 1) / tile
-	forChunks(n, n*n/2, func(_, i0, i1 int) {
-		// Rows [i0, i1) of the lower triangle, filled from columns of the
-		// upper triangle, in tile×tile blocks.
-		for jb := 0; jb < nt; jb++ {
-			j0 := jb * tile
-			if j0 >= i1 {
-				break
-			}
-			j1 := min(j0+tile, n)
-			for i := i0; i < i1; i++ {
-				row := a[i*lda:]
-				for j := j0; j < j1 && j < i; j++ {
-					row[j] = a[j*lda+i]
-				}
+	mt := mirrorTasks.Get().(*mirrorTask)
+	*mt = mirrorTask{a: a, n: n, lda: lda}
+	forChunks(n, n*n/2, mt)
+	*mt = mirrorTask{}
+	mirrorTasks.Put(mt)
+}
+
+// mirrorTask is the loop body of mirrorUpper.
+type mirrorTask struct {
+	a      []float64
+	n, lda int
+}
+
+var mirrorTasks = sync.Pool{New: func() any { return new(mirrorTask) }}
+
+// mirrorTile is the order of the tiles of mirrorUpper.
+const mirrorTile = 32
+
+// chunk fills rows [i0, i1) of the lower triangle from columns of the
+// upper triangle, in mirrorTile×mirrorTile blocks.
+func (mt *mirrorTask) chunk(_, i0, i1 int) {
+	a, n, lda := mt.a, mt.n, mt.lda
+	nt := (n + mirrorTile - 1) / mirrorTile
+	for jb := 0; jb < nt; jb++ {
+		j0 := jb * mirrorTile
+		if j0 >= i1 {
+			break
+		}
+		j1 := min(j0+mirrorTile, n)
+		for i := i0; i < i1; i++ {
+			row := a[i*lda:]
+			for j := j0; j < j1 && j < i; j++ {
+				row[j] = a[j*lda+i]
 			}
 		}
-	})
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"sync"
 
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/mat"
@@ -420,25 +421,45 @@ func (k *Stationary) Matrix(dst *mat.Dense, x, z mat.Matrix) {
 	if same {
 		work /= 2
 	}
-	forChunks(n, work, func(_, i0, i1 int) {
-		if !same {
-			sqDistRows(raw.Data, ld, xs, zs, nx, nz, d, i0, i1, 0, m)
-			for i := i0; i < i1; i++ {
-				k.profile(raw.Data[i*ld : i*ld+m])
-			}
-			return
-		}
-		// Upper triangle of rows [i0, i1): the diagonal block from column
-		// i0 (its strictly lower part is overwritten by mirrorUpper) and
-		// everything to its right.
-		sqDistRows(raw.Data, ld, xs, zs, nx, nz, d, i0, i1, i0, m)
-		for i := i0; i < i1; i++ {
-			raw.Data[i*ld+i] = 0
-			k.profile(raw.Data[i*ld+i : i*ld+m])
-		}
-	})
+	mt := matrixTasks.Get().(*matrixTask)
+	*mt = matrixTask{k: k, data: raw.Data, ld: ld, xs: xs, zs: zs, nx: nx, nz: nz, d: d, m: m, same: same}
+	forChunks(n, work, mt)
+	*mt = matrixTask{}
+	matrixTasks.Put(mt)
 	if same {
 		mirrorUpper(raw.Data, n, ld)
+	}
+}
+
+// matrixTask is the loop body of Matrix over row chunks.
+type matrixTask struct {
+	k              *Stationary
+	data           []float64 // the kernel matrix, stride ld
+	ld             int
+	xs, zs, nx, nz []float64
+	d, m           int
+	same           bool
+}
+
+var matrixTasks = sync.Pool{New: func() any { return new(matrixTask) }}
+
+// chunk evaluates rows [i0, i1) of the kernel matrix.
+func (mt *matrixTask) chunk(_, i0, i1 int) {
+	data, ld, m := mt.data, mt.ld, mt.m
+	if !mt.same {
+		sqDistRows(data, ld, mt.xs, mt.zs, mt.nx, mt.nz, mt.d, i0, i1, 0, m)
+		for i := i0; i < i1; i++ {
+			mt.k.profile(data[i*ld : i*ld+m])
+		}
+		return
+	}
+	// Upper triangle of rows [i0, i1): the diagonal block from column
+	// i0 (its strictly lower part is overwritten by mirrorUpper) and
+	// everything to its right.
+	sqDistRows(data, ld, mt.xs, mt.zs, mt.nx, mt.nz, mt.d, i0, i1, i0, m)
+	for i := i0; i < i1; i++ {
+		data[i*ld+i] = 0
+		mt.k.profile(data[i*ld+i : i*ld+m])
 	}
 }
 
@@ -582,19 +603,12 @@ func (k *Stationary) MatrixGrad(dK, K *mat.Dense, x, z mat.Matrix, dx, dz *mat.D
 	// overflow the intermediate matrix products when the gradients
 	// themselves are representable (sc ≥ 1 keeps 1/sc finite).
 	sc := math.Max(k.variance, 1)
-	forChunks(n, n*m, func(c, i0, i1 int) {
-		sqDistRows(w, m, xs, zs, nx, nz, d, i0, i1, 0, m)
-		var a, b float64
-		for i := i0; i < i1; i++ {
-			if same {
-				w[i*m+i] = 0
-			}
-			ai, bi := k.weights(w[i*m:i*m+m], dkr.Data[i*dkr.Stride:i*dkr.Stride+m], kr.Data[i*kr.Stride:i*kr.Stride+m], 1/sc)
-			a += ai
-			b += bi
-		}
-		part[2*c], part[2*c+1] = a, b
-	})
+	gt := weightTasks.Get().(*weightTask)
+	*gt = weightTask{k: k, w: w, xs: xs, zs: zs, nx: nx, nz: nz, d: d, m: m, same: same,
+		dk: dkr.Data, ldk: dkr.Stride, kk: kr.Data, ldkk: kr.Stride, iv: 1 / sc, part: part}
+	forChunks(n, n*m, gt)
+	*gt = weightTask{}
+	weightTasks.Put(gt)
 	var sumKdK, sumWs float64
 	for c := 0; c < nc; c++ {
 		sumKdK += part[2*c]
@@ -696,4 +710,38 @@ func sqTerm(w, v float64) float64 {
 		return 0
 	}
 	return w * v * v
+}
+
+// weightTask is the loop body of MatrixGrad over row chunks.
+type weightTask struct {
+	k              *Stationary
+	w              []float64 // the weights, n×m with stride m
+	xs, zs, nx, nz []float64
+	d, m           int
+	same           bool
+	dk             []float64 // dK, stride ldk
+	ldk            int
+	kk             []float64 // K, stride ldkk
+	ldkk           int
+	iv             float64 // 1/sc
+	part           []float64
+}
+
+var weightTasks = sync.Pool{New: func() any { return new(weightTask) }}
+
+// chunk forms rows [i0, i1) of W and stores the chunk's sums Σ dK·K and
+// Σ W·r² in part[2c] and part[2c+1].
+func (gt *weightTask) chunk(c, i0, i1 int) {
+	w, m := gt.w, gt.m
+	sqDistRows(w, m, gt.xs, gt.zs, gt.nx, gt.nz, gt.d, i0, i1, 0, m)
+	var a, b float64
+	for i := i0; i < i1; i++ {
+		if gt.same {
+			w[i*m+i] = 0
+		}
+		ai, bi := gt.k.weights(w[i*m:i*m+m], gt.dk[i*gt.ldk:i*gt.ldk+m], gt.kk[i*gt.ldkk:i*gt.ldkk+m], gt.iv)
+		a += ai
+		b += bi
+	}
+	gt.part[2*c], gt.part[2*c+1] = a, b
 }

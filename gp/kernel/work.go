@@ -119,7 +119,8 @@ const centreSample = 256
 // from the bulk of the points by a few far outliers, which would otherwise
 // wipe out the precision of every distance in the bulk.
 func centre(dst []float64, x, z mat.Matrix, same bool) {
-	args := []mat.Matrix{x}
+	var argBuf [2]mat.Matrix
+	args := append(argBuf[:0], x)
 	if !same {
 		args = append(args, z)
 	}

@@ -3,8 +3,9 @@ package likelihood
 import (
 	"fmt"
 	"runtime"
-	"sync"
 	"sync/atomic"
+
+	"github.com/solvegp/solvegp/internal/parallel"
 )
 
 // checkLens panics unless y has n entries and mu and variance have n*l.
@@ -44,9 +45,9 @@ const pointChunk = 64
 const parallelMinWork = 1 << 14
 
 // chunkSum calls fn(scratch, i0, i1) for consecutive ranges [i0, i1) of
-// [0, n) of pointChunk points, on up to GOMAXPROCS goroutines each with
-// its own scratch from newScratch, and returns the sum of fn's results
-// added in chunk order. The chunking and the order of the additions do not
+// [0, n) of pointChunk points, on up to GOMAXPROCS goroutines of the
+// parallel worker pool, each with its own scratch from newScratch, and
+// returns the sum of fn's results added in chunk order. The chunking and the order of the additions do not
 // depend on the number of goroutines, so results are bit-for-bit
 // reproducible. work estimates the total cost; small calls run inline.
 func chunkSum[S any](n, work int, newScratch func() S, fn func(s S, i0, i1 int) float64) float64 {
@@ -60,27 +61,38 @@ func chunkSum[S any](n, work int, newScratch func() S, fn func(s S, i0, i1 int) 
 		}
 		return total
 	}
-	part := make([]float64, nc)
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	wg.Add(workers)
-	for w := 0; w < workers; w++ {
-		go func() {
-			defer wg.Done()
-			s := newScratch()
-			for {
-				c := int(next.Add(1) - 1)
-				if c >= nc {
-					return
-				}
-				part[c] = fn(s, c*pointChunk, min((c+1)*pointChunk, n))
-			}
-		}()
-	}
-	wg.Wait()
+	task := &chunkSumTask[S]{n: n, nc: nc, newScratch: newScratch, fn: fn, part: make([]float64, nc)}
+	parallel.For(workers, workers, task)
 	total := 0.0
-	for _, v := range part {
+	for _, v := range task.part {
 		total += v
 	}
 	return total
+}
+
+// chunkSumTask is the parallel section of chunkSum: each of its iterations
+// takes chunks from a shared counter with a scratch of its own, created
+// once it has a chunk to work on.
+type chunkSumTask[S any] struct {
+	n, nc      int
+	next       atomic.Int64
+	newScratch func() S
+	fn         func(s S, i0, i1 int) float64
+	part       []float64
+}
+
+// Run works through chunks until none is left.
+func (t *chunkSumTask[S]) Run(int) {
+	var s S
+	first := true
+	for {
+		c := int(t.next.Add(1) - 1)
+		if c >= t.nc {
+			return
+		}
+		if first {
+			s, first = t.newScratch(), false
+		}
+		t.part[c] = t.fn(s, c*pointChunk, min((c+1)*pointChunk, t.n))
+	}
 }
