@@ -109,8 +109,10 @@ func BenchmarkDgemmVsOpenBLAS(b *testing.B) {
 				// its CPU time (immune to other processes sharing the core)
 				// is reported besides wall-clock time. CPU time is summed
 				// over all iterations: per-call readings are too coarse.
-				runtime.LockOSThread()
-				defer runtime.UnlockOSThread()
+				if threads == 1 {
+					runtime.LockOSThread()
+					defer runtime.UnlockOSThread()
+				}
 				var ours, theirs []float64
 				var oursCPU, theirsCPU float64
 				b.ResetTimer()

@@ -9,5 +9,8 @@
 //	go test -tags openblas -run XXX -bench . -benchtime 5x -count 5 ./bench/openblas
 //
 // OpenBLAS spawns its own thread pool; the benchmarks call SetThreads(1)
-// first so that single-thread numbers compare like with like.
+// first so that single-thread numbers compare like with like, and the test
+// binary runs with OPENBLAS_THREAD_TIMEOUT=4 (set by TestMain unless given)
+// so that OpenBLAS's idle threads do not spin on the cores that solvegp's
+// goroutines use next.
 package openblas

@@ -101,8 +101,10 @@ func BenchmarkDpotrfVsOpenBLAS(b *testing.B) {
 				// With one thread both libraries run on this OS thread, so
 				// its CPU time (immune to other processes sharing the core)
 				// is reported besides wall-clock time.
-				runtime.LockOSThread()
-				defer runtime.UnlockOSThread()
+				if threads == 1 {
+					runtime.LockOSThread()
+					defer runtime.UnlockOSThread()
+				}
 				var ours, theirs, oursCPU, theirsCPU []float64
 				b.ResetTimer()
 				for i := 0; i < b.N; i++ {
@@ -148,8 +150,10 @@ func BenchmarkDpotrsVsOpenBLAS(b *testing.B) {
 				w := make([]float64, n*nrhs)
 				impl := chol.Implementation{Threads: threads}
 				flops := 2 * float64(n) * float64(n) * float64(nrhs)
-				runtime.LockOSThread()
-				defer runtime.UnlockOSThread()
+				if threads == 1 {
+					runtime.LockOSThread()
+					defer runtime.UnlockOSThread()
+				}
 				var ours, theirs, oursCPU, theirsCPU []float64
 				b.ResetTimer()
 				for i := 0; i < b.N; i++ {
