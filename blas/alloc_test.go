@@ -65,7 +65,7 @@ func TestParallelAllocs(t *testing.T) {
 	for i := range b {
 		b[i] = float64(i%13) - 6
 	}
-	if trsmThreads(impl, blas.Left, n, n, n) < 2 || n*n*n < gemmParallelMin || n < 2*syrkMinBlock || n*n*n < syrkMinParallelWork {
+	if trsmThreads(impl, blas.Left, n, n, n) < 2 || n*n*n < gemmParallelMin {
 		t.Fatal("test sizes do not reach the parallel code paths")
 	}
 	calls := []struct {

@@ -172,6 +172,13 @@ type gemmProblem struct {
 	beta           float64
 	c              []float64
 	ldc            int
+
+	// tri restricts the update to one triangle of a square C (for Dsyrk):
+	// zero updates all of C; blas.Lower updates only the elements on and
+	// below the diagonal, blas.Upper only those on and above it. Tiles
+	// outside the triangle are skipped and tiles crossing the diagonal
+	// are computed into scratch and merged element by element.
+	tri blas.Uplo
 }
 
 // gemmSplit divides total into ⌈total/block⌉ nearly equal parts, each a
@@ -207,6 +214,11 @@ type gemmCtx struct {
 	nPanels int
 	pc, kcb int
 	beta    float64
+
+	// rowBounds[t]…rowBounds[t+1] are the rows of row group t in the
+	// current block when only a triangle of C is updated (tri != 0); the
+	// groups are balanced by the work in the block, not by rows.
+	rowBounds []int
 }
 
 // gemmWorker is the state of one share of C in the blocked loops.
@@ -281,6 +293,12 @@ func (g *gemmProblem) plan(threads int) gemmPlan {
 			best, p.tm, p.tn = cost, tm, tn
 		}
 	}
+	if g.tri != 0 && threads > 1 {
+		// Triangular updates split rows only, balanced by work per block.
+		p.tm, p.tn = min(threads, p.mTiles), 1
+		p.threads = p.tm
+		return p
+	}
 	if best < 0 { // fewer tiles than a clean split needs: use what fits
 		p.tm, p.tn = min(threads, p.mTiles), 1
 		p.threads = p.tm
@@ -309,6 +327,9 @@ func (ctx *gemmCtx) loops() {
 	for jc := 0; jc < g.n; jc += p.nc {
 		ncb := min(p.nc, g.n-jc)
 		ctx.jc, ctx.ncb, ctx.nPanels = jc, ncb, (ncb+nr-1)/nr
+		if g.tri != 0 {
+			ctx.balanceRows()
+		}
 		for pc := 0; pc < g.k; pc += p.kc {
 			ctx.pc, ctx.kcb = pc, min(p.kc, g.k-pc)
 			ctx.beta = g.beta
@@ -321,6 +342,47 @@ func (ctx *gemmCtx) loops() {
 			parallel.For(p.threads, p.threads, ctx)
 		}
 	}
+}
+
+// balanceRows splits the rows of the current column block jc…jc+ncb of a
+// triangular update into p.tm groups of whole MR tiles with nearly equal
+// work (the number of columns of the block inside the triangle, summed
+// over the rows), stored in ctx.rowBounds.
+func (ctx *gemmCtx) balanceRows() {
+	g, p := &ctx.g, &ctx.p
+	mr := g.be.MR()
+	// inBlock returns the number of columns of the block that are in the
+	// triangle in the given row.
+	inBlock := func(row int) int {
+		if g.tri == blas.Lower {
+			return min(max(row-ctx.jc+1, 0), ctx.ncb)
+		}
+		return min(max(ctx.jc+ctx.ncb-row, 0), ctx.ncb)
+	}
+	total := 0
+	for r := 0; r < g.m; r++ {
+		total += inBlock(r)
+	}
+	if cap(ctx.rowBounds) < p.tm+1 {
+		ctx.rowBounds = make([]int, p.tm+1)
+	}
+	b := ctx.rowBounds[:p.tm+1]
+	b[0], b[p.tm] = 0, g.m
+	group, acc := 1, 0
+	for tile := 0; tile < p.mTiles && group < p.tm; tile++ {
+		for r := tile * mr; r < min(g.m, (tile+1)*mr); r++ {
+			acc += inBlock(r)
+		}
+		// Close groups whose share of the work has been reached.
+		for group < p.tm && acc*p.tm >= total*group {
+			b[group] = min(g.m, (tile+1)*mr)
+			group++
+		}
+	}
+	for ; group < p.tm; group++ {
+		b[group] = g.m
+	}
+	ctx.rowBounds = b
 }
 
 // Run performs share t of the current parallel section.
@@ -357,10 +419,18 @@ func (ctx *gemmCtx) multiplyShare(t int) {
 	ti, tj := t/p.tn, t%p.tn
 	r0 := ti * p.mTiles / p.tm * mr
 	r1 := min(g.m, (ti+1)*p.mTiles/p.tm*mr)
+	if g.tri != 0 {
+		r0, r1 = ctx.rowBounds[ti], ctx.rowBounds[ti+1]
+	}
 	q0, q1 := tj*ctx.nPanels/p.tn, (tj+1)*ctx.nPanels/p.tn
 	pc, kcb := ctx.pc, ctx.kcb
 	for ic := r0; ic < r1; ic += p.mc {
 		mcb := min(p.mc, r1-ic)
+		// Skip row blocks that have no element of the triangle in the
+		// column block.
+		if g.tri == blas.Lower && ctx.jc > ic+mcb-1 || g.tri == blas.Upper && ctx.jc+ctx.ncb-1 < ic {
+			continue
+		}
 		off := ic*g.lda + pc
 		if g.aTrans {
 			off = pc*g.lda + ic
@@ -387,7 +457,23 @@ func (g *gemmProblem) macroKernel(wk *gemmWorker, ic, mcb, jc, ncb, q0, q1, kcb 
 			rows := min(mr, mcb-i)
 			ap := pa[ip*mr*kcb : (ip+1)*mr*kcb]
 			off := (ic+i)*ldc + jc + j
-			if cols == nr {
+			// full: every element of the tile is to be updated.
+			full := true
+			if g.tri != 0 {
+				r0, c0 := ic+i, jc+j // first row and column of the tile in C
+				if g.tri == blas.Lower {
+					if c0 > r0+rows-1 {
+						continue // strictly above the diagonal
+					}
+					full = c0+cols-1 <= r0
+				} else {
+					if c0+cols-1 < r0 {
+						continue // strictly below the diagonal
+					}
+					full = c0 >= r0+rows-1
+				}
+			}
+			if cols == nr && full {
 				// Full-width tile: the kernel (or its partial-row variant
 				// for the last row tile) updates C in place.
 				be.KernelRowsNoCheck(rows, kcb, g.alpha, ap, bp, beta, g.c[off:], ldc)
@@ -396,8 +482,20 @@ func (g *gemmProblem) macroKernel(wk *gemmWorker, ic, mcb, jc, ncb, q0, q1, kcb 
 			t := wk.edge[:rows*nr]
 			be.KernelRowsNoCheck(rows, kcb, g.alpha, ap, bp, 0, t, nr)
 			for r := 0; r < rows; r++ {
-				crow := g.c[off+r*ldc : off+r*ldc+cols]
-				trow := t[r*nr : r*nr+cols]
+				lo, hi := 0, cols // columns of the tile to merge
+				if !full {
+					d := ic + i + r - (jc + j) // this row's diagonal column in the tile
+					if g.tri == blas.Lower {
+						hi = min(cols, d+1)
+					} else {
+						lo = max(0, d)
+					}
+					if lo >= hi {
+						continue
+					}
+				}
+				crow := g.c[off+r*ldc+lo : off+r*ldc+hi]
+				trow := t[r*nr+lo : r*nr+hi]
 				if beta == 0 {
 					copy(crow, trow)
 					continue

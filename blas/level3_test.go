@@ -11,6 +11,8 @@ import (
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/gonum"
 	"gonum.org/v1/gonum/blas/testblas"
+
+	"github.com/solvegp/solvegp/asm"
 )
 
 // The level-3 tests never register Implementation with blas64.Use: gonum's
@@ -670,6 +672,75 @@ func TestLevel3Concurrent(t *testing.T) {
 			if math.Float64bits(out[p]) != math.Float64bits(want[i][p]) {
 				t.Errorf("call %d round %d: element %d = %v, alone %v", i, j/len(calls), p, out[p], want[i][p])
 				break
+			}
+		}
+	}
+}
+
+// TestDsyrkSmallBlocks runs Dsyrk with tiny cache blocks on every backend,
+// so that a triangle of modest order crosses many MC, KC and NC block
+// edges and micro-tiles straddle the diagonal in every position, with one
+// to three goroutines (whose row groups are balanced by work per column
+// block). Elements outside the triangle are guards that must survive.
+func TestDsyrkSmallBlocks(t *testing.T) {
+	// A finite guard: a NaN guard would survive β·guard + v with its
+	// payload intact and hide a write.
+	const guard = -12345.678
+	rnd := rand.New(rand.NewPCG(11, 13))
+	ref := gonum.Implementation{}
+	for _, be := range asm.Backends() {
+		mr, nr := be.MR(), be.NR()
+		for _, bl := range []asm.Blocking{
+			{MC: mr, KC: 5, NC: nr},
+			{MC: 3 * mr, KC: 16, NC: 2 * nr},
+			{MC: 2 * mr, KC: 64, NC: 5 * nr},
+		} {
+			small := be.WithBlocking(bl)
+			for _, threads := range []int{1, 2, 3} {
+				impl := Implementation{Threads: threads, Backend: small}
+				for _, n := range []int{65, 66 + mr, 97, 131} {
+					for _, ul := range level3Uplos {
+						for _, tA := range []blas.Transpose{blas.NoTrans, blas.Trans} {
+							k := 1 + rnd.IntN(40)
+							row, col := n, k
+							if tA != blas.NoTrans {
+								row, col = k, n
+							}
+							lda, ldc := col+rnd.IntN(3), n+rnd.IntN(3)
+							a := make([]float64, (row-1)*lda+col)
+							for i := range a {
+								a[i] = 2*rnd.Float64() - 1
+							}
+							tri := level3Tri(ul)
+							c := make([]float64, (n-1)*ldc+n)
+							for i := 0; i < n; i++ {
+								for j := 0; j < n; j++ {
+									c[i*ldc+j] = guard
+									if tri(i, j) {
+										c[i*ldc+j] = 2*rnd.Float64() - 1
+									}
+								}
+							}
+							want := append([]float64(nil), c...)
+							impl.Dsyrk(ul, tA, n, k, -0.75, a, lda, 0.5, c, ldc)
+							ref.Dsyrk(ul, tA, n, k, -0.75, a, lda, 0.5, want, ldc)
+							for i := 0; i < n; i++ {
+								for j := 0; j < n; j++ {
+									got, w := c[i*ldc+j], want[i*ldc+j]
+									if !tri(i, j) {
+										if got != guard {
+											t.Fatalf("%s %+v threads=%d n=%d %v %v: guard (%d,%d) overwritten with %v", be.Name(), bl, threads, n, ul, tA, i, j, got)
+										}
+										continue
+									}
+									if math.Abs(got-w) > 1e-13*float64(k+1) {
+										t.Fatalf("%s %+v threads=%d n=%d k=%d %v %v: C[%d,%d] = %v, want %v", be.Name(), bl, threads, n, k, ul, tA, i, j, got, w)
+									}
+								}
+							}
+						}
+					}
+				}
 			}
 		}
 	}

@@ -5,30 +5,18 @@ import (
 
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/gonum"
-
-	"github.com/solvegp/solvegp/asm"
-	"github.com/solvegp/solvegp/internal/parallel"
 )
 
 const (
-	// syrkBase is the largest order of a diagonal block of C that is
-	// computed as a full square by Dgemm into a scratch buffer, of which
-	// only the requested triangle is then merged into C. Larger triangles
-	// are split in two and the off-diagonal block goes to Dgemm directly.
+	// syrkBase is the largest order of C that is computed as a full
+	// square by Dgemm into a scratch buffer, of which only the requested
+	// triangle is then merged into C (Dgemm then picks its own path for
+	// small products). Larger triangles run on the GEMM loops directly.
 	syrkBase = 64
-
-	// syrkMinBlock is the smallest number of rows of C in one block row
-	// of the parallel algorithm. A block row is one Dgemm for its
-	// rectangle off the diagonal plus a diagonal triangle.
-	syrkMinBlock = 128
 
 	// syrkMinGemmOrder is the smallest order of C for which A·Aᵀ goes to
 	// Dgemm; smaller ones use gonum's dot-product loops.
 	syrkMinGemmOrder = 24
-
-	// syrkMinParallelWork is the smallest n²·k for which the block rows
-	// are distributed over several goroutines.
-	syrkMinParallelWork = 1 << 21
 )
 
 // syrkScratch recycles the syrkBase×syrkBase diagonal-block buffers.
@@ -46,13 +34,13 @@ var syrkScratch = sync.Pool{New: func() any {
 // beta are scalars. Only the triangle of C named by ul is referenced and
 // updated; when beta is zero C is not read.
 //
-// The triangle of C is halved recursively: the off-diagonal rectangles go
-// to Dgemm, and diagonal blocks of order at most 64 are computed as full
-// squares into a scratch buffer by Dgemm and merged. With several
-// goroutines, C is first cut into independent block rows (one Dgemm for the
-// rectangle left or right of the diagonal plus a recursive diagonal
-// triangle), handed out most expensive first. For A·Aᵀ with
-// n < 24, gonum's dot-product loops are used instead. Dsyrk panics on bad
+// The triangle runs on Dgemm's blocked loops with op(A) as both operands:
+// micro-tiles outside the triangle are skipped, tiles crossing the diagonal
+// are computed into scratch and merged element by element, and with several
+// goroutines the rows are split so that every goroutine gets the same
+// number of elements of the triangle. C of order at most 64 is computed as a
+// full square into scratch and merged; for A·Aᵀ with n < 24, gonum's
+// dot-product loops are used instead. Dsyrk panics on bad
 // arguments exactly as gonum's Dsyrk does.
 func (impl Implementation) Dsyrk(ul blas.Uplo, tA blas.Transpose, n, k int, alpha float64, a []float64, lda int, beta float64, c []float64, ldc int) {
 	if ul != blas.Lower && ul != blas.Upper {
@@ -100,79 +88,19 @@ func (impl Implementation) Dsyrk(ul blas.Uplo, tA blas.Transpose, n, k int, alph
 	if tA != blas.NoTrans {
 		tG = blas.Trans
 	}
-	t := impl.threads()
-	if t < 2 || n < 2*syrkMinBlock || n*n*k < syrkMinParallelWork {
-		// Serially, recursive halving gives the largest Dgemm calls.
-		impl.syrkRec(ul, tG, n, k, alpha, a, lda, beta, c, ldc)
+	if n <= syrkBase {
+		impl.syrkDiag(ul, tG, n, k, alpha, a, lda, beta, c, ldc)
 		return
 	}
-	// In parallel, C is cut into about two block rows per goroutine, which
-	// are independent.
-	bs := max(syrkMinBlock, (n/(2*t)+7)&^7)
-	nblk := (n + bs - 1) / bs
-	t = min(t, nblk)
-	// Hand out the block rows from the most expensive down (the longest
-	// rectangles: the last block rows of a lower, the first of an upper
-	// triangle) so that the goroutines finish together.
-	task := syrkTasks.Get().(*syrkTask)
-	*task = syrkTask{backend: impl.Backend, ul: ul, tG: tG, n: n, k: k, bs: bs, nblk: nblk, alpha: alpha, a: a, lda: lda, beta: beta, c: c, ldc: ldc}
-	parallel.For(nblk, t, task)
-	*task = syrkTask{}
-	syrkTasks.Put(task)
-}
-
-// syrkTask is the parallel section of a Dsyrk call: one iteration per
-// block row of C. Tasks are pooled so that parallel calls do not allocate.
-type syrkTask struct {
-	backend  *asm.Backend // the caller's micro-kernel backend
-	ul       blas.Uplo
-	tG       blas.Transpose
-	n, k     int
-	bs, nblk int
-	alpha    float64
-	a        []float64
-	lda      int
-	beta     float64
-	c        []float64
-	ldc      int
-}
-
-var syrkTasks = sync.Pool{New: func() any { return new(syrkTask) }}
-
-// Run computes the q-th most expensive block row of C, single-threaded.
-func (s *syrkTask) Run(q int) {
-	blk := q
-	if s.ul == blas.Lower {
-		blk = s.nblk - 1 - q
+	// C's triangle on the GEMM loops: op(A)·op(A)ᵀ with the tiles outside
+	// the triangle skipped, so op(A) is packed once per block (as the A
+	// and the B operand) and the products run on whole micro-tiles.
+	g := gemmProblem{
+		be: impl.backend(), aTrans: tG == blas.Trans, bTrans: tG == blas.NoTrans,
+		m: n, n: n, k: k, alpha: alpha, a: a, lda: lda, b: a, ldb: lda, beta: beta, c: c, ldc: ldc,
+		tri: ul,
 	}
-	serial := Implementation{Threads: 1, Backend: s.backend}
-	serial.syrkBlockRow(s.ul, s.tG, s.n, s.k, blk*s.bs, min(s.n, (blk+1)*s.bs), s.alpha, s.a, s.lda, s.beta, s.c, s.ldc)
-}
-
-// syrkBlockRow computes rows i0:i1 of the ul triangle of
-// C := alpha * op(A) * op(A)ᵀ + beta * C, where op(A) is n×k (tG == NoTrans:
-// rows of a; Trans: columns of a).
-func (impl Implementation) syrkBlockRow(ul blas.Uplo, tG blas.Transpose, n, k, i0, i1 int, alpha float64, a []float64, lda int, beta float64, c []float64, ldc int) {
-	h := i1 - i0
-	tH := blas.Trans
-	if tG == blas.Trans {
-		tH = blas.NoTrans
-	}
-	// rowsOf returns the rows of op(A) from i on.
-	rowsOf := func(i int) []float64 {
-		if tG == blas.Trans {
-			return a[i:]
-		}
-		return a[i*lda:]
-	}
-	aI := rowsOf(i0)
-	if ul == blas.Lower && i0 > 0 {
-		impl.Dgemm(tG, tH, h, i0, k, alpha, aI, lda, a, lda, beta, c[i0*ldc:], ldc)
-	}
-	if ul == blas.Upper && i1 < n {
-		impl.Dgemm(tG, tH, h, n-i1, k, alpha, aI, lda, rowsOf(i1), lda, beta, c[i0*ldc+i1:], ldc)
-	}
-	impl.syrkRec(ul, tG, h, k, alpha, aI, lda, beta, c[i0*ldc+i0:], ldc)
+	g.run(impl.threads())
 }
 
 // syrkScale computes C := beta * C on the ul triangle of the n×n matrix c,
@@ -194,37 +122,6 @@ func syrkScale(ul blas.Uplo, n int, beta float64, c []float64, ldc int) {
 				ci[j] *= beta
 			}
 		}
-	}
-}
-
-// syrkRec computes the ul triangle of C := alpha * op(A) * op(A)ᵀ + beta * C
-// for the n×n block c, where op(A) is n×k (tG == NoTrans: rows of a; Trans:
-// columns of a). alpha is non-zero and k positive.
-func (impl Implementation) syrkRec(ul blas.Uplo, tG blas.Transpose, n, k int, alpha float64, a []float64, lda int, beta float64, c []float64, ldc int) {
-	if n <= syrkBase {
-		impl.syrkDiag(ul, tG, n, k, alpha, a, lda, beta, c, ldc)
-		return
-	}
-	n1 := trsmSplit(n)
-	n2 := n - n1
-	// a2 holds the last n2 rows of op(A).
-	var a2 []float64
-	if tG == blas.Trans {
-		a2 = a[n1:]
-	} else {
-		a2 = a[n1*lda:]
-	}
-	impl.syrkRec(ul, tG, n1, k, alpha, a, lda, beta, c, ldc)
-	impl.syrkRec(ul, tG, n2, k, alpha, a2, lda, beta, c[n1*ldc+n1:], ldc)
-	// Off-diagonal block: op(A)_2 op(A)_1ᵀ (lower) or op(A)_1 op(A)_2ᵀ (upper).
-	tH := blas.Trans
-	if tG == blas.Trans {
-		tH = blas.NoTrans
-	}
-	if ul == blas.Lower {
-		impl.Dgemm(tG, tH, n2, n1, k, alpha, a2, lda, a, lda, beta, c[n1*ldc:], ldc)
-	} else {
-		impl.Dgemm(tG, tH, n1, n2, k, alpha, a, lda, a2, lda, beta, c[n1:], ldc)
 	}
 }
 
