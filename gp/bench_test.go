@@ -1,6 +1,7 @@
 package gp
 
 import (
+	"flag"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -21,6 +22,10 @@ import (
 // the measured time per operation class.
 //
 //	go test ./gp -run '^$' -bench BenchmarkStep -benchtime 5x -count 3
+//
+// stepThreads is the goroutine budget of BenchmarkStep's models.
+var stepThreads = flag.Int("step.threads", 2, "goroutines per linear-algebra call in BenchmarkStep")
+
 func BenchmarkStep(b *testing.B) {
 	type cfg struct {
 		kind   Kind
@@ -63,7 +68,7 @@ func BenchmarkStep(b *testing.B) {
 				b.Fatal(err)
 			}
 			z := randDense(rng, c.m, d, -1, 1)
-			opts := []Option{WithThreads(2), WithWhitening(c.whiten)}
+			opts := []Option{WithThreads(*stepThreads), WithWhitening(c.whiten)}
 			if c.sample > 0 {
 				opts = append(opts, WithColumnSample(c.sample))
 			}
