@@ -745,3 +745,72 @@ func TestDsyrkSmallBlocks(t *testing.T) {
 		}
 	}
 }
+
+// TestDtrmmLeftSmallBlocks runs Dtrmm with side Left (the blocked path for
+// triangles of order ≥ 64) with tiny cache blocks on every backend, so that
+// many KC blocks of the triangle are walked in both orders, and with one to
+// three goroutines, against gonum in all triangle/transpose/diagonal cases.
+// Guards around B (finite, see TestDsyrkSmallBlocks) must survive, and the
+// strict other triangle of A holds NaN, which must not be read.
+func TestDtrmmLeftSmallBlocks(t *testing.T) {
+	const guard = -12345.678
+	rnd := rand.New(rand.NewPCG(17, 19))
+	ref := gonum.Implementation{}
+	for _, be := range asm.Backends() {
+		mr, nr := be.MR(), be.NR()
+		for _, bl := range []asm.Blocking{
+			{MC: mr, KC: 5, NC: nr},
+			{MC: 3 * mr, KC: 16, NC: 2 * nr},
+			{MC: 2 * mr, KC: 64, NC: 5 * nr},
+		} {
+			small := be.WithBlocking(bl)
+			for _, threads := range []int{1, 2, 3} {
+				impl := Implementation{Threads: threads, Backend: small}
+				for _, m := range []int{64, 65 + mr, 97} {
+					for _, ul := range level3Uplos {
+						for _, tA := range []blas.Transpose{blas.NoTrans, blas.Trans} {
+							for _, d := range level3Diags {
+								n := 1 + rnd.IntN(30)
+								lda, ldb := m+rnd.IntN(3), n+rnd.IntN(3)
+								tri := level3Tri(ul)
+								a := make([]float64, (m-1)*lda+m)
+								for i := 0; i < m; i++ {
+									for j := 0; j < m; j++ {
+										a[i*lda+j] = math.NaN()
+										if tri(i, j) {
+											a[i*lda+j] = 2*rnd.Float64() - 1
+										}
+									}
+								}
+								b := make([]float64, (m-1)*ldb+n+1)
+								for i := range b {
+									b[i] = guard
+								}
+								for i := 0; i < m; i++ {
+									for j := 0; j < n; j++ {
+										b[i*ldb+j] = 2*rnd.Float64() - 1
+									}
+								}
+								want := append([]float64(nil), b...)
+								impl.Dtrmm(blas.Left, ul, tA, d, m, n, 1.5, a, lda, b, ldb)
+								ref.Dtrmm(blas.Left, ul, tA, d, m, n, 1.5, a, lda, want, ldb)
+								for i, got := range b {
+									w := want[i]
+									if w == guard {
+										if got != guard {
+											t.Fatalf("%s %+v threads=%d m=%d n=%d %c%c%c: guard %d overwritten with %v", be.Name(), bl, threads, m, n, ul, tA, d, i, got)
+										}
+										continue
+									}
+									if math.Abs(got-w) > 1e-13*float64(m) || math.IsNaN(got) {
+										t.Fatalf("%s %+v threads=%d m=%d n=%d %c%c%c: B[%d,%d] = %v, want %v", be.Name(), bl, threads, m, n, ul, tA, d, i/ldb, i%ldb, got, w)
+									}
+								}
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+}

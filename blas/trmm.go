@@ -14,9 +14,11 @@ import (
 // where A is an n×n or m×m triangular matrix, B is an m×n matrix, and alpha
 // is a scalar.
 //
-// The triangle is split recursively; diagonal blocks of order at most 16 are
-// multiplied by a small kernel and all coupling blocks are applied with
-// Dgemm. Only the triangle of A named by ul is read, and its diagonal is not
+// With side Left and a triangle of order 64 or more, the product runs on
+// Dgemm's blocked loops with the triangle packed block by block (see
+// trmmLeftBlocked). Otherwise the triangle is split recursively; diagonal
+// blocks of order at most 16 are multiplied by a small kernel and all
+// coupling blocks are applied with Dgemm. Only the triangle of A named by ul is read, and its diagonal is not
 // read when d is blas.Unit. Dtrmm panics on bad arguments exactly as gonum's
 // Dtrmm does.
 func (impl Implementation) Dtrmm(s blas.Side, ul blas.Uplo, tA blas.Transpose, d blas.Diag, m, n int, alpha float64, a []float64, lda int, b []float64, ldb int) {
@@ -27,6 +29,10 @@ func (impl Implementation) Dtrmm(s blas.Side, ul blas.Uplo, tA blas.Transpose, d
 	trsmCheckLen(k, m, n, a, lda, b, ldb)
 	if alpha == 0 {
 		trsmZero(m, n, b, ldb)
+		return
+	}
+	if s == blas.Left && m >= trmmLeftBlockedMin {
+		impl.trmmLeftBlocked(ul, tA, d, m, n, alpha, a, lda, b, ldb)
 		return
 	}
 	if trsmThreads(impl, s, m, n, k) < 2 {

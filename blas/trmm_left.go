@@ -1,0 +1,213 @@
+package blas
+
+import (
+	"sync"
+
+	"gonum.org/v1/gonum/blas"
+
+	"github.com/solvegp/solvegp/asm"
+	"github.com/solvegp/solvegp/internal/parallel"
+)
+
+// trmmLeftBlockedMin is the order of the triangle from which Dtrmm with
+// side Left runs on the GEMM loops (trmmLeftBlocked) rather than by
+// recursive halving.
+const trmmLeftBlockedMin = 64
+
+// trmmLeftBlocked computes B := alpha·op(A)·B in place for the m×m triangle
+// A and the m×n matrix B on the BLIS loops, the way BLIS and OpenBLAS do:
+// the inner dimension is walked in KC blocks in the order in which B's rows
+// are last needed (from the bottom for a lower op(A), from the top for an
+// upper one), so a block of B is packed while it still holds its original
+// values and the rows it produces are written after it was packed. For KC
+// block P the rows of B in P are written for the first time (beta = 0) with
+// the diagonal block of op(A), packed with the other triangle zeroed (and a
+// unit diagonal when d is blas.Unit), and the rows that the rest of op(A)'s
+// block column reaches are updated (beta = 1) with dense packed blocks.
+// Every product runs on the GEMM micro-kernel with a full KC depth. The
+// rows are split among up to impl's Threads goroutines.
+func (impl Implementation) trmmLeftBlocked(ul blas.Uplo, tA blas.Transpose, d blas.Diag, m, n int, alpha float64, a []float64, lda int, b []float64, ldb int) {
+	g := gemmProblem{
+		be: impl.backend(), aTrans: tA != blas.NoTrans,
+		m: m, n: n, k: m, alpha: alpha, a: a, lda: lda, b: b, ldb: ldb, c: b, ldc: ldb,
+	}
+	threads := impl.threads()
+	if m*n*m < gemmParallelMin {
+		threads = 1
+	}
+	p := g.plan(1) // block sizes; the row split is trmmLeftBlocked's own
+	ctx := gemmGetCtx(threads, p.mc*p.kc, p.kc*p.nc)
+	task := trmmTasks.Get().(*trmmTask)
+	*task = trmmTask{ctx: ctx, g: g, mc: p.mc, kc: p.kc, threads: threads, lower: trsmOpLower(ul, tA), unit: d == blas.Unit}
+	task.run(p.nc)
+	*task = trmmTask{}
+	trmmTasks.Put(task)
+	gemmPool.Put(ctx)
+}
+
+// trmmTask holds one trmmLeftBlocked call; it is the parallel.Task of its
+// packing and multiplying sections and is pooled so calls do not allocate.
+type trmmTask struct {
+	ctx     *gemmCtx
+	g       gemmProblem
+	mc, kc  int
+	threads int
+	lower   bool // op(A) is lower triangular
+	unit    bool // op(A) has a unit diagonal
+
+	// The current block: columns jc…jc+ncb of B in nPanels NR-wide
+	// panels, inner rows p0…p1, and the rows [r0, r1) that the block
+	// updates (the diagonal rows p0…p1 among them).
+	pack            bool
+	jc, ncb         int
+	nPanels, p0, p1 int
+	r0, r1          int
+}
+
+var trmmTasks = sync.Pool{New: func() any { return new(trmmTask) }}
+
+// run walks the jc (NC columns) and pc (KC rows of B) loops.
+func (t *trmmTask) run(nc int) {
+	g := &t.g
+	nr := g.be.NR()
+	nb := (g.m + t.kc - 1) / t.kc
+	for jc := 0; jc < g.n; jc += nc {
+		t.jc, t.ncb = jc, min(nc, g.n-jc)
+		t.nPanels = (t.ncb + nr - 1) / nr
+		for q := 0; q < nb; q++ {
+			blk := q
+			if t.lower {
+				blk = nb - 1 - q
+			}
+			t.p0, t.p1 = blk*t.kc, min(g.m, (blk+1)*t.kc)
+			if t.lower {
+				t.r0, t.r1 = t.p0, g.m
+			} else {
+				t.r0, t.r1 = 0, t.p1
+			}
+			t.pack = true
+			parallel.For(t.threads, t.threads, t)
+			t.pack = false
+			parallel.For(t.threads, t.threads, t)
+		}
+	}
+}
+
+// Run performs share w of the current section.
+func (t *trmmTask) Run(w int) {
+	g := &t.g
+	if t.pack {
+		nr := g.be.NR()
+		kcb := t.p1 - t.p0
+		for q := w * t.nPanels / t.threads; q < (w+1)*t.nPanels/t.threads; q++ {
+			j := t.jc + q*nr
+			asm.PackB(nr, t.ctx.packB[q*nr*kcb:(q+1)*nr*kcb], g.b[t.p0*g.ldb+j:], g.ldb, false, kcb, min(nr, t.jc+t.ncb-j))
+		}
+		return
+	}
+	// Share w gets a contiguous range of whole MR tiles of rows r0…r1.
+	mr := g.be.MR()
+	tiles := (t.r1 - t.r0 + mr - 1) / mr
+	lo := min(t.r1, t.r0+w*tiles/t.threads*mr)
+	hi := min(t.r1, t.r0+(w+1)*tiles/t.threads*mr)
+	// The diagonal rows p0…p1 (first write, masked triangle) and the
+	// others (accumulated, dense) are separate ranges of the share.
+	t.multiply(w, max(lo, t.p0), min(hi, t.p1), true)
+	if t.lower {
+		t.multiply(w, max(lo, t.p1), hi, false)
+	} else {
+		t.multiply(w, lo, min(hi, t.p0), false)
+	}
+}
+
+// multiply updates rows [i0, i1) of the current column block with the
+// current KC block: the diagonal block of op(A) when diag is set (beta 0),
+// the dense block off the diagonal otherwise (beta 1).
+func (t *trmmTask) multiply(w, i0, i1 int, diag bool) {
+	g := &t.g
+	mr := g.be.MR()
+	wk := &t.ctx.workers[w]
+	kcb := t.p1 - t.p0
+	beta := 1.0
+	if diag {
+		beta = 0
+	}
+	for ic := i0; ic < i1; ic += t.mc {
+		mcb := min(t.mc, i1-ic)
+		off := ic*g.lda + t.p0
+		if g.aTrans {
+			off = t.p0*g.lda + ic
+		}
+		asm.PackA(mr, wk.packA, g.a[off:], g.lda, g.aTrans, mcb, kcb)
+		if diag {
+			t.maskDiagonal(wk.packA, ic, mcb, kcb)
+			t.diagonalKernel(wk, ic, mcb, kcb)
+			continue
+		}
+		g.macroKernel(wk, ic, mcb, t.jc, t.ncb, 0, t.nPanels, kcb, t.ctx.packB, beta)
+	}
+}
+
+// diagonalKernel writes rows ic…ic+mcb (inside the diagonal block) of the
+// current column block: B := alpha·op(A)[rows, p0:p1]·B_packed. A row tile
+// of a lower op(A) has no nonzero beyond its last row's diagonal column, and
+// one of an upper op(A) none before its first row's, so each tile's product
+// runs over that prefix (lower) or suffix (upper) of the packed panels only,
+// which halves the diagonal block's work.
+func (t *trmmTask) diagonalKernel(wk *gemmWorker, ic, mcb, kcb int) {
+	g := &t.g
+	be := g.be
+	mr, nr := be.MR(), be.NR()
+	for q := 0; q < t.nPanels; q++ {
+		j := q * nr
+		cols := min(nr, t.ncb-j)
+		bp := t.ctx.packB[q*nr*kcb : (q+1)*nr*kcb]
+		for i := 0; i < mcb; i += mr {
+			rows := min(mr, mcb-i)
+			ap := wk.packA[i*kcb : i*kcb+mr*kcb]
+			r := ic + i - t.p0 // first row of the tile, relative to the block
+			k0, k1 := 0, kcb
+			if t.lower {
+				k1 = min(kcb, r+rows)
+			} else {
+				k0 = r
+			}
+			ap, bpk := ap[k0*mr:k1*mr], bp[k0*nr:k1*nr]
+			off := (ic+i)*g.ldc + t.jc + j
+			if cols == nr {
+				be.KernelRowsNoCheck(rows, k1-k0, g.alpha, ap, bpk, 0, g.c[off:], g.ldc)
+				continue
+			}
+			tile := wk.edge[:rows*nr]
+			be.KernelRowsNoCheck(rows, k1-k0, g.alpha, ap, bpk, 0, tile, nr)
+			for rr := 0; rr < rows; rr++ {
+				copy(g.c[off+rr*g.ldc:off+rr*g.ldc+cols], tile[rr*nr:rr*nr+cols])
+			}
+		}
+	}
+}
+
+// maskDiagonal zeroes, in the packed rows ic…ic+mcb of op(A)'s diagonal
+// block (columns p0…p0+kcb), the entries outside the triangle, and sets
+// the diagonal to one for a unit triangle.
+func (t *trmmTask) maskDiagonal(pa []float64, ic, mcb, kcb int) {
+	mr := t.g.be.MR()
+	for ip := 0; ip*mr < mcb; ip++ {
+		panel := pa[ip*mr*kcb : (ip+1)*mr*kcb]
+		for r := 0; r < min(mr, mcb-ip*mr); r++ {
+			row := ic + ip*mr + r - t.p0 // the row's diagonal column in the block
+			if t.lower {
+				for p := max(row+1, 0); p < kcb; p++ {
+					panel[p*mr+r] = 0
+				}
+			} else {
+				for p := 0; p < min(row, kcb); p++ {
+					panel[p*mr+r] = 0
+				}
+			}
+			if t.unit && row >= 0 && row < kcb {
+				panel[row*mr+r] = 1
+			}
+		}
+	}
+}
