@@ -324,12 +324,33 @@ func sqDistRows(s []float64, lds int, xs, zs, nx, nz []float64, d, i0, i1, j0, m
 	}
 	single := sblas.Implementation{Threads: 1}
 	single.Dgemm(blas.NoTrans, blas.Trans, i1-i0, m-j0, d, -2, xs[i0*d:], d, zs[j0*d:], d, 0, s[i0*lds+j0:], lds)
+	nzs := nz[j0:m]
+	infZ := false
+	for _, v := range nzs {
+		if math.IsInf(v, 0) {
+			infZ = true
+			break
+		}
+	}
 	for i := i0; i < i1; i++ {
 		row := s[i*lds+j0 : i*lds+m]
+		row = row[:len(nzs)]
 		ni := nx[i]
+		if !infZ && !math.IsInf(ni, 0) {
+			// The common case: ‖x‖² + ‖z‖² − 2xᵀz, clamped at 0 (NaN
+			// stays NaN, as with the comparison below).
+			for j, v := range row {
+				v += ni + nzs[j]
+				if v < 0 {
+					v = 0
+				}
+				row[j] = v
+			}
+			continue
+		}
 		xi := xs[i*d : i*d+d]
 		for j, v := range row {
-			nj := nz[j0+j]
+			nj := nzs[j]
 			if math.IsInf(ni, 0) || math.IsInf(nj, 0) {
 				// A squared norm overflowed, so the expansion would give
 				// Inf − Inf. Sum the differences directly: +Inf for
