@@ -1,0 +1,151 @@
+package asm
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// ulps returns the distance between a and b in units in the last place of
+// b (both finite and of the same sign).
+func ulps(a, b float64) float64 {
+	if a == b {
+		return 0
+	}
+	_, e := math.Frexp(b)
+	return math.Abs(a-b) / math.Ldexp(1, e-53)
+}
+
+// TestExpAccuracy compares Exp with math.Exp over the whole fast range, in
+// place and out of place, at lengths that leave every tail size.
+func TestExpAccuracy(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 5))
+	worst := 0.0
+	for _, n := range []int{1, 3, 4, 5, 11, 12, 13, 16, 27, 1000} {
+		for rep := 0; rep < 50; rep++ {
+			src := make([]float64, n)
+			for i := range src {
+				switch rng.IntN(3) {
+				case 0:
+					src[i] = expLo + (expHi-expLo)*rng.Float64()
+				case 1:
+					src[i] = -40 * rng.Float64() // kernel arguments
+				default:
+					src[i] = 2*rng.Float64() - 1
+				}
+			}
+			dst := make([]float64, n)
+			Exp(dst, src)
+			inPlace := append([]float64(nil), src...)
+			Exp(inPlace, inPlace)
+			for i, x := range src {
+				want := math.Exp(x)
+				if u := ulps(dst[i], want); u > worst {
+					worst = u
+				}
+				if math.Float64bits(inPlace[i]) != math.Float64bits(dst[i]) {
+					t.Fatalf("Exp in place differs at x = %v: %v, out of place %v", x, inPlace[i], dst[i])
+				}
+			}
+		}
+	}
+	if worst > 2 {
+		t.Errorf("Exp is %v ulp from math.Exp at worst, want ≤ 2", worst)
+	}
+	t.Logf("worst error against math.Exp: %.2f ulp", worst)
+}
+
+// TestExpSpecial checks the values where Exp falls back to math.Exp:
+// infinities, NaN, overflow and (gradual) underflow, and the range edges.
+func TestExpSpecial(t *testing.T) {
+	xs := []float64{math.Inf(-1), math.Inf(1), math.NaN(), -1e308, -800, -745.2, -745.1, -720, -708.5, expLo,
+		math.Nextafter(expLo, 0), 0, math.Copysign(0, -1), 1e-300, expHi, math.Nextafter(expHi, 800), 709.78, 709.8, 710, 1e308}
+	for _, n := range []int{len(xs), 4} { // the full set, and one AVX2 group at a time
+		for start := 0; start < len(xs); start += n {
+			src := xs[start:min(start+n, len(xs))]
+			dst := make([]float64, len(src))
+			Exp(dst, src)
+			// In place too: the fallback must still see the arguments.
+			inPlace := append([]float64(nil), src...)
+			Exp(inPlace, inPlace)
+			for i, x := range src {
+				if math.Float64bits(inPlace[i]) != math.Float64bits(dst[i]) {
+					t.Errorf("Exp(%v) in place = %v, out of place %v", x, inPlace[i], dst[i])
+				}
+				want := math.Exp(x)
+				switch {
+				case math.IsNaN(want):
+					if !math.IsNaN(dst[i]) {
+						t.Errorf("Exp(%v) = %v, want NaN", x, dst[i])
+					}
+				case x >= expLo && x <= expHi:
+					if ulps(dst[i], want) > 2 {
+						t.Errorf("Exp(%v) = %v, want %v", x, dst[i], want)
+					}
+				case dst[i] != want:
+					t.Errorf("Exp(%v) = %v, want math.Exp's %v", x, dst[i], want)
+				}
+			}
+		}
+	}
+}
+
+// TestExpAVX2Twin checks the AVX2 kernel against its pure-Go twin bit for
+// bit and its in-range flag, where the CPU has AVX2 and FMA.
+func TestExpAVX2Twin(t *testing.T) {
+	if !hasExpAVX2() {
+		t.Skip("no AVX2 exp kernel on this CPU or build")
+	}
+	rng := rand.New(rand.NewPCG(7, 9))
+	for _, n := range []int{4, 8, 12, 16, 24, 28, 400} {
+		src := make([]float64, n)
+		for i := range src {
+			src[i] = expLo + (expHi-expLo)*rng.Float64()
+		}
+		src[0], src[n-1] = expLo, expHi
+		got := make([]float64, n)
+		callExpAVX2(got, src)
+		for i, x := range src {
+			want, _ := expFast(x)
+			if math.Float64bits(got[i]) != math.Float64bits(want) {
+				t.Fatalf("n=%d: expAVX2(%v) = %v (%#x), twin %v (%#x)", n, x, got[i], math.Float64bits(got[i]), want, math.Float64bits(want))
+			}
+		}
+		// In place, as the kernels of package gp call it.
+		callExpAVX2(src, src)
+		for i := range src {
+			if math.Float64bits(got[i]) != math.Float64bits(src[i]) {
+				t.Fatalf("n=%d: in-place result %d differs", n, i)
+			}
+		}
+	}
+}
+
+func BenchmarkExp(b *testing.B) {
+	src := make([]float64, 4096)
+	rng := rand.New(rand.NewPCG(1, 1))
+	for i := range src {
+		src[i] = -20 * rng.Float64()
+	}
+	dst := make([]float64, len(src))
+	b.Run("asm.Exp", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			Exp(dst, src)
+		}
+		b.ReportMetric(float64(b.N)*float64(len(src))/b.Elapsed().Seconds()/1e6, "Mexp/s")
+	})
+	b.Run("expGeneric", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			expGeneric(dst, src)
+		}
+		b.ReportMetric(float64(b.N)*float64(len(src))/b.Elapsed().Seconds()/1e6, "Mexp/s")
+	})
+	b.Run("math.Exp", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			for j, x := range src {
+				dst[j] = math.Exp(x)
+			}
+		}
+		b.ReportMetric(float64(b.N)*float64(len(src))/b.Elapsed().Seconds()/1e6, "Mexp/s")
+	})
+}
