@@ -5,6 +5,7 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/solvegp/solvegp/asm"
 	"github.com/solvegp/solvegp/gp/transform"
 )
 
@@ -88,7 +89,7 @@ func (k *Kernel) putMat(e *matEntry) {
 	}
 }
 
-// expBlock fills e (M×P) with the exponentials of inducing patches zp
+// expBlock fills e (M×P), by asm.Exp, with the exponentials of inducing patches zp
 // (norms zn) against the patches in s (s.xp, s.xn).
 func (k *Kernel) expBlock(e []float64, s *scratch, zp, zn []float64, M int) {
 	P, d := k.geom.NumPatches(), k.geom.PatchLen()
@@ -97,8 +98,9 @@ func (k *Kernel) expBlock(e []float64, s *scratch, zp, zn []float64, M int) {
 	for m := 0; m < M; m++ {
 		row := e[m*P : m*P+P]
 		for p, gv := range row {
-			row[p] = math.Exp(c * math.Max(zn[m]+s.xn[p]-2*gv, 0))
+			row[p] = c * math.Max(zn[m]+s.xn[p]-2*gv, 0)
 		}
+		asm.Exp(row, row)
 	}
 }
 
