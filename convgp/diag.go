@@ -6,6 +6,7 @@ import (
 	gblas "gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/solvegp/solvegp/asm"
 	"github.com/solvegp/solvegp/gp/transform"
 )
 
@@ -136,13 +137,23 @@ func (k *Kernel) uniqueGram(s *scratch, nu, d int, r2 bool) {
 		if r2 {
 			s.r2[a*nu+a] = 0
 		}
-		for b := a + 1; b < nu; b++ {
-			d2 := math.Max(s.xun[a]+s.xun[b]-2*s.ku[a*nu+b], 0)
-			v := k.variance * math.Exp(c*d2)
-			s.ku[a*nu+b], s.ku[b*nu+a] = v, v
+		// The strict upper part of row a holds inner products; it becomes
+		// the exponents, then (by asm.Exp) the covariances, mirrored into
+		// column a, whose entries below the diagonal Dsyrk did not write.
+		row := s.ku[a*nu+a+1 : a*nu+nu]
+		for j, g := range row {
+			b := a + 1 + j
+			d2 := max(s.xun[a]+s.xun[b]-2*g, 0) // NaN stays NaN, as with math.Max
 			if r2 {
 				s.r2[a*nu+b], s.r2[b*nu+a] = d2, d2
 			}
+			row[j] = c * d2
+		}
+		asm.Exp(row, row)
+		for j, e := range row {
+			v := k.variance * e
+			row[j] = v
+			s.ku[(a+1+j)*nu+a] = v
 		}
 	}
 }

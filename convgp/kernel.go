@@ -457,7 +457,7 @@ func (k *Kernel) InducingMatrix(dst *mat.Dense, z1, z2 mat.Matrix) {
 	out := dst.RawMatrix()
 	for i := 0; i < M1; i++ {
 		for j := 0; j < M2; j++ {
-			r2 := math.Max(an[i]+bn[j]-2*g[i*M2+j], 0)
+			r2 := max(an[i]+bn[j]-2*g[i*M2+j], 0)
 			if same && i == j {
 				r2 = 0
 			}
@@ -507,7 +507,7 @@ func (k *Kernel) InducingMatrixGrad(dK, K *mat.Dense, z1, z2 mat.Matrix, dz1, dz
 	dl2 := make([]float64, 2*M2)
 	for i := 0; i < M1; i++ {
 		for j := 0; j < M2; j++ {
-			r2 := math.Max(an[i]+bn[j]-2*g[i*M2+j], 0)
+			r2 := max(an[i]+bn[j]-2*g[i*M2+j], 0)
 			if same && i == j {
 				r2 = 0
 			}

@@ -98,7 +98,7 @@ func (k *Kernel) expBlock(e []float64, s *scratch, zp, zn []float64, M int) {
 	for m := 0; m < M; m++ {
 		row := e[m*P : m*P+P]
 		for p, gv := range row {
-			row[p] = c * math.Max(zn[m]+s.xn[p]-2*gv, 0)
+			row[p] = c * max(zn[m]+s.xn[p]-2*gv, 0)
 		}
 		asm.Exp(row, row)
 	}
