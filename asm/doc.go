@@ -44,4 +44,9 @@
 // tags purego and noasm compile out all assembly and leave only "generic".
 // Backends lists every backend usable on the running machine so that tests
 // and benchmarks can exercise each one.
+//
+// Besides the GEMM kernels the package has strided block copies for im2col
+// (CopyBlock and its variants) and a vector exponential, Exp, for kernel
+// matrices: AVX2+FMA assembly on amd64 (exp_avx2_amd64.s, hand-written) with
+// expGeneric as its bit-identical pure-Go twin, used everywhere else.
 package asm
