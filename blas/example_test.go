@@ -55,3 +55,33 @@ func ExampleImplementation_backends() {
 	// Output:
 	// ok
 }
+
+// Dgemmt computes only one triangle of a product: here the lower triangle of
+// A·Bᵀ for 3×2 matrices A and B. The upper triangle of C (set to -1) is not
+// touched.
+func ExampleImplementation_Dgemmt() {
+	a := []float64{
+		1, 2,
+		3, 4,
+		5, 6,
+	}
+	b := []float64{
+		1, 0,
+		0, 1,
+		1, 1,
+	}
+	c := []float64{
+		0, -1, -1,
+		0, 0, -1,
+		0, 0, 0,
+	}
+	var impl blas.Implementation
+	impl.Dgemmt(gblas.Lower, gblas.NoTrans, gblas.Trans, 3, 2, 1, a, 2, b, 2, 0, c, 3)
+	for i := 0; i < 3; i++ {
+		fmt.Println(c[i*3 : i*3+3])
+	}
+	// Output:
+	// [1 -1 -1]
+	// [3 4 -1]
+	// [5 6 11]
+}
