@@ -6,10 +6,8 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"runtime"
 	"syscall"
 	"testing"
-	"time"
 	"unsafe"
 
 	"gonum.org/v1/gonum/blas"
@@ -93,39 +91,18 @@ func BenchmarkDpotrfVsOpenBLAS(b *testing.B) {
 				a := lapackSPD(rng, n)
 				w := make([]float64, n*n)
 				impl := chol.Implementation{Threads: threads}
-				flops := float64(n) * float64(n) * float64(n) / 3
-				copy(w, a)
-				impl.Dpotrf(blas.Lower, n, w, n)
-				copy(w, a)
-				DpotrfLower(n, w, n)
-				// With one thread both libraries run on this OS thread, so
-				// its CPU time (immune to other processes sharing the core)
-				// is reported besides wall-clock time.
-				if threads == 1 {
-					runtime.LockOSThread()
-					defer runtime.UnlockOSThread()
-				}
-				var ours, theirs, oursCPU, theirsCPU []float64
-				b.ResetTimer()
-				for i := 0; i < b.N; i++ {
-					copy(w, a)
-					c0, t0 := cholThreadCPU(), time.Now()
-					if !impl.Dpotrf(blas.Lower, n, w, n) {
-						b.Fatal("chol: not PD")
-					}
-					c1, t1 := cholThreadCPU(), time.Now()
-					copy(w, a)
-					c2, t2 := cholThreadCPU(), time.Now()
-					if DpotrfLower(n, w, n) != 0 {
-						b.Fatal("openblas: not PD")
-					}
-					c3, t3 := cholThreadCPU(), time.Now()
-					ours = append(ours, flops/t1.Sub(t0).Seconds()/1e9)
-					theirs = append(theirs, flops/t3.Sub(t2).Seconds()/1e9)
-					oursCPU = append(oursCPU, flops/(c1-c0)/1e9)
-					theirsCPU = append(theirsCPU, flops/(c3-c2)/1e9)
-				}
-				reportPair(b, threads, ours, theirs, oursCPU, theirsCPU)
+				alternate(b, threads, float64(n)*float64(n)*float64(n)/3,
+					func() { copy(w, a) },
+					func() {
+						if !impl.Dpotrf(blas.Lower, n, w, n) {
+							b.Fatal("chol: not PD")
+						}
+					},
+					func() {
+						if DpotrfLower(n, w, n) != 0 {
+							b.Fatal("openblas: not PD")
+						}
+					})
 			})
 		}
 	}
@@ -149,28 +126,10 @@ func BenchmarkDpotrsVsOpenBLAS(b *testing.B) {
 				rhs := randMat(rng, n*nrhs)
 				w := make([]float64, n*nrhs)
 				impl := chol.Implementation{Threads: threads}
-				flops := 2 * float64(n) * float64(n) * float64(nrhs)
-				if threads == 1 {
-					runtime.LockOSThread()
-					defer runtime.UnlockOSThread()
-				}
-				var ours, theirs, oursCPU, theirsCPU []float64
-				b.ResetTimer()
-				for i := 0; i < b.N; i++ {
-					copy(w, rhs)
-					c0, t0 := cholThreadCPU(), time.Now()
-					impl.Dpotrs(blas.Lower, n, nrhs, a, n, w, nrhs)
-					c1, t1 := cholThreadCPU(), time.Now()
-					copy(w, rhs)
-					c2, t2 := cholThreadCPU(), time.Now()
-					DpotrsColMajor(n, nrhs, a, n, w, n)
-					c3, t3 := cholThreadCPU(), time.Now()
-					ours = append(ours, flops/t1.Sub(t0).Seconds()/1e9)
-					theirs = append(theirs, flops/t3.Sub(t2).Seconds()/1e9)
-					oursCPU = append(oursCPU, flops/(c1-c0)/1e9)
-					theirsCPU = append(theirsCPU, flops/(c3-c2)/1e9)
-				}
-				reportPair(b, threads, ours, theirs, oursCPU, theirsCPU)
+				alternate(b, threads, 2*float64(n)*float64(n)*float64(nrhs),
+					func() { copy(w, rhs) },
+					func() { impl.Dpotrs(blas.Lower, n, nrhs, a, n, w, nrhs) },
+					func() { DpotrsColMajor(n, nrhs, a, n, w, n) })
 			})
 		}
 	}
