@@ -408,10 +408,16 @@ func (k *Stationary) profile(row []float64) {
 			for j := range seg {
 				seg[j] = v * e[j]
 			}
-		case Matern32:
-			// seg holds a = √(3s) while e holds exp(−a).
+		case Matern32, Matern52:
+			// seg holds a = √(νs) while e holds exp(−a); the polynomial is
+			// 1 + a (ν = 3) or 1 + a + a²/3 (ν = 5). For ν = 3 the a²/q
+			// term is a²/∞ = 0 exactly (a is finite wherever e ≠ 0).
+			nu, q := 3.0, math.Inf(1)
+			if k.family == Matern52 {
+				nu, q = 5, 3
+			}
 			for j, s := range seg {
-				a := math.Sqrt(3 * s)
+				a := math.Sqrt(nu * s)
 				seg[j] = a
 				e[j] = -a
 			}
@@ -419,21 +425,7 @@ func (k *Stationary) profile(row []float64) {
 			for j, a := range seg {
 				ej := e[j]
 				if ej != 0 {
-					ej *= 1 + a
-				}
-				seg[j] = v * ej
-			}
-		case Matern52:
-			for j, s := range seg {
-				a := math.Sqrt(5 * s)
-				seg[j] = a
-				e[j] = -a
-			}
-			asm.Exp(e, e)
-			for j, a := range seg {
-				ej := e[j]
-				if ej != 0 {
-					ej *= 1 + a + a*a/3
+					ej *= 1 + a + a*a/q
 				}
 				seg[j] = v * ej
 			}
