@@ -70,6 +70,3 @@ func expFast(x float64) (float64, bool) {
 	scale := math.Float64frombits(math.Float64bits(t)<<52 + 1023<<52)
 	return p * scale, x >= expLo && x <= expHi
 }
-
-// expMathExp is math.Exp, named for the out-of-range fallback.
-func expMathExp(x float64) float64 { return math.Exp(x) }

@@ -40,6 +40,7 @@ func (impl Implementation) trmmLeftBlocked(ul blas.Uplo, tA blas.Transpose, d bl
 	task := trmmTasks.Get().(*trmmTask)
 	*task = trmmTask{ctx: ctx, g: g, mc: p.mc, kc: p.kc, threads: threads, lower: trsmOpLower(ul, tA), unit: d == blas.Unit}
 	task.run(p.nc)
+	ctx.g = gemmProblem{} // drop the references to the operands
 	*task = trmmTask{}
 	trmmTasks.Put(task)
 	gemmPool.Put(ctx)
@@ -55,13 +56,12 @@ type trmmTask struct {
 	lower   bool // op(A) is lower triangular
 	unit    bool // op(A) has a unit diagonal
 
-	// The current block: columns jc…jc+ncb of B in nPanels NR-wide
-	// panels, inner rows p0…p1, and the rows [r0, r1) that the block
-	// updates (the diagonal rows p0…p1 among them).
-	pack            bool
-	jc, ncb         int
-	nPanels, p0, p1 int
-	r0, r1          int
+	// The current block: inner rows p0…p1 (the column block, and p0 and
+	// p1 − p0 as pc and kcb, are in ctx, whose packShare packs B), and the
+	// rows [r0, r1) that the block updates (the diagonal rows among them).
+	pack   bool
+	p0, p1 int
+	r0, r1 int
 }
 
 var trmmTasks = sync.Pool{New: func() any { return new(trmmTask) }}
@@ -71,15 +71,17 @@ func (t *trmmTask) run(nc int) {
 	g := &t.g
 	nr := g.be.NR()
 	nb := (g.m + t.kc - 1) / t.kc
+	t.ctx.g, t.ctx.p.threads = *g, t.threads // for ctx.packShare
 	for jc := 0; jc < g.n; jc += nc {
-		t.jc, t.ncb = jc, min(nc, g.n-jc)
-		t.nPanels = (t.ncb + nr - 1) / nr
+		t.ctx.jc, t.ctx.ncb = jc, min(nc, g.n-jc)
+		t.ctx.nPanels = (t.ctx.ncb + nr - 1) / nr
 		for q := 0; q < nb; q++ {
 			blk := q
 			if t.lower {
 				blk = nb - 1 - q
 			}
 			t.p0, t.p1 = blk*t.kc, min(g.m, (blk+1)*t.kc)
+			t.ctx.pc, t.ctx.kcb = t.p0, t.p1-t.p0
 			if t.lower {
 				t.r0, t.r1 = t.p0, g.m
 			} else {
@@ -97,12 +99,7 @@ func (t *trmmTask) run(nc int) {
 func (t *trmmTask) Run(w int) {
 	g := &t.g
 	if t.pack {
-		nr := g.be.NR()
-		kcb := t.p1 - t.p0
-		for q := w * t.nPanels / t.threads; q < (w+1)*t.nPanels/t.threads; q++ {
-			j := t.jc + q*nr
-			asm.PackB(nr, t.ctx.packB[q*nr*kcb:(q+1)*nr*kcb], g.b[t.p0*g.ldb+j:], g.ldb, false, kcb, min(nr, t.jc+t.ncb-j))
-		}
+		t.ctx.packShare(w)
 		return
 	}
 	// Share w gets a contiguous range of whole MR tiles of rows r0…r1.
@@ -144,7 +141,7 @@ func (t *trmmTask) multiply(w, i0, i1 int, diag bool) {
 			t.diagonalKernel(wk, ic, mcb, kcb)
 			continue
 		}
-		g.macroKernel(wk, ic, mcb, t.jc, t.ncb, 0, t.nPanels, kcb, t.ctx.packB, beta)
+		g.macroKernel(wk, ic, mcb, t.ctx.jc, t.ctx.ncb, 0, t.ctx.nPanels, kcb, t.ctx.packB, beta)
 	}
 }
 
@@ -158,9 +155,9 @@ func (t *trmmTask) diagonalKernel(wk *gemmWorker, ic, mcb, kcb int) {
 	g := &t.g
 	be := g.be
 	mr, nr := be.MR(), be.NR()
-	for q := 0; q < t.nPanels; q++ {
+	for q := 0; q < t.ctx.nPanels; q++ {
 		j := q * nr
-		cols := min(nr, t.ncb-j)
+		cols := min(nr, t.ctx.ncb-j)
 		bp := t.ctx.packB[q*nr*kcb : (q+1)*nr*kcb]
 		for i := 0; i < mcb; i += mr {
 			rows := min(mr, mcb-i)
@@ -173,7 +170,7 @@ func (t *trmmTask) diagonalKernel(wk *gemmWorker, ic, mcb, kcb int) {
 				k0 = r
 			}
 			ap, bpk := ap[k0*mr:k1*mr], bp[k0*nr:k1*nr]
-			off := (ic+i)*g.ldc + t.jc + j
+			off := (ic+i)*g.ldc + t.ctx.jc + j
 			if cols == nr {
 				be.KernelRowsNoCheck(rows, k1-k0, g.alpha, ap, bpk, 0, g.c[off:], g.ldc)
 				continue
