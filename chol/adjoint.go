@@ -63,60 +63,14 @@ func congruence(bi blas.Implementation, n int, l []float64, ldl int, w []float64
 	g := work[h2*h1 : h2*h1+h1*h1]
 	bi.Dtrsm(gblas.Left, gblas.Lower, gblas.Trans, gblas.NonUnit, h2, h1, 1, l22, ldl, w21, ldw)
 	bi.Dgemm(gblas.NoTrans, gblas.NoTrans, h2, h1, h2, 1, w22, ldw, l21, ldl, 0, u, h1)
-	for i := 0; i < h2; i++ {
-		wr := w21[i*ldw : i*ldw+h1]
-		ur := u[i*h1 : i*h1+h1]
-		for j := range wr {
-			wr[j] -= ur[j]            // V = L22⁻ᵀ·W21 − C22·L21
-			ur[j] = 0.5*ur[j] + wr[j] // Z = V + ½·C22·L21
-		}
-	}
+	// V = L22⁻ᵀ·W21 − C22·L21 and Z = V + ½·C22·L21.
+	rowPassRun(bi, passVZ, h2, h2*h1, false, h2, h1, w21, ldw, u, h1, 0)
 	bi.Dgemm(gblas.Trans, gblas.NoTrans, h1, h1, h2, 1, l21, ldl, u, h1, 0, g, h1)
-	// W11 −= G + Gᵀ, by tiles so that the transposed reads stay in cache.
-	const tb = 32
-	for ib := 0; ib < h1; ib += tb {
-		for jb := 0; jb <= ib; jb += tb {
-			for i := ib; i < min(ib+tb, h1); i++ {
-				for j := jb; j < min(jb+tb, i+1); j++ {
-					v := w[i*ldw+j] - g[i*h1+j] - g[j*h1+i]
-					w[i*ldw+j] = v
-					w[j*ldw+i] = v
-				}
-			}
-		}
-	}
+	// W11 −= G + Gᵀ.
+	rowPassRun(bi, passSymUpdate, h1, h1*h1/2, true, h1, h1, w, ldw, g, h1, 0)
 	bi.Dtrsm(gblas.Right, gblas.Lower, gblas.NoTrans, gblas.NonUnit, h2, h1, 1, l, ldl, w21, ldw)
 	congruence(bi, h1, l, ldl, w, ldw, work)
-	transposeBlock(h2, h1, w21, ldw, w12, ldw)
-}
-
-// transposeBlock sets dst (c×r) to the transpose of src (r×c), by tiles.
-func transposeBlock(r, c int, src []float64, lds int, dst []float64, ldd int) {
-	const tb = 32
-	for ib := 0; ib < r; ib += tb {
-		for jb := 0; jb < c; jb += tb {
-			for i := ib; i < min(ib+tb, r); i++ {
-				for j := jb; j < min(jb+tb, c); j++ {
-					dst[j*ldd+i] = src[i*lds+j]
-				}
-			}
-		}
-	}
-}
-
-// mirrorStrictLower copies the strict lower triangle of the n×n matrix a
-// into its strict upper triangle, by tiles.
-func mirrorStrictLower(n int, a []float64, lda int) {
-	const tb = 32
-	for ib := 0; ib < n; ib += tb {
-		for jb := 0; jb <= ib; jb += tb {
-			for i := ib; i < min(ib+tb, n); i++ {
-				for j := jb; j < min(jb+tb, i); j++ {
-					a[j*lda+i] = a[i*lda+j]
-				}
-			}
-		}
-	}
+	transposeBlock(bi, h2, h1, w21, ldw, w12, ldw)
 }
 
 // adjointFromProduct overwrites the n×n matrix p, whose lower triangle
@@ -132,15 +86,9 @@ func adjointFromProduct(bi blas.Implementation, n int, l []float64, ldl int, alp
 	if n == 0 {
 		return
 	}
-	mirrorStrictLower(n, p, ldp)
+	mirrorStrictLower(bi, n, p, ldp)
 	congruence(bi, n, l, ldl, p, ldp, work)
-	s := 0.5 * alpha
-	for i := 0; i < n; i++ {
-		row := p[i*ldp : i*ldp+n]
-		for j := range row {
-			row[j] *= s
-		}
-	}
+	rowPassRun(bi, passScale, n, n*n, false, n, n, p, ldp, nil, 0, 0.5*alpha)
 }
 
 // adjointBase is the order at and below which the recursive Cholesky

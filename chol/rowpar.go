@@ -1,0 +1,196 @@
+package chol
+
+import (
+	"math"
+	"runtime"
+	"sync"
+
+	"github.com/solvegp/solvegp/blas"
+	"github.com/solvegp/solvegp/internal/parallel"
+)
+
+// The symmetric congruence behind the adjoints does O(n²) elementwise work
+// between its level-3 calls: mirroring and transposing blocks, forming V
+// and Z, the symmetric update W11 −= G + Gᵀ and the final scaling. Run on
+// the calling goroutine alone, these passes left the other cores idle for
+// about half of the adjoint's wall time at n = 1024 on two cores. They are
+// split here into ranges of rows (of tiles, for the transposing passes),
+// each written by one goroutine, so that the results are bitwise the same
+// for any number of goroutines.
+
+// rowTile is the tile order of the transposing passes; row ranges start at
+// multiples of it.
+const rowTile = 32
+
+// rowParMin is the number of elements below which a pass stays on the
+// calling goroutine: about 20 µs of copying, well above the cost of
+// handing the pass to the worker pool.
+const rowParMin = 1 << 15
+
+// maxRowParts bounds the number of row ranges of a pass.
+const maxRowParts = 16
+
+// rowPass selects the elementwise pass of a rowTask.
+type rowPass int
+
+const (
+	passMirror    rowPass = iota // mirrorStrictLower
+	passTranspose                // transposeBlock
+	passScale                    // scaleRows
+	passVZ                       // formVZ
+	passSymUpdate                // symUpdate
+)
+
+// rowTask is one pass split into row ranges [bounds[p], bounds[p+1]).
+// Tasks are pooled so that parallel passes do not allocate.
+type rowTask struct {
+	pass     rowPass
+	bounds   [maxRowParts + 1]int
+	r, c     int
+	a, b     []float64
+	lda, ldb int
+	s        float64
+}
+
+var rowTasks = sync.Pool{New: func() any { return new(rowTask) }}
+
+// Run performs the pass on the p-th row range.
+func (t *rowTask) Run(p int) {
+	i0, i1 := t.bounds[p], t.bounds[p+1]
+	switch t.pass {
+	case passMirror:
+		mirrorStrictLowerRows(t.r, t.a, t.lda, i0, i1)
+	case passTranspose:
+		transposeBlockRows(t.r, t.c, t.a, t.lda, t.b, t.ldb, i0, i1)
+	case passScale:
+		scaleRows(t.c, t.s, t.a, t.lda, i0, i1)
+	case passVZ:
+		formVZRows(t.c, t.a, t.lda, t.b, t.ldb, i0, i1)
+	case passSymUpdate:
+		symUpdateRows(t.r, t.a, t.lda, t.b, t.ldb, i0, i1)
+	}
+}
+
+// rowParts returns the number of row ranges for a pass over elems
+// elements with r rows under the goroutine budget of bi.
+func rowParts(bi blas.Implementation, r, elems int) int {
+	if elems < rowParMin {
+		return 1
+	}
+	t := bi.Threads
+	if t <= 0 {
+		t = runtime.GOMAXPROCS(0)
+	}
+	return max(1, min(t, maxRowParts, (r+rowTile-1)/rowTile))
+}
+
+// runRows runs t over rows [0, r) in parts ranges, on the calling goroutine
+// when parts is 1. With triangular set, the ranges are balanced for work
+// proportional to the row index (a lower triangle); otherwise they are of
+// nearly equal length. Inner boundaries are multiples of rowTile.
+func runRows(t *rowTask, r, parts int, triangular bool) {
+	t.bounds[0] = 0
+	for p := 1; p < parts; p++ {
+		f := float64(p) / float64(parts)
+		if triangular {
+			f = math.Sqrt(f)
+		}
+		b := (int(f*float64(r)) + rowTile/2) / rowTile * rowTile
+		t.bounds[p] = min(max(b, t.bounds[p-1]), r)
+	}
+	t.bounds[parts] = r
+	if parts == 1 {
+		t.Run(0)
+		return
+	}
+	parallel.For(parts, parts, t)
+}
+
+// rowPassRun fills a pooled task, runs it and returns it to the pool.
+func rowPassRun(bi blas.Implementation, pass rowPass, rows, elems int, triangular bool, r, c int, a []float64, lda int, b []float64, ldb int, s float64) {
+	parts := rowParts(bi, rows, elems)
+	t := rowTasks.Get().(*rowTask)
+	*t = rowTask{pass: pass, r: r, c: c, a: a, lda: lda, b: b, ldb: ldb, s: s}
+	runRows(t, rows, parts, triangular)
+	t.a, t.b = nil, nil
+	rowTasks.Put(t)
+}
+
+// transposeBlock sets dst (c×r) to the transpose of src (r×c), by tiles.
+func transposeBlock(bi blas.Implementation, r, c int, src []float64, lds int, dst []float64, ldd int) {
+	rowPassRun(bi, passTranspose, r, r*c, false, r, c, src, lds, dst, ldd, 0)
+}
+
+// transposeBlockRows transposes the rows [i0, i1) of src.
+func transposeBlockRows(r, c int, src []float64, lds int, dst []float64, ldd int, i0, i1 int) {
+	for ib := i0; ib < i1; ib += rowTile {
+		for jb := 0; jb < c; jb += rowTile {
+			for i := ib; i < min(ib+rowTile, i1, r); i++ {
+				for j := jb; j < min(jb+rowTile, c); j++ {
+					dst[j*ldd+i] = src[i*lds+j]
+				}
+			}
+		}
+	}
+}
+
+// mirrorStrictLower copies the strict lower triangle of the n×n matrix a
+// into its strict upper triangle, by tiles.
+func mirrorStrictLower(bi blas.Implementation, n int, a []float64, lda int) {
+	rowPassRun(bi, passMirror, n, n*n/2, true, n, n, a, lda, nil, 0, 0)
+}
+
+// mirrorStrictLowerRows mirrors rows [i0, i1) of the strict lower triangle
+// (it writes columns [i0, i1) of the strict upper triangle).
+func mirrorStrictLowerRows(n int, a []float64, lda int, i0, i1 int) {
+	for ib := i0; ib < i1; ib += rowTile {
+		for jb := 0; jb <= ib; jb += rowTile {
+			for i := ib; i < min(ib+rowTile, i1, n); i++ {
+				for j := jb; j < min(jb+rowTile, i); j++ {
+					a[j*lda+i] = a[i*lda+j]
+				}
+			}
+		}
+	}
+}
+
+// scaleRows multiplies rows [i0, i1) of the c-column matrix a by s.
+func scaleRows(c int, s float64, a []float64, lda int, i0, i1 int) {
+	for i := i0; i < i1; i++ {
+		row := a[i*lda : i*lda+c]
+		for j := range row {
+			row[j] *= s
+		}
+	}
+}
+
+// formVZRows sets, on rows [i0, i1) of the c-column matrices w (on entry
+// L22⁻ᵀ·W21) and u (on entry C22·L21), w to V = w − u and u to
+// Z = ½·u + V.
+func formVZRows(c int, w []float64, ldw int, u []float64, ldu int, i0, i1 int) {
+	for i := i0; i < i1; i++ {
+		wr := w[i*ldw : i*ldw+c]
+		ur := u[i*ldu : i*ldu+c]
+		for j := range wr {
+			wr[j] -= ur[j]
+			ur[j] = 0.5*ur[j] + wr[j]
+		}
+	}
+}
+
+// symUpdateRows sets W −= G + Gᵀ on rows [i0, i1) of the lower triangle of
+// the n×n matrix w and mirrors them into the upper triangle (columns
+// [i0, i1)), by tiles so that the transposed reads stay in cache.
+func symUpdateRows(n int, w []float64, ldw int, g []float64, ldg int, i0, i1 int) {
+	for ib := i0; ib < i1; ib += rowTile {
+		for jb := 0; jb <= ib; jb += rowTile {
+			for i := ib; i < min(ib+rowTile, i1, n); i++ {
+				for j := jb; j < min(jb+rowTile, i+1); j++ {
+					v := w[i*ldw+j] - g[i*ldg+j] - g[j*ldg+i]
+					w[i*ldw+j] = v
+					w[j*ldw+i] = v
+				}
+			}
+		}
+	}
+}

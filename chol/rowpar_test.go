@@ -1,0 +1,104 @@
+package chol
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/solvegp/solvegp/blas"
+)
+
+// TestRowPasses checks every elementwise pass of the congruence, split
+// over 1 to 5 goroutines, bit for bit against a plain loop, on sizes above
+// rowParMin that are not multiples of the tile order, with padded strides.
+func TestRowPasses(t *testing.T) {
+	rnd := rand.New(rand.NewPCG(41, 42))
+	randMat := func(r, c, ld int) []float64 {
+		a := make([]float64, (r-1)*ld+c)
+		for i := range a {
+			a[i] = rnd.NormFloat64()
+		}
+		return a
+	}
+	same := func(name string, parts int, got, want []float64) {
+		t.Helper()
+		for i := range want {
+			if math.Float64bits(got[i]) != math.Float64bits(want[i]) {
+				t.Fatalf("%s, %d goroutines: element %d = %v, want %v", name, parts, i, got[i], want[i])
+			}
+		}
+	}
+	const r, c, n = 301, 237, 333
+	if r*c < rowParMin || n*n/2 < rowParMin {
+		t.Fatal("sizes too small to split the passes")
+	}
+	for threads := 1; threads <= 5; threads++ {
+		bi := blas.Implementation{Threads: threads}
+		if got := rowParts(bi, n, n*n/2); got != threads {
+			t.Fatalf("rowParts = %d, want %d", got, threads)
+		}
+
+		// Transpose: dst (c×r) = srcᵀ; entries of dst's padding untouched.
+		src := randMat(r, c, c+3)
+		dst := randMat(c, r, r+5)
+		want := append([]float64(nil), dst...)
+		for i := 0; i < r; i++ {
+			for j := 0; j < c; j++ {
+				want[j*(r+5)+i] = src[i*(c+3)+j]
+			}
+		}
+		transposeBlock(bi, r, c, src, c+3, dst, r+5)
+		same("transpose", threads, dst, want)
+
+		// Mirror of the strict lower triangle.
+		a := randMat(n, n, n+1)
+		want = append([]float64(nil), a...)
+		for i := 0; i < n; i++ {
+			for j := 0; j < i; j++ {
+				want[j*(n+1)+i] = want[i*(n+1)+j]
+			}
+		}
+		mirrorStrictLower(bi, n, a, n+1)
+		same("mirror", threads, a, want)
+
+		// Scale.
+		a = randMat(r, c, c+2)
+		want = append([]float64(nil), a...)
+		for i := 0; i < r; i++ {
+			for j := 0; j < c; j++ {
+				want[i*(c+2)+j] *= 0.75
+			}
+		}
+		rowPassRun(bi, passScale, r, r*c, false, r, c, a, c+2, nil, 0, 0.75)
+		same("scale", threads, a, want)
+
+		// V and Z.
+		w := randMat(r, c, c+4)
+		u := randMat(r, c, c)
+		wantW, wantU := append([]float64(nil), w...), append([]float64(nil), u...)
+		for i := 0; i < r; i++ {
+			for j := 0; j < c; j++ {
+				v := wantW[i*(c+4)+j] - wantU[i*c+j]
+				wantW[i*(c+4)+j] = v
+				wantU[i*c+j] = 0.5*wantU[i*c+j] + v
+			}
+		}
+		rowPassRun(bi, passVZ, r, r*c, false, r, c, w, c+4, u, c, 0)
+		same("V", threads, w, wantW)
+		same("Z", threads, u, wantU)
+
+		// W −= G + Gᵀ on the lower triangle, mirrored.
+		w = randMat(n, n, n+2)
+		g := randMat(n, n, n)
+		wantW = append([]float64(nil), w...)
+		for i := 0; i < n; i++ {
+			for j := 0; j <= i; j++ {
+				v := wantW[i*(n+2)+j] - g[i*n+j] - g[j*n+i]
+				wantW[i*(n+2)+j] = v
+				wantW[j*(n+2)+i] = v
+			}
+		}
+		rowPassRun(bi, passSymUpdate, n, n*n/2, true, n, n, w, n+2, g, n, 0)
+		same("symmetric update", threads, w, wantW)
+	}
+}
