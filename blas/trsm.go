@@ -253,6 +253,10 @@ func trsmThreads(impl Implementation, s blas.Side, m, n, k int) int {
 // trsmLeft solves op(A) * X = alpha * B for the m×m triangle A, overwriting
 // the m×n matrix b with X. alpha is non-zero.
 func (impl Implementation) trsmLeft(ul blas.Uplo, tA blas.Transpose, d blas.Diag, m, n int, alpha float64, a []float64, lda int, b []float64, ldb int) {
+	if m >= trsmFusedMin && m <= trsmFusedMax && n >= impl.backend().NR() {
+		impl.trsmLeftFused(ul, tA, d, m, n, alpha, a, lda, b, ldb)
+		return
+	}
 	if m <= trsmBase {
 		trsmLeftKernel(ul, tA, d, m, n, alpha, a, lda, b, ldb)
 		return
