@@ -58,20 +58,14 @@ func (c *Cholesky) Factor(n int, a []float64, lda int, p JitterPolicy, threads i
 
 	// Copy the lower triangle, zero the upper one, check finiteness and
 	// accumulate the diagonal for the jitter scale.
+	bi := blas.Implementation{Threads: threads}
+	if bad := copyLower(bi, n, a, lda, l, n); bad.found {
+		return 0, &NonFiniteError{Row: bad.row, Col: bad.col, Value: bad.value}
+	}
 	var diagSum float64
 	for i := 0; i < n; i++ {
-		src := a[i*lda : i*lda+i+1]
-		dst := l[i*n : i*n+n]
-		for j, v := range src {
-			if math.IsNaN(v) || math.IsInf(v, 0) {
-				return 0, &NonFiniteError{Row: i, Col: j, Value: v}
-			}
-			dst[j] = v
-		}
-		clear(dst[i+1:])
-		diagSum += src[i]
+		diagSum += a[i*lda+i]
 	}
-	bi := blas.Implementation{Threads: threads}
 	piv, val := potrfLower(bi, n, l, n)
 	if piv < 0 {
 		c.jitter, c.valid = 0, true

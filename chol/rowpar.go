@@ -39,6 +39,7 @@ const (
 	passScale                    // scaleRows
 	passVZ                       // formVZ
 	passSymUpdate                // symUpdate
+	passCopyLower                // copyLowerRows
 )
 
 // rowTask is one pass split into row ranges [bounds[p], bounds[p+1]).
@@ -50,6 +51,16 @@ type rowTask struct {
 	a, b     []float64
 	lda, ldb int
 	s        float64
+	// bad[p] is the first non-finite value found by passCopyLower in
+	// range p, if any.
+	bad [maxRowParts]nonFinite
+}
+
+// nonFinite locates a NaN or infinite entry.
+type nonFinite struct {
+	found    bool
+	row, col int
+	value    float64
 }
 
 var rowTasks = sync.Pool{New: func() any { return new(rowTask) }}
@@ -68,6 +79,8 @@ func (t *rowTask) Run(p int) {
 		formVZRows(t.c, t.a, t.lda, t.b, t.ldb, i0, i1)
 	case passSymUpdate:
 		symUpdateRows(t.r, t.a, t.lda, t.b, t.ldb, i0, i1)
+	case passCopyLower:
+		t.bad[p] = copyLowerRows(t.r, t.a, t.lda, t.b, t.ldb, i0, i1)
 	}
 }
 
@@ -193,4 +206,41 @@ func symUpdateRows(n int, w []float64, ldw int, g []float64, ldg int, i0, i1 int
 			}
 		}
 	}
+}
+
+// copyLower copies the lower triangle of the n×n matrix src into dst,
+// zeroing dst's strict upper triangle, and returns the first NaN or
+// infinite entry of src's lower triangle in row-major order (the copy
+// stops there).
+func copyLower(bi blas.Implementation, n int, src []float64, lds int, dst []float64, ldd int) nonFinite {
+	parts := rowParts(bi, n, n*n)
+	t := rowTasks.Get().(*rowTask)
+	*t = rowTask{pass: passCopyLower, r: n, a: src, lda: lds, b: dst, ldb: ldd}
+	runRows(t, n, parts, false)
+	var bad nonFinite
+	for p := 0; p < parts; p++ {
+		if t.bad[p].found {
+			bad = t.bad[p]
+			break
+		}
+	}
+	t.a, t.b = nil, nil
+	rowTasks.Put(t)
+	return bad
+}
+
+// copyLowerRows is copyLower on rows [i0, i1).
+func copyLowerRows(n int, src []float64, lds int, dst []float64, ldd int, i0, i1 int) nonFinite {
+	for i := i0; i < i1; i++ {
+		s := src[i*lds : i*lds+i+1]
+		d := dst[i*ldd : i*ldd+n]
+		for j, v := range s {
+			if v-v != 0 { // NaN or ±Inf
+				return nonFinite{true, i, j, v}
+			}
+			d[j] = v
+		}
+		clear(d[i+1:])
+	}
+	return nonFinite{}
 }

@@ -102,3 +102,48 @@ func TestRowPasses(t *testing.T) {
 		same("symmetric update", threads, w, wantW)
 	}
 }
+
+// TestCopyLower checks the parallel copy of a lower triangle: the values
+// bit for bit, zeros above the diagonal, and, with non-finite entries in
+// several row ranges, the first one in row-major order whatever the number
+// of goroutines.
+func TestCopyLower(t *testing.T) {
+	rnd := rand.New(rand.NewPCG(43, 44))
+	const n, lds = 333, 340
+	src := make([]float64, (n-1)*lds+n)
+	for i := range src {
+		src[i] = rnd.NormFloat64()
+	}
+	for threads := 1; threads <= 5; threads++ {
+		bi := blas.Implementation{Threads: threads}
+		dst := make([]float64, n*n)
+		for i := range dst {
+			dst[i] = math.NaN()
+		}
+		if bad := copyLower(bi, n, src, lds, dst, n); bad.found {
+			t.Fatalf("%d goroutines: reported %+v in finite data", threads, bad)
+		}
+		for i := 0; i < n; i++ {
+			for j := 0; j < n; j++ {
+				want := 0.0
+				if j <= i {
+					want = src[i*lds+j]
+				}
+				if math.Float64bits(dst[i*n+j]) != math.Float64bits(want) {
+					t.Fatalf("%d goroutines: dst[%d,%d] = %v, want %v", threads, i, j, dst[i*n+j], want)
+				}
+			}
+		}
+		// Non-finite values late in the matrix and, the first one, in
+		// the middle; the upper triangle's Inf is not read.
+		bad := append([]float64(nil), src...)
+		bad[5*lds+200] = math.Inf(1)
+		bad[300*lds+7] = math.NaN()
+		bad[170*lds+100] = math.Inf(-1)
+		bad[171*lds+3] = math.NaN()
+		got := copyLower(bi, n, bad, lds, dst, n)
+		if !got.found || got.row != 170 || got.col != 100 || !math.IsInf(got.value, -1) {
+			t.Fatalf("%d goroutines: reported %+v, want -Inf at (170, 100)", threads, got)
+		}
+	}
+}
