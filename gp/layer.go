@@ -205,7 +205,7 @@ func (mod *Model) forward(x *mat.Dense) error {
 		}
 	}
 	clear(ws.bsq)
-	colSumSq(ws.bsq, 1, 1, M, N, ws.b)
+	colSumSq(lg.threads, ws.bsq, 1, 1, M, N, ws.b)
 	ws.klu = 0
 	for l := 0; l < L; l++ {
 		unpackTri(ws.lu[l], M, mod.theta[mod.layout.LU[l]:])
@@ -226,7 +226,7 @@ func (mod *Model) forward(x *mat.Dense) error {
 			ws.puRef[l], ws.auRef[l] = ws.pu[l], ws.au[l]
 		}
 		lg.gemv(true, M, N, 1, basis, mvec, 1, 0, mu[l:], L)
-		colSumSq(vr[l:], L, 1, M, N, ws.f[l])
+		colSumSq(lg.threads, vr[l:], L, 1, M, N, ws.f[l])
 		for n := 0; n < N; n++ {
 			vr[n*L+l] -= ws.bsq[n]
 		}
@@ -275,7 +275,7 @@ func (mod *Model) forwardSOLVE(lg *la, x *mat.Dense) error {
 		basis = ws.gm
 	}
 	clear(ws.dsq)
-	colSumSq(ws.dsq, 1, 1, M2, N, ws.dm)
+	colSumSq(lg.threads, ws.dsq, 1, 1, M2, N, ws.dm)
 	for l := 0; l < L; l++ {
 		unpackTri(ws.lv[l], M2, mod.theta[mod.layout.LV[l]:])
 		mvec := mod.theta[mod.layout.MV[l] : mod.layout.MV[l]+M2]
@@ -295,7 +295,7 @@ func (mod *Model) forwardSOLVE(lg *la, x *mat.Dense) error {
 			ws.pvRef[l], ws.avRef[l] = ws.pv[l], ws.av[l]
 		}
 		lg.gemv(true, M2, N, 1, basis, mvec, 1, 1, ws.mu[l:], L)
-		colSumSq(ws.vr[l:], L, 1, M2, N, ws.h[l])
+		colSumSq(lg.threads, ws.vr[l:], L, 1, M2, N, ws.h[l])
 		for n := 0; n < N; n++ {
 			ws.vr[n*L+l] -= ws.dsq[n]
 		}
@@ -402,13 +402,7 @@ func (mod *Model) blockBackward(lg *la, m int, b []float64, l0 []float64, p, a, 
 	abar := ws.vecM[:m]
 	// B̄ = −2·B·diag(Σ_l h_l) + Σ_l (a_l·g_lᵀ + P_l·F̄_l), starting with the
 	// first term.
-	for i := 0; i < m; i++ {
-		br := b[i*N : i*N+N]
-		bb := bbar[i*N : i*N+N]
-		for n := range br {
-			bb[n] = -2 * br[n] * ws.htot[n]
-		}
-	}
+	scaleCols(lg.threads, m, N, -2, b, ws.htot, 1, bbar)
 	clear(x)
 	for l := 0; l < L; l++ {
 		g := dmu[l:]
@@ -418,14 +412,7 @@ func (mod *Model) blockBackward(lg *la, m int, b []float64, l0 []float64, p, a, 
 			abar[i] += kappa * v
 		}
 		// F̄ = 2·F·diag(h).
-		fl := f[l]
-		for i := 0; i < m; i++ {
-			fr := fl[i*N : i*N+N]
-			fb := fbar[i*N : i*N+N]
-			for n := range fr {
-				fb[n] = 2 * fr[n] * dvar[n*L+l]
-			}
-		}
+		scaleCols(lg.threads, m, N, 2, f[l], dvar[l:], L, fbar)
 		// P̄ = tril(B·F̄ᵀ) + κ·(P − diag(1/P_ii)).
 		lg.gemmLowerNT("P̄ = tril(B·F̄ᵀ)", m, N, 1, b, N, fbar, N, 0, pbar, m)
 		pl := p[l]
@@ -439,11 +426,9 @@ func (mod *Model) blockBackward(lg *la, m int, b []float64, l0 []float64, p, a, 
 			clear(row[i+1:])
 		}
 		// B̄ += a·gᵀ + P·F̄.
-		lg.bi.Dger(m, N, 1, a[l], 1, g, L, bbar, N)
+		addOuter(lg.threads, m, N, a[l], g, L, bbar)
 		lg.trmmL("B̄ += P·F̄", false, m, N, pl, m, fbar, N)
-		for i := range bbar {
-			bbar[i] += fbar[i]
-		}
+		addTo(lg.threads, m, N, fbar, bbar)
 		mg := grad[muOff[l] : muOff[l]+m]
 		lgOff := grad[luOff[l]:]
 		if mod.whiten {

@@ -165,7 +165,7 @@ func (p *Predictor) marginals(buf *predBuf, xb mat.Matrix, nb int, mu, vr []floa
 	p.kern.Diag(buf.kff, xb)
 	copy(buf.b, buf.kuf)
 	lg.trsmL("B", false, M, nb, p.l0u, M, buf.b, nb)
-	colSumSq(buf.bsq, 1, 1, M, nb, buf.b)
+	colSumSq(lg.threads, buf.bsq, 1, 1, M, nb, buf.b)
 	clear(mu)
 	for l := 0; l < L; l++ {
 		lg.gemv(true, M, nb, 1, buf.b, p.a[l], 1, 0, mu[l:], L)
@@ -175,7 +175,7 @@ func (p *Predictor) marginals(buf *predBuf, xb mat.Matrix, nb int, mu, vr []floa
 		for n := 0; n < nb; n++ {
 			vr[n*L+l] = buf.kff[n] - buf.bsq[n]
 		}
-		colSumSq(vr[l:], L, 1, M, nb, f)
+		colSumSq(lg.threads, vr[l:], L, 1, M, nb, f)
 	}
 	switch p.kind {
 	case SOLVEGP:
@@ -186,7 +186,7 @@ func (p *Predictor) marginals(buf *predBuf, xb mat.Matrix, nb int, mu, vr []floa
 		copy(buf.dm, buf.kvf)
 		lg.gemm("Cvf", true, false, M2, nb, M, -1, p.amat, M2, buf.b, nb, 1, buf.dm, nb)
 		lg.trsmL("D", false, M2, nb, p.l0v, M2, buf.dm, nb)
-		colSumSq(buf.dsq, 1, 1, M2, nb, buf.dm)
+		colSumSq(lg.threads, buf.dsq, 1, 1, M2, nb, buf.dm)
 		for l := 0; l < L; l++ {
 			lg.gemv(true, M2, nb, 1, buf.dm, p.av[l], 1, 1, mu[l:], L)
 			h := buf.f[:M2*nb]
@@ -195,7 +195,7 @@ func (p *Predictor) marginals(buf *predBuf, xb mat.Matrix, nb int, mu, vr []floa
 			for n := 0; n < nb; n++ {
 				vr[n*L+l] -= buf.dsq[n]
 			}
-			colSumSq(vr[l:], L, 1, M2, nb, h)
+			colSumSq(lg.threads, vr[l:], L, 1, M2, nb, h)
 		}
 	case ODVGP:
 		buf.kvf = grow(buf.kvf, M2*nb)
