@@ -133,9 +133,12 @@ func trsmGemmTrans(tA blas.Transpose) blas.Transpose {
 // where A is an n×n or m×m triangular matrix, X and B are m×n matrices, and
 // alpha is a scalar. At entry b holds B; on return it holds X.
 //
-// The triangle is split recursively; diagonal blocks of order at most 16 are
-// solved by substitution and all coupling blocks are applied with Dgemm.
-// Only the triangle of A named by ul is read, and its diagonal is not read
+// The triangle is split recursively and the coupling blocks are applied with
+// Dgemm. With Side Left, diagonal blocks of order 32 to 256 are solved by a
+// fused loop in which the coupling of every MR rows with the rows solved
+// before them is one micro-kernel call per register tile (see
+// trsm_fused.go); smaller blocks, and all blocks with Side Right, split down
+// to order 16 and are solved by substitution. Only the triangle of A named by ul is read, and its diagonal is not read
 // when d is blas.Unit. No check is made that A is invertible. Dtrsm panics
 // on bad arguments exactly as gonum's Dtrsm does.
 func (impl Implementation) Dtrsm(s blas.Side, ul blas.Uplo, tA blas.Transpose, d blas.Diag, m, n int, alpha float64, a []float64, lda int, b []float64, ldb int) {
