@@ -138,9 +138,10 @@ func trsmGemmTrans(tA blas.Transpose) blas.Transpose {
 // fused loop in which the coupling of every MR rows with the rows solved
 // before them is one micro-kernel call per register tile (see
 // trsm_fused.go); smaller blocks, and all blocks with Side Right, split down
-// to order 16 and are solved by substitution. Only the triangle of A named by ul is read, and its diagonal is not read
-// when d is blas.Unit. No check is made that A is invertible. Dtrsm panics
-// on bad arguments exactly as gonum's Dtrsm does.
+// to order 16 and are solved by substitution. Only the triangle of A named
+// by ul is read, and its diagonal is not read when d is blas.Unit. No check
+// is made that A is invertible. Dtrsm panics on bad arguments exactly as
+// gonum's Dtrsm does.
 func (impl Implementation) Dtrsm(s blas.Side, ul blas.Uplo, tA blas.Transpose, d blas.Diag, m, n int, alpha float64, a []float64, lda int, b []float64, ldb int) {
 	k := trsmCheck(s, ul, tA, d, m, n, lda, ldb)
 	if m == 0 || n == 0 {

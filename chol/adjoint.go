@@ -64,10 +64,10 @@ func congruence(bi blas.Implementation, n int, l []float64, ldl int, w []float64
 	bi.Dtrsm(gblas.Left, gblas.Lower, gblas.Trans, gblas.NonUnit, h2, h1, 1, l22, ldl, w21, ldw)
 	bi.Dgemm(gblas.NoTrans, gblas.NoTrans, h2, h1, h2, 1, w22, ldw, l21, ldl, 0, u, h1)
 	// V = L22⁻ᵀ·W21 − C22·L21 and Z = V + ½·C22·L21.
-	rowPassRun(bi, passVZ, h2, h2*h1, false, h2, h1, w21, ldw, u, h1, 0)
+	rowPassRun(bi, passVZ, false, h2, h1, w21, ldw, u, h1, 0)
 	bi.Dgemm(gblas.Trans, gblas.NoTrans, h1, h1, h2, 1, l21, ldl, u, h1, 0, g, h1)
 	// W11 −= G + Gᵀ.
-	rowPassRun(bi, passSymUpdate, h1, h1*h1/2, true, h1, h1, w, ldw, g, h1, 0)
+	rowPassRun(bi, passSymUpdate, true, h1, h1, w, ldw, g, h1, 0)
 	bi.Dtrsm(gblas.Right, gblas.Lower, gblas.NoTrans, gblas.NonUnit, h2, h1, 1, l, ldl, w21, ldw)
 	congruence(bi, h1, l, ldl, w, ldw, work)
 	transposeBlock(bi, h2, h1, w21, ldw, w12, ldw)
@@ -88,7 +88,7 @@ func adjointFromProduct(bi blas.Implementation, n int, l []float64, ldl int, alp
 	}
 	mirrorStrictLower(bi, n, p, ldp)
 	congruence(bi, n, l, ldl, p, ldp, work)
-	rowPassRun(bi, passScale, n, n*n, false, n, n, p, ldp, nil, 0, 0.5*alpha)
+	rowPassRun(bi, passScale, false, n, n, p, ldp, nil, 0, 0.5*alpha)
 }
 
 // adjointBase is the order at and below which the recursive Cholesky

@@ -119,19 +119,24 @@ func runRows(t *rowTask, r, parts int, triangular bool) {
 	parallel.For(parts, parts, t)
 }
 
-// rowPassRun fills a pooled task, runs it and returns it to the pool.
-func rowPassRun(bi blas.Implementation, pass rowPass, rows, elems int, triangular bool, r, c int, a []float64, lda int, b []float64, ldb int, s float64) {
-	parts := rowParts(bi, rows, elems)
+// rowPassRun runs pass over the r×c operands (their lower triangle when
+// triangular is set) from a pooled task, which it returns to the pool.
+func rowPassRun(bi blas.Implementation, pass rowPass, triangular bool, r, c int, a []float64, lda int, b []float64, ldb int, s float64) {
+	elems := r * c
+	if triangular {
+		elems /= 2
+	}
+	parts := rowParts(bi, r, elems)
 	t := rowTasks.Get().(*rowTask)
 	*t = rowTask{pass: pass, r: r, c: c, a: a, lda: lda, b: b, ldb: ldb, s: s}
-	runRows(t, rows, parts, triangular)
+	runRows(t, r, parts, triangular)
 	t.a, t.b = nil, nil
 	rowTasks.Put(t)
 }
 
 // transposeBlock sets dst (c×r) to the transpose of src (r×c), by tiles.
 func transposeBlock(bi blas.Implementation, r, c int, src []float64, lds int, dst []float64, ldd int) {
-	rowPassRun(bi, passTranspose, r, r*c, false, r, c, src, lds, dst, ldd, 0)
+	rowPassRun(bi, passTranspose, false, r, c, src, lds, dst, ldd, 0)
 }
 
 // transposeBlockRows transposes the rows [i0, i1) of src.
@@ -150,7 +155,7 @@ func transposeBlockRows(r, c int, src []float64, lds int, dst []float64, ldd int
 // mirrorStrictLower copies the strict lower triangle of the n×n matrix a
 // into its strict upper triangle, by tiles.
 func mirrorStrictLower(bi blas.Implementation, n int, a []float64, lda int) {
-	rowPassRun(bi, passMirror, n, n*n/2, true, n, n, a, lda, nil, 0, 0)
+	rowPassRun(bi, passMirror, true, n, n, a, lda, nil, 0, 0)
 }
 
 // mirrorStrictLowerRows mirrors rows [i0, i1) of the strict lower triangle

@@ -69,7 +69,7 @@ func TestRowPasses(t *testing.T) {
 				want[i*(c+2)+j] *= 0.75
 			}
 		}
-		rowPassRun(bi, passScale, r, r*c, false, r, c, a, c+2, nil, 0, 0.75)
+		rowPassRun(bi, passScale, false, r, c, a, c+2, nil, 0, 0.75)
 		same("scale", threads, a, want)
 
 		// V and Z.
@@ -83,7 +83,7 @@ func TestRowPasses(t *testing.T) {
 				wantU[i*c+j] = 0.5*wantU[i*c+j] + v
 			}
 		}
-		rowPassRun(bi, passVZ, r, r*c, false, r, c, w, c+4, u, c, 0)
+		rowPassRun(bi, passVZ, false, r, c, w, c+4, u, c, 0)
 		same("V", threads, w, wantW)
 		same("Z", threads, u, wantU)
 
@@ -98,7 +98,7 @@ func TestRowPasses(t *testing.T) {
 				wantW[j*(n+2)+i] = v
 			}
 		}
-		rowPassRun(bi, passSymUpdate, n, n*n/2, true, n, n, w, n+2, g, n, 0)
+		rowPassRun(bi, passSymUpdate, true, n, n, w, n+2, g, n, 0)
 		same("symmetric update", threads, w, wantW)
 	}
 }
