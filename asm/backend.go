@@ -19,6 +19,7 @@ type Backend struct {
 	mr, nr  int
 	kernel  kernelFunc
 	partial partialFunc // nil: partial tiles go through a full tile
+	trsm    trsmFunc    // nil: TrsmTile runs its Go definition
 	block   Blocking
 }
 

@@ -56,7 +56,7 @@ func archBackends() []*Backend {
 			block: blockingFor(avx512MR, avx512NR)})
 	}
 	if cpu.X86.HasAVX2 && cpu.X86.HasFMA {
-		bs = append(bs, &Backend{name: "avx2", mr: avx2MR, nr: avx2NR, kernel: kernelAVX2, partial: partialAVX2,
+		bs = append(bs, &Backend{name: "avx2", mr: avx2MR, nr: avx2NR, kernel: kernelAVX2, partial: partialAVX2, trsm: trsmAVX2,
 			block: blockingFor(avx2MR, avx2NR)})
 	}
 	return bs

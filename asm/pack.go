@@ -103,3 +103,29 @@ func packB(nr int, dst []float64, b []float64, ldb int, trans bool, k, n int, us
 		}
 	}
 }
+
+// UnpackB is the inverse of PackB's transposing pack for one panel: it sets
+// b[j·ldb+p] = src[p·nr+j] for j < n and p < k, writing the k×n panel src
+// (leading dimension nr ≥ n) into n rows of b as k consecutive values
+// each. Solvers that work on a transposed panel use it to put the result
+// back.
+func UnpackB(nr int, b []float64, ldb int, src []float64, k, n int) {
+	unpackB(nr, b, ldb, src, k, n, packAsm)
+}
+
+// unpackB is UnpackB with the use of assembly made explicit for the tests.
+func unpackB(nr int, b []float64, ldb int, src []float64, k, n int, useAsm bool) {
+	if n <= 0 || k <= 0 {
+		return
+	}
+	p0 := 0
+	if useAsm && n == nr {
+		p0 = unpackTransposed(nr, b, src, ldb, k)
+	}
+	for j := 0; j < n; j++ {
+		row := b[j*ldb+p0 : j*ldb+k]
+		for p := range row {
+			row[p] = src[(p0+p)*nr+j]
+		}
+	}
+}

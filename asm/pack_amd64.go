@@ -104,3 +104,27 @@ func packContiguous(w int, dst, src []float64, ld, k int) int {
 	fn(&dst[0], &src[0], ld, k)
 	return k
 }
+
+// unpackT8AVX2 (pack_avx2_amd64.s) is the inverse of packT8AVX2:
+// dst[r·ld+p] = src[p·8+r] for r < 8, p < 4·kb.
+//
+//go:noescape
+func unpackT8AVX2(dst, src *float64, ld, kb int)
+
+// unpackTransposed sets dst[r·ld+p] = src[p·w+r] for r < w and the leading
+// rows p of the panel src with assembly when it has a routine for w, and
+// returns the number of rows it wrote (a multiple of 4, possibly 0).
+func unpackTransposed(w int, dst, src []float64, ld, k int) int {
+	if w != 8 || !packAVX2 {
+		return 0
+	}
+	kb := k / 4
+	if kb == 0 {
+		return 0
+	}
+	if len(src) < 4*kb*w || len(dst) < (w-1)*ld+4*kb {
+		panic("asm: unpack block out of range")
+	}
+	unpackT8AVX2(&dst[0], &src[0], ld, kb)
+	return 4 * kb
+}

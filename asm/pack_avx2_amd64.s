@@ -114,6 +114,64 @@ done8:
 	VZEROUPPER
 	RET
 
+// func unpackT8AVX2(dst, src *float64, ld, kb int)
+//
+// dst[r*ld + p] = src[p*8 + r] for r < 8, p < 4*kb (ld in elements): the inverse of packT8AVX2.
+//
+// Register map: SI source; DI destination row 0, R8 row 4; DX ld in bytes, R9 3*ld;
+// CX blocks left; Y0-Y3 half rows of the panel, Y4-Y7 unpacked pairs, Y8-Y11 output rows.
+TEXT ·unpackT8AVX2(SB), NOSPLIT, $0-32
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ ld+16(FP), DX
+	MOVQ kb+24(FP), CX
+	SHLQ $3, DX
+	LEAQ (DX)(DX*2), R9
+	LEAQ (DI)(DX*4), R8
+	TESTQ CX, CX
+	JZ   udone8
+uloop8:
+	VMOVUPD 0(SI), Y0
+	VMOVUPD 64(SI), Y1
+	VMOVUPD 128(SI), Y2
+	VMOVUPD 192(SI), Y3
+	VUNPCKLPD Y1, Y0, Y4
+	VUNPCKHPD Y1, Y0, Y5
+	VUNPCKLPD Y3, Y2, Y6
+	VUNPCKHPD Y3, Y2, Y7
+	VPERM2F128 $0x20, Y6, Y4, Y8
+	VPERM2F128 $0x20, Y7, Y5, Y9
+	VPERM2F128 $0x31, Y6, Y4, Y10
+	VPERM2F128 $0x31, Y7, Y5, Y11
+	VMOVUPD Y8, (DI)
+	VMOVUPD Y9, (DI)(DX*1)
+	VMOVUPD Y10, (DI)(DX*2)
+	VMOVUPD Y11, (DI)(R9*1)
+	VMOVUPD 32(SI), Y0
+	VMOVUPD 96(SI), Y1
+	VMOVUPD 160(SI), Y2
+	VMOVUPD 224(SI), Y3
+	VUNPCKLPD Y1, Y0, Y4
+	VUNPCKHPD Y1, Y0, Y5
+	VUNPCKLPD Y3, Y2, Y6
+	VUNPCKHPD Y3, Y2, Y7
+	VPERM2F128 $0x20, Y6, Y4, Y8
+	VPERM2F128 $0x20, Y7, Y5, Y9
+	VPERM2F128 $0x31, Y6, Y4, Y10
+	VPERM2F128 $0x31, Y7, Y5, Y11
+	VMOVUPD Y8, (R8)
+	VMOVUPD Y9, (R8)(DX*1)
+	VMOVUPD Y10, (R8)(DX*2)
+	VMOVUPD Y11, (R8)(R9*1)
+	ADDQ $256, SI
+	ADDQ $32, DI
+	ADDQ $32, R8
+	DECQ CX
+	JNZ  uloop8
+udone8:
+	VZEROUPPER
+	RET
+
 // func packN6AVX2(dst, src *float64, ld, k int)
 //
 // dst[p*6 + r] = src[p*ld + r] for r < 6, p < k (ld in elements). SI: source row,

@@ -110,3 +110,45 @@ func packCases() []struct{ trans, useAsm bool } {
 	}
 	return cs
 }
+
+// TestUnpackB checks UnpackB, with and without assembly, as the inverse of
+// PackB's transposing pack, with guard cells around every row of b.
+func TestUnpackB(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	for _, nr := range []int{4, 6, 8, 14, 16} {
+		for _, useAsm := range []bool{false, packAsm} {
+			for _, n := range []int{1, nr - 1, nr} {
+				for _, k := range []int{1, 3, 4, 5, 8, 9, 16, 33} {
+					ldb := k + 3
+					src := randSlice(rng, k*nr)
+					b := make([]float64, n*ldb)
+					for i := range b {
+						b[i] = guard
+					}
+					unpackB(nr, b, ldb, src, k, n, useAsm)
+					for j := 0; j < n; j++ {
+						for p := 0; p < ldb; p++ {
+							want := guard
+							if p < k {
+								want = src[p*nr+j]
+							}
+							if got := b[j*ldb+p]; got != want {
+								t.Fatalf("asm=%v nr=%d n=%d k=%d: b[%d][%d] = %v, want %v", useAsm, nr, n, k, j, p, got, want)
+							}
+						}
+					}
+					// PackB undoes it.
+					back := make([]float64, k*nr)
+					packB(nr, back, b, ldb, true, k, n, useAsm)
+					for p := 0; p < k; p++ {
+						for j := 0; j < n; j++ {
+							if back[p*nr+j] != src[p*nr+j] {
+								t.Fatalf("nr=%d n=%d k=%d: PackB(UnpackB) differs at p=%d j=%d", nr, n, k, p, j)
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+}

@@ -5,6 +5,7 @@
 //	dgemm_partial_amd64.go (Go declarations of the partial-row kernels)
 //	pack_avx512_amd64.s   (transposing pack of 14- and 16-wide panels)
 //	pack_avx2_amd64.s     (transposing pack of 6- and 8-wide panels)
+//	trsm_avx2_amd64.s     (6×8 gemm-trsm tiles, lower and upper)
 //
 // Usage, from the repository root:
 //
@@ -36,6 +37,7 @@ func main() {
 	write(filepath.Join(*out, "dgemm_partial_amd64.go"), partialDecls())
 	write(filepath.Join(*out, "pack_avx512_amd64.s"), packAVX512())
 	write(filepath.Join(*out, "pack_avx2_amd64.s"), packAVX2())
+	write(filepath.Join(*out, "trsm_avx2_amd64.s"), trsmAVX2())
 }
 
 func write(path string, b []byte) {
@@ -560,6 +562,7 @@ func packAVX2() []byte {
 		w.i("RET")
 		w.f("")
 	}
+	unpackAVX2(w)
 	// Contiguous packs: dst[p*w : p*w+w] = src[p*ld : p*ld+w].
 	for _, width := range []int{6, 8} {
 		name := fmt.Sprintf("packN%dAVX2", width)
@@ -636,4 +639,202 @@ func partialDecls() []byte {
 		log.Fatal(err)
 	}
 	return b
+}
+
+// trsmAVX2 generates the 6×8 AVX2+FMA gemm-trsm kernels trsmLowerAVX2 and
+// trsmUpperAVX2 (see asm.Backend.TrsmTile for the contract).
+func trsmAVX2() []byte {
+	w := &asmWriter{}
+	w.f("%s", header)
+	trsmAVX2Kernel(w, false, "trsmLowerAVX2")
+	trsmAVX2Kernel(w, true, "trsmUpperAVX2")
+	return w.Bytes()
+}
+
+// trsmAVX2Kernel writes one gemm-trsm kernel: the GEMM loop of avx2Kernel,
+// then R := alpha*C - acc and the substitution with the 6×6 triangle held
+// in t, rows solved first to last (lower) or last to first (upper), each
+// row stored to C and to x as soon as it is final.
+func trsmAVX2Kernel(w *asmWriter, upper bool, name string) {
+	const mr, nr, unroll = 6, 8, 4
+	const aStep, bStep = mr * 8, nr * 8
+	w.f("// func %s(k int, alpha float64, a, b, t, c *float64, ldc int, x *float64)", name)
+	w.f("//")
+	if upper {
+		w.f("// X := U⁻¹·(alpha·C − A·B) for the 6×8 tile C and the upper triangle U held in t (row-major 6×6,")
+		w.f("// reciprocal diagonal), rows solved last to first. Every row of X is written to C and to x")
+		w.f("// (6×8, contiguous). The arithmetic is asm.Backend.TrsmTile's, so the result equals its Go")
+		w.f("// model bit for bit.")
+	} else {
+		w.f("// X := L⁻¹·(alpha·C − A·B) for the 6×8 tile C and the lower triangle L held in t (row-major 6×6,")
+		w.f("// reciprocal diagonal), rows solved first to last. Every row of X is written to C and to x")
+		w.f("// (6×8, contiguous). The arithmetic is asm.Backend.TrsmTile's, so the result equals its Go")
+		w.f("// model bit for bit.")
+	}
+	w.f("//")
+	w.f("// Register map:")
+	w.f("//")
+	w.f("//	CX       k, then remaining steps; DX unrolled-loop counter")
+	w.f("//	AX       packed A micro-panel (6 values per step p)")
+	w.f("//	BX       packed B micro-panel (8 values per step p)")
+	w.f("//	DI       tile C; SI ldc in bytes; R8 scratch; R9 x; R10 t")
+	w.f("//	Y0-Y11   accumulators, then rows of X: row i is Y(2i) (columns 0-3), Y(2i+1) (columns 4-7)")
+	w.f("//	Y12,Y13  row p of B")
+	w.f("//	Y14,Y15  broadcast A values; alpha and the triangle's entries in the epilogue")
+	w.f("TEXT ·%s(SB), NOSPLIT, $0-64", name)
+	w.i("MOVQ k+0(FP), CX")
+	w.i("MOVQ a+16(FP), AX")
+	w.i("MOVQ b+24(FP), BX")
+	w.i("MOVQ t+32(FP), R10")
+	w.i("MOVQ c+40(FP), DI")
+	w.i("MOVQ ldc+48(FP), SI")
+	w.i("MOVQ x+56(FP), R9")
+	w.i("SHLQ $3, SI")
+	for r := 0; r < 2*mr; r++ {
+		w.i("VXORPD Y%d, Y%d, Y%d", r, r, r)
+	}
+	w.i("MOVQ DI, R8")
+	for r := 0; r < mr; r++ {
+		w.i("PREFETCHT0 (R8)")
+		w.i("PREFETCHT0 56(R8)")
+		if r < mr-1 {
+			w.i("ADDQ SI, R8")
+		}
+	}
+	step := func(p int) {
+		w.i("VMOVUPD %d(BX), Y12", p*bStep)
+		w.i("VMOVUPD %d(BX), Y13", p*bStep+32)
+		for r := 0; r < mr; r++ {
+			y := 14 + r%2
+			w.i("VBROADCASTSD %d(AX), Y%d", p*aStep+8*r, y)
+			w.i("VFMADD231PD Y12, Y%d, Y%d", y, 2*r)
+			w.i("VFMADD231PD Y13, Y%d, Y%d", y, 2*r+1)
+		}
+	}
+	w.i("MOVQ CX, DX")
+	w.i("SHRQ $%d, DX", log2(unroll))
+	w.i("JZ   tail")
+	w.f("loop%d:", unroll)
+	for p := 0; p < unroll; p++ {
+		if p%2 == 0 {
+			w.i("PREFETCHT0 %d(AX)", 512+p*aStep)
+		}
+		step(p)
+	}
+	w.i("ADDQ $%d, AX", unroll*aStep)
+	w.i("ADDQ $%d, BX", unroll*bStep)
+	w.i("DECQ DX")
+	w.i("JNZ  loop%d", unroll)
+	w.f("tail:")
+	w.i("ANDQ $%d, CX", unroll-1)
+	w.i("JZ   done")
+	w.f("loop1:")
+	step(0)
+	w.i("ADDQ $%d, AX", aStep)
+	w.i("ADDQ $%d, BX", bStep)
+	w.i("DECQ CX")
+	w.i("JNZ  loop1")
+	w.f("done:")
+	// R := alpha*C - acc, row by row.
+	w.i("VBROADCASTSD alpha+8(FP), Y14")
+	w.i("MOVQ DI, R8")
+	for r := 0; r < mr; r++ {
+		w.i("VFMSUB231PD (R8), Y14, Y%d", 2*r)
+		w.i("VFMSUB231PD 32(R8), Y14, Y%d", 2*r+1)
+		if r < mr-1 {
+			w.i("ADDQ SI, R8")
+		}
+	}
+	// Substitution: row i -= t[i][p]·row p for the rows p solved before it
+	// (in increasing p), then row i *= t[i][i].
+	for s := 0; s < mr; s++ {
+		i, p0, p1 := s, 0, s
+		if upper {
+			i, p0, p1 = mr-1-s, mr-s, mr
+		}
+		for p := p0; p < p1; p++ {
+			w.i("VBROADCASTSD %d(R10), Y15", 8*(i*mr+p))
+			w.i("VFNMADD231PD Y%d, Y15, Y%d", 2*p, 2*i)
+			w.i("VFNMADD231PD Y%d, Y15, Y%d", 2*p+1, 2*i+1)
+		}
+		w.i("VBROADCASTSD %d(R10), Y15", 8*(i*mr+i))
+		w.i("VMULPD Y15, Y%d, Y%d", 2*i, 2*i)
+		w.i("VMULPD Y15, Y%d, Y%d", 2*i+1, 2*i+1)
+		if i == 0 {
+			w.i("VMOVUPD Y%d, (DI)", 2*i)
+			w.i("VMOVUPD Y%d, 32(DI)", 2*i+1)
+		} else {
+			w.i("IMUL3Q $%d, SI, R8", i)
+			w.i("VMOVUPD Y%d, (DI)(R8*1)", 2*i)
+			w.i("VMOVUPD Y%d, 32(DI)(R8*1)", 2*i+1)
+		}
+		w.i("VMOVUPD Y%d, %d(R9)", 2*i, i*nr*8)
+		w.i("VMOVUPD Y%d, %d(R9)", 2*i+1, i*nr*8+32)
+	}
+	w.i("VZEROUPPER")
+	w.i("RET")
+	w.f("")
+}
+
+// unpackAVX2 writes unpackT8AVX2, the inverse of packT8AVX2:
+// dst[r*ld + p] = src[p*8 + r] for r < 8 and p < 4*kb, transposing 4×4
+// blocks in registers.
+//
+// Register map:
+//
+//	SI       source: 4 rows of the 8-wide panel per block
+//	DI       destination row 0; R8 row 4
+//	DX       ld in bytes; R9 = 3*ld
+//	CX       remaining 4-row blocks
+//	Y0-Y3    one half (4 columns) of four panel rows
+//	Y4-Y7    rows unpacked in pairs
+//	Y8-Y11   four destination rows, 4 columns each
+func unpackAVX2(w *asmWriter) {
+	rowAddr := []string{"(%s)", "(%s)(DX*1)", "(%s)(DX*2)", "(%s)(R9*1)"}
+	w.f("// func unpackT8AVX2(dst, src *float64, ld, kb int)")
+	w.f("//")
+	w.f("// dst[r*ld + p] = src[p*8 + r] for r < 8, p < 4*kb (ld in elements): the inverse of packT8AVX2.")
+	w.f("//")
+	w.f("// Register map: SI source; DI destination row 0, R8 row 4; DX ld in bytes, R9 3*ld;")
+	w.f("// CX blocks left; Y0-Y3 half rows of the panel, Y4-Y7 unpacked pairs, Y8-Y11 output rows.")
+	w.f("TEXT ·unpackT8AVX2(SB), NOSPLIT, $0-32")
+	w.i("MOVQ dst+0(FP), DI")
+	w.i("MOVQ src+8(FP), SI")
+	w.i("MOVQ ld+16(FP), DX")
+	w.i("MOVQ kb+24(FP), CX")
+	w.i("SHLQ $3, DX")
+	w.i("LEAQ (DX)(DX*2), R9")
+	w.i("LEAQ (DI)(DX*4), R8")
+	w.i("TESTQ CX, CX")
+	w.i("JZ   udone8")
+	w.f("uloop8:")
+	for half := 0; half < 2; half++ {
+		for p := 0; p < 4; p++ {
+			w.i("VMOVUPD %d(SI), Y%d", p*64+half*32, p)
+		}
+		w.i("VUNPCKLPD Y1, Y0, Y4")
+		w.i("VUNPCKHPD Y1, Y0, Y5")
+		w.i("VUNPCKLPD Y3, Y2, Y6")
+		w.i("VUNPCKHPD Y3, Y2, Y7")
+		w.i("VPERM2F128 $0x20, Y6, Y4, Y8")
+		w.i("VPERM2F128 $0x20, Y7, Y5, Y9")
+		w.i("VPERM2F128 $0x31, Y6, Y4, Y10")
+		w.i("VPERM2F128 $0x31, Y7, Y5, Y11")
+		base := "DI"
+		if half == 1 {
+			base = "R8"
+		}
+		for r := 0; r < 4; r++ {
+			w.i("VMOVUPD Y%d, "+rowAddr[r], 8+r, base)
+		}
+	}
+	w.i("ADDQ $256, SI")
+	w.i("ADDQ $32, DI")
+	w.i("ADDQ $32, R8")
+	w.i("DECQ CX")
+	w.i("JNZ  uloop8")
+	w.f("udone8:")
+	w.i("VZEROUPPER")
+	w.i("RET")
+	w.f("")
 }
