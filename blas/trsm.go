@@ -134,14 +134,16 @@ func trsmGemmTrans(tA blas.Transpose) blas.Transpose {
 // alpha is a scalar. At entry b holds B; on return it holds X.
 //
 // The triangle is split recursively and the coupling blocks are applied with
-// Dgemm. With Side Left, diagonal blocks of order 32 to 256 are solved by a
-// fused loop in which the coupling of every MR rows with the rows solved
-// before them is one micro-kernel call per register tile (see
-// trsm_fused.go); smaller blocks, and all blocks with Side Right, split down
-// to order 16 and are solved by substitution. Only the triangle of A named
-// by ul is read, and its diagonal is not read when d is blas.Unit. No check
-// is made that A is invertible. Dtrsm panics on bad arguments exactly as
-// gonum's Dtrsm does.
+// Dgemm. On backends with a gemm-trsm kernel (asm.Backend.HasTrsmKernel),
+// diagonal blocks of order up to 384 (from 32 for Side Left, 16 for Side
+// Right) are solved by tiled loops around that kernel (see trsm_tiles.go);
+// on the others, Side Left blocks of order 32 to 256 are solved by a fused
+// loop whose coupling is one GEMM micro-kernel call per register tile (see
+// trsm_fused.go). Smaller blocks, and all blocks with Side Right on the
+// other backends, split down to order 16 and are solved by substitution.
+// Only the triangle of A named by ul is read, and its diagonal is not read
+// when d is blas.Unit. No check is made that A is invertible. Dtrsm panics
+// on bad arguments exactly as gonum's Dtrsm does.
 func (impl Implementation) Dtrsm(s blas.Side, ul blas.Uplo, tA blas.Transpose, d blas.Diag, m, n int, alpha float64, a []float64, lda int, b []float64, ldb int) {
 	k := trsmCheck(s, ul, tA, d, m, n, lda, ldb)
 	if m == 0 || n == 0 {
@@ -257,7 +259,12 @@ func trsmThreads(impl Implementation, s blas.Side, m, n, k int) int {
 // trsmLeft solves op(A) * X = alpha * B for the m×m triangle A, overwriting
 // the m×n matrix b with X. alpha is non-zero.
 func (impl Implementation) trsmLeft(ul blas.Uplo, tA blas.Transpose, d blas.Diag, m, n int, alpha float64, a []float64, lda int, b []float64, ldb int) {
-	if m >= trsmFusedMin && m <= trsmFusedMax && n >= impl.backend().NR() {
+	be := impl.backend()
+	if be.HasTrsmKernel() && m >= trsmLeftTilesMin && m <= trsmTilesMax && n >= be.NR() {
+		impl.trsmLeftTiles(ul, tA, d, m, n, alpha, a, lda, b, ldb)
+		return
+	}
+	if !be.HasTrsmKernel() && m >= trsmFusedMin && m <= trsmFusedMax && n >= be.NR() {
 		impl.trsmLeftFused(ul, tA, d, m, n, alpha, a, lda, b, ldb)
 		return
 	}
@@ -297,6 +304,10 @@ func (impl Implementation) trsmLeft(ul blas.Uplo, tA blas.Transpose, d blas.Diag
 // trsmRight solves X * op(A) = alpha * B for the n×n triangle A, overwriting
 // the m×n matrix b with X. alpha is non-zero.
 func (impl Implementation) trsmRight(ul blas.Uplo, tA blas.Transpose, d blas.Diag, m, n int, alpha float64, a []float64, lda int, b []float64, ldb int) {
+	if be := impl.backend(); be.HasTrsmKernel() && n >= trsmRightTilesMin && n <= trsmTilesMax && m >= be.NR() {
+		impl.trsmRightTiles(ul, tA, d, m, n, alpha, a, lda, b, ldb)
+		return
+	}
 	if n <= trsmBase {
 		trsmRightKernel(ul, tA, d, m, n, alpha, a, lda, b, ldb)
 		return
