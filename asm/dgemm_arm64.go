@@ -35,6 +35,6 @@ func archBackends() []*Backend {
 	if !cpu.ARM64.HasASIMD {
 		return nil
 	}
-	return []*Backend{{name: "neon", mr: neonMR, nr: neonNR, kernel: kernelNEON,
+	return []*Backend{{name: "neon", mr: neonMR, nr: neonNR, kernel: kernelNEON, trsm: trsmNEON,
 		block: blockingFor(neonMR, neonNR)}}
 }

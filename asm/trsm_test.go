@@ -53,6 +53,26 @@ func TestTrsmTile(t *testing.T) {
 								buf[(i+1)*ldc+j] = rng.Float64()*2 - 1
 							}
 						}
+						if pad == 0 {
+							// Signed zeros: zero products and zero or −0
+							// entries of C, whose signs the kernels must
+							// round exactly as the definition does.
+							for p := range a {
+								if rng.IntN(2) == 0 {
+									a[p] = 0
+								}
+							}
+							for i := 0; i < mr; i++ {
+								for j := 0; j < nr; j++ {
+									switch rng.IntN(3) {
+									case 0:
+										buf[(i+1)*ldc+j] = 0
+									case 1:
+										buf[(i+1)*ldc+j] = math.Copysign(0, -1)
+									}
+								}
+							}
+						}
 						c0 := append([]float64(nil), buf[ldc:]...)
 						want := append([]float64(nil), buf...)
 						x := make([]float64, mr*nr+1)

@@ -1,4 +1,5 @@
-// Command gen writes the amd64 GEMM micro-kernels of package asm:
+// Command gen writes the generated assembly of package asm (the amd64 GEMM,
+// pack and gemm-trsm kernels and the arm64 gemm-trsm kernels):
 //
 //	dgemm_avx512_amd64.s  (14×16 tile, AVX-512F)
 //	dgemm_avx2_amd64.s    (6×8 tile, AVX2+FMA)
@@ -6,6 +7,7 @@
 //	pack_avx512_amd64.s   (transposing pack of 14- and 16-wide panels)
 //	pack_avx2_amd64.s     (transposing pack of 6- and 8-wide panels)
 //	trsm_avx2_amd64.s     (6×8 gemm-trsm tiles, lower and upper)
+//	trsm_neon_arm64.s     (the same for arm64 Advanced SIMD)
 //
 // Usage, from the repository root:
 //
@@ -38,6 +40,7 @@ func main() {
 	write(filepath.Join(*out, "pack_avx512_amd64.s"), packAVX512())
 	write(filepath.Join(*out, "pack_avx2_amd64.s"), packAVX2())
 	write(filepath.Join(*out, "trsm_avx2_amd64.s"), trsmAVX2())
+	write(filepath.Join(*out, "trsm_neon_arm64.s"), trsmNEON())
 }
 
 func write(path string, b []byte) {
@@ -835,6 +838,112 @@ func unpackAVX2(w *asmWriter) {
 	w.i("JNZ  uloop8")
 	w.f("udone8:")
 	w.i("VZEROUPPER")
+	w.i("RET")
+	w.f("")
+}
+
+// trsmNEON generates the 6×8 arm64 Advanced SIMD gemm-trsm kernels
+// trsmLowerNEON and trsmUpperNEON (see asm.Backend.TrsmTile).
+func trsmNEON() []byte {
+	w := &asmWriter{}
+	w.f("%s", header)
+	trsmNEONKernel(w, false, "trsmLowerNEON")
+	trsmNEONKernel(w, true, "trsmUpperNEON")
+	return w.Bytes()
+}
+
+// trsmNEONKernel writes one arm64 gemm-trsm kernel: the GEMM loop of
+// dgemmNEON, then R := alpha*C - acc and the substitution, with the same
+// rounding as the Go definition. Advanced SIMD has no vector multiply in
+// the Go assembler, so R_i·t_ii is formed as −0 + R_i·t_ii with FMLA, which
+// rounds exactly like a product (−0 is the additive identity, signed
+// zeros included); −acc is formed by flipping the sign bit, which is exact.
+func trsmNEONKernel(w *asmWriter, upper bool, name string) {
+	const mr, nr = 6, 8
+	w.f("// func %s(k int, alpha float64, a, b, t, c *float64, ldc int, x *float64)", name)
+	w.f("//")
+	tri, order := "lower", "first to last"
+	if upper {
+		tri, order = "upper", "last to first"
+	}
+	w.f("// X := T⁻¹·(alpha·C − A·B) for the 6×8 tile C and the %s triangle T held in t (row-major 6×6,", tri)
+	w.f("// reciprocal diagonal), rows solved %s. Every row of X is written to C and to x (6×8,", order)
+	w.f("// contiguous). The arithmetic is asm.Backend.TrsmTile's, so the result equals its Go model bit")
+	w.f("// for bit.")
+	w.f("//")
+	w.f("// Register map:")
+	w.f("//")
+	w.f("//	R0        k, then loop counter")
+	w.f("//	R1        packed A micro-panel (6 values per step p)")
+	w.f("//	R2        packed B micro-panel (8 values per step p)")
+	w.f("//	R3        t; R4 tile C; R5 ldc in bytes; R6 x; R7, R8 addresses")
+	w.f("//	V0-V3     row p of B; then a row of C; then a finished row of X")
+	w.f("//	V4, V5    A[i,p] replicated to both lanes; then an entry of t")
+	w.f("//	V6        alpha in both lanes")
+	w.f("//	V7        −0 (the sign bit) in both lanes")
+	w.f("//	V8-V31    accumulators, then rows of X: row i is V(8+4i) … V(8+4i+3)")
+	w.f("TEXT ·%s(SB), NOSPLIT, $0-64", name)
+	w.i("MOVD k+0(FP), R0")
+	w.i("MOVD a+16(FP), R1")
+	w.i("MOVD b+24(FP), R2")
+	w.i("MOVD t+32(FP), R3")
+	w.i("MOVD c+40(FP), R4")
+	w.i("MOVD ldc+48(FP), R5")
+	w.i("MOVD x+56(FP), R6")
+	w.i("LSL $3, R5, R5")
+	for v := 8; v < 32; v++ {
+		w.i("VEOR V%d.B16, V%d.B16, V%d.B16", v, v, v)
+	}
+	w.i("CBZ R0, done")
+	w.f("loop:")
+	w.i("VLD1.P 64(R2), [V0.D2, V1.D2, V2.D2, V3.D2]")
+	for r := 0; r < mr; r++ {
+		v := 4 + r%2
+		w.i("VLD1R.P 8(R1), [V%d.D2]", v)
+		for q := 0; q < 4; q++ {
+			w.i("VFMLA V%d.D2, V%d.D2, V%d.D2", q, v, 8+4*r+q)
+		}
+	}
+	w.i("SUBS $1, R0, R0")
+	w.i("BNE loop")
+	w.f("done:")
+	w.i("FMOVD alpha+8(FP), F6")
+	w.i("VDUP V6.D[0], V6.D2")
+	w.i("MOVD $0x8000000000000000, R8")
+	w.i("VDUP R8, V7.D2")
+	for s := 0; s < mr; s++ {
+		i, p0, p1 := s, 0, s
+		if upper {
+			i, p0, p1 = mr-1-s, mr-s, mr
+		}
+		row := func(q int) int { return 8 + 4*i + q }
+		// R8 = row i of C.
+		w.i("MOVD $%d, R8", i)
+		w.i("MUL R5, R8, R8")
+		w.i("ADD R4, R8, R8")
+		w.i("VLD1 (R8), [V0.D2, V1.D2, V2.D2, V3.D2]")
+		for q := 0; q < 4; q++ {
+			w.i("VEOR V7.B16, V%d.B16, V%d.B16", row(q), row(q))
+			w.i("VFMLA V6.D2, V%d.D2, V%d.D2", q, row(q))
+		}
+		for p := p0; p < p1; p++ {
+			w.i("ADD $%d, R3, R7", 8*(i*mr+p))
+			w.i("VLD1R (R7), [V4.D2]")
+			for q := 0; q < 4; q++ {
+				w.i("VFMLS V%d.D2, V4.D2, V%d.D2", 8+4*p+q, row(q))
+			}
+		}
+		w.i("ADD $%d, R3, R7", 8*(i*mr+i))
+		w.i("VLD1R (R7), [V4.D2]")
+		for q := 0; q < 4; q++ {
+			w.i("VMOV V7.B16, V%d.B16", q)
+			w.i("VFMLA V4.D2, V%d.D2, V%d.D2", row(q), q)
+			w.i("VMOV V%d.B16, V%d.B16", q, row(q))
+		}
+		w.i("VST1 [V0.D2, V1.D2, V2.D2, V3.D2], (R8)")
+		w.i("ADD $%d, R6, R7", i*nr*8)
+		w.i("VST1 [V0.D2, V1.D2, V2.D2, V3.D2], (R7)")
+	}
 	w.i("RET")
 	w.f("")
 }
