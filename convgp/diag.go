@@ -18,9 +18,12 @@ import (
 // patches), and k_g only depends on the patch values, so the patches of an
 // image are first grouped into its nu distinct patches u_a (exactly equal
 // values; rep[p] = a): then only nu(nu−1)/2 exponentials are needed, and
-// with F_pb = Σ_{q: rep q = b} w_q k_l(l_p, l_q) and C_ab = Σ_{p: rep p = a}
-// w_p F_pb the variance is Σ_ab C_ab k_g(u_a, u_b). Building F and C takes
-// P² + P·nu additions, cheap next to an exponential.
+// with F_pb = Σ_{q: rep q = b} w_q k_l(l_p, l_q) the variance is
+// Σ_p w_p Σ_b F_pb k_g(u_{rep p}, u_b). Building F takes P² additions and
+// the sums P·nu multiply-adds, cheap next to an exponential. (Grouping the
+// rows of F first, C_ab = Σ_{p: rep p = a} w_p F_pb, would make the sum
+// Σ_ab C_ab k_g(u_a, u_b), but clearing and accumulating the nu×nu matrix C
+// cost about a fifth of a training step when few patches repeat.)
 //
 // The variance of one image is a scalar, so its gradient with respect to
 // every parameter and pixel is the adjoint dDiag[n] times a fixed vector:
@@ -35,9 +38,9 @@ import (
 // diagEntry holds the gradient pieces of Diag for a batch of n images:
 // with v_n = Diag(x)_n,
 //
-//	sv[n] = v_n = Σ_ab C_ab k_ab          (∂v_n/∂log σ²)
-//	sl[n] = Σ_ab C_ab k_ab r²_ab          (ℓ³ ∂v_n/∂ℓ)
-//	so[n] = Σ_ab C'_ab k_ab               (∂v_n/∂ℓ_loc, TICK)
+//	sv[n] = v_n = Σ_p w_p Σ_b F_pb k_ab         (∂v_n/∂log σ²; a = rep p)
+//	sl[n] = Σ_p w_p Σ_b F_pb k_ab r²_ab         (ℓ³ ∂v_n/∂ℓ)
+//	so[n] = Σ_p w_p Σ_b F'_pb k_ab              (∂v_n/∂ℓ_loc, TICK)
 //	gw[n·P + p] = ∂v_n/∂(P·w_p)           (if the weights are learned)
 //	gx[n·L + i] = ∂v_n/∂x_n,i             (if hasX)
 type diagEntry struct {
@@ -159,20 +162,13 @@ func (k *Kernel) uniqueGram(s *scratch, nu, d int, r2 bool) {
 }
 
 // groupWeights fills f (P×nu) with F_pb = Σ_{q: rep q = b} w_q t_pq, where t
-// is the P×P location table (nil: all ones), and c (nu×nu) with C_ab =
-// Σ_{p: rep p = a} w_p F_pb. If dt is not nil it fills df and dc the same
-// way from the table dt.
-func (k *Kernel) groupWeights(f, c, t, df, dc, dt []float64, rep []int, nu int) {
+// is the P×P location table (nil: all ones). If dt is not nil it fills df
+// the same way from the table dt.
+func (k *Kernel) groupWeights(f, t, df, dt []float64, rep []int, nu int) {
 	P := len(rep)
-	clear(f[:P*nu])
-	clear(c[:nu*nu])
-	if dt != nil {
-		clear(df[:P*nu])
-		clear(dc[:nu*nu])
-	}
 	for p := 0; p < P; p++ {
 		fr := f[p*nu : p*nu+nu]
-		wp := k.w[p]
+		clear(fr)
 		switch {
 		case t == nil:
 			for q, b := range rep {
@@ -186,19 +182,12 @@ func (k *Kernel) groupWeights(f, c, t, df, dc, dt []float64, rep []int, nu int) 
 		default:
 			tr, dtr := t[p*P:p*P+P], dt[p*P:p*P+P]
 			dfr := df[p*nu : p*nu+nu]
+			clear(dfr)
 			for q, b := range rep {
 				wq := k.w[q]
 				fr[b] += wq * tr[q]
 				dfr[b] += wq * dtr[q]
 			}
-			dcr := dc[rep[p]*nu : rep[p]*nu+nu]
-			for b, v := range dfr {
-				dcr[b] += wp * v
-			}
-		}
-		cr := c[rep[p]*nu : rep[p]*nu+nu]
-		for b, v := range fr {
-			cr[b] += wp * v
 		}
 	}
 }
@@ -248,11 +237,16 @@ func (k *Kernel) Diag(dst []float64, x mat.Matrix) {
 			nu := s.dedupe(P, d)
 			k.uniqueGram(s, nu, d, false)
 			s.f = grow(s.f, P*nu)
-			s.c = grow(s.c, nu*nu)
-			k.groupWeights(s.f, s.c, k.locTable(), nil, nil, nil, s.rep, nu)
+			k.groupWeights(s.f, k.locTable(), nil, nil, s.rep, nu)
 			sum := 0.0
-			for i, v := range s.c[:nu*nu] {
-				sum += v * s.ku[i]
+			for p := 0; p < P; p++ {
+				fr := s.f[p*nu : p*nu+nu]
+				kr := s.ku[s.rep[p]*nu : s.rep[p]*nu+nu]
+				g := 0.0
+				for b, v := range fr {
+					g += v * kr[b]
+				}
+				sum += k.w[p] * g
 			}
 			dst[n] = sum
 		}
@@ -288,39 +282,44 @@ func (k *Kernel) diagPieces(e *diagEntry, xd []float64, N int, needX bool) *diag
 			nu := s.dedupe(P, d)
 			k.uniqueGram(s, nu, d, true)
 			s.f = grow(s.f, P*nu)
-			s.c = grow(s.c, nu*nu)
 			if k.tick {
 				s.df = grow(s.df, P*nu)
-				s.dc = grow(s.dc, nu*nu)
-				k.groupWeights(s.f, s.c, k.klocPP, s.df, s.dc, k.dlocPP, s.rep, nu)
+				k.groupWeights(s.f, k.klocPP, s.df, k.dlocPP, s.rep, nu)
 			} else {
-				k.groupWeights(s.f, s.c, nil, nil, nil, nil, s.rep, nu)
+				k.groupWeights(s.f, nil, nil, nil, s.rep, nu)
 			}
-			var sv, sl float64
-			for i, v := range s.c[:nu*nu] {
-				t := v * s.ku[i]
-				sv += t
-				sl += t * s.r2[i]
+			// G_pb = F_pb k_g(u_rep p, u_b); ∂v/∂w_p = 2 Σ_b G_pb, and the
+			// sums of the pieces are Σ_p w_p times sums over row p.
+			var sv, sl, so float64
+			s.gs = grow(s.gs, P)
+			for p := 0; p < P; p++ {
+				a := s.rep[p]
+				fr := s.f[p*nu : p*nu+nu]
+				kr := s.ku[a*nu : a*nu+nu]
+				r2 := s.r2[a*nu : a*nu+nu]
+				var gs, gl float64
+				for b := range fr {
+					g := fr[b] * kr[b]
+					fr[b] = g
+					gs += g
+					gl += g * r2[b]
+				}
+				s.gs[p] = gs
+				wp := k.w[p]
+				sv += wp * gs
+				sl += wp * gl
+				if k.tick {
+					dfr := s.df[p*nu : p*nu+nu]
+					var g float64
+					for b, v := range dfr {
+						g += v * kr[b]
+					}
+					so += wp * g
+				}
 			}
 			e.sv[n], e.sl[n] = sv, sl
 			if k.tick {
-				so := 0.0
-				for i, v := range s.dc[:nu*nu] {
-					so += v * s.ku[i]
-				}
 				e.so[n] = so
-			}
-			// G_pb = F_pb k_g(u_rep p, u_b); ∂v/∂w_p = 2 Σ_b G_pb.
-			s.gs = grow(s.gs, P)
-			for p := 0; p < P; p++ {
-				fr := s.f[p*nu : p*nu+nu]
-				kr := s.ku[s.rep[p]*nu : s.rep[p]*nu+nu]
-				gs := 0.0
-				for b := range fr {
-					fr[b] *= kr[b]
-					gs += fr[b]
-				}
-				s.gs[p] = gs
 			}
 			if k.learnW {
 				gw := e.gw[n*P : n*P+P]
