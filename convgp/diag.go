@@ -161,42 +161,87 @@ func (k *Kernel) uniqueGram(s *scratch, nu, d int, r2 bool) {
 	}
 }
 
-// groupWeights fills f (P×nu) with F_pb = Σ_{q: rep q = b} w_q t_pq, where t
-// is the P×P location table (nil: all ones). If dt is not nil it fills df
-// the same way from the table dt.
-func (k *Kernel) groupWeights(f, t, df, dt []float64, rep []int, nu int) {
+// patchSums forms, row by row, F_pb = Σ_{q: rep q = b} w_q t_pq for the
+// location table t (k.klocPP; without TICK all ones, so that every row is
+// the same) and G_pb = F_pb k_g(u_{rep p}, u_b) from s.ku, and returns the
+// variance sv = Σ_p w_p Σ_b G_pb. With pieces it also returns
+// sl = Σ_p w_p Σ_b G_pb r²_{rep p, b} (from s.r2) and, with TICK,
+// so = Σ_p w_p Σ_b F'_pb k_g(u_{rep p}, u_b) with F' built from the
+// derivative table k.dlocPP, and keeps G in s.f (P×nu) and its row sums in
+// s.gs. F and F' only ever live one row at a time, in the L1 cache: stored
+// whole they were several MB per image, and clearing, filling and rereading
+// them from memory cost more than the arithmetic.
+func (k *Kernel) patchSums(s *scratch, nu int, pieces bool) (sv, sl, so float64) {
+	rep := s.rep
 	P := len(rep)
-	for p := 0; p < P; p++ {
-		fr := f[p*nu : p*nu+nu]
+	s.fr = grow(s.fr, nu)
+	fr := s.fr[:nu]
+	var dfr []float64
+	if k.tick && pieces {
+		s.dfr = grow(s.dfr, nu)
+		dfr = s.dfr[:nu]
+	}
+	if pieces {
+		s.f = grow(s.f, P*nu)
+		s.gs = grow(s.gs, P)
+	}
+	if !k.tick {
 		clear(fr)
+		for q, b := range rep {
+			fr[b] += k.w[q]
+		}
+	}
+	for p := 0; p < P; p++ {
 		switch {
-		case t == nil:
-			for q, b := range rep {
-				fr[b] += k.w[q]
-			}
-		case dt == nil:
-			tr := t[p*P : p*P+P]
+		case !k.tick:
+		case dfr == nil:
+			clear(fr)
+			tr := k.klocPP[p*P : p*P+P]
 			for q, b := range rep {
 				fr[b] += k.w[q] * tr[q]
 			}
 		default:
-			tr, dtr := t[p*P:p*P+P], dt[p*P:p*P+P]
-			dfr := df[p*nu : p*nu+nu]
+			clear(fr)
 			clear(dfr)
+			tr, dtr := k.klocPP[p*P:p*P+P], k.dlocPP[p*P:p*P+P]
 			for q, b := range rep {
 				wq := k.w[q]
 				fr[b] += wq * tr[q]
 				dfr[b] += wq * dtr[q]
 			}
 		}
+		a := rep[p]
+		kr := s.ku[a*nu : a*nu+nu]
+		wp := k.w[p]
+		if !pieces {
+			var gs float64
+			for b, v := range fr {
+				gs += v * kr[b]
+			}
+			sv += wp * gs
+			continue
+		}
+		g := s.f[p*nu : p*nu+nu]
+		r2 := s.r2[a*nu : a*nu+nu]
+		var gs, gl float64
+		for b, v := range fr {
+			gb := v * kr[b]
+			g[b] = gb
+			gs += gb
+			gl += gb * r2[b]
+		}
+		s.gs[p] = gs
+		sv += wp * gs
+		sl += wp * gl
+		if dfr != nil {
+			var gd float64
+			for b, v := range dfr {
+				gd += v * kr[b]
+			}
+			so += wp * gd
+		}
 	}
-}
-
-func (k *Kernel) locTable() []float64 {
-	if k.tick {
-		return k.klocPP
-	}
-	return nil
+	return sv, sl, so
 }
 
 // Diag sets dst[n] to the prior variance k_ff(x_n, x_n) of image n.
@@ -236,19 +281,7 @@ func (k *Kernel) Diag(dst []float64, x mat.Matrix) {
 			k.patchesOf(s, xd, n)
 			nu := s.dedupe(P, d)
 			k.uniqueGram(s, nu, d, false)
-			s.f = grow(s.f, P*nu)
-			k.groupWeights(s.f, k.locTable(), nil, nil, s.rep, nu)
-			sum := 0.0
-			for p := 0; p < P; p++ {
-				fr := s.f[p*nu : p*nu+nu]
-				kr := s.ku[s.rep[p]*nu : s.rep[p]*nu+nu]
-				g := 0.0
-				for b, v := range fr {
-					g += v * kr[b]
-				}
-				sum += k.w[p] * g
-			}
-			dst[n] = sum
+			dst[n], _, _ = k.patchSums(s, nu, false)
 		}
 	})
 }
@@ -281,42 +314,7 @@ func (k *Kernel) diagPieces(e *diagEntry, xd []float64, N int, needX bool) *diag
 			k.patchesOf(s, xd, n)
 			nu := s.dedupe(P, d)
 			k.uniqueGram(s, nu, d, true)
-			s.f = grow(s.f, P*nu)
-			if k.tick {
-				s.df = grow(s.df, P*nu)
-				k.groupWeights(s.f, k.klocPP, s.df, k.dlocPP, s.rep, nu)
-			} else {
-				k.groupWeights(s.f, nil, nil, nil, s.rep, nu)
-			}
-			// G_pb = F_pb k_g(u_rep p, u_b); ∂v/∂w_p = 2 Σ_b G_pb, and the
-			// sums of the pieces are Σ_p w_p times sums over row p.
-			var sv, sl, so float64
-			s.gs = grow(s.gs, P)
-			for p := 0; p < P; p++ {
-				a := s.rep[p]
-				fr := s.f[p*nu : p*nu+nu]
-				kr := s.ku[a*nu : a*nu+nu]
-				r2 := s.r2[a*nu : a*nu+nu]
-				var gs, gl float64
-				for b := range fr {
-					g := fr[b] * kr[b]
-					fr[b] = g
-					gs += g
-					gl += g * r2[b]
-				}
-				s.gs[p] = gs
-				wp := k.w[p]
-				sv += wp * gs
-				sl += wp * gl
-				if k.tick {
-					dfr := s.df[p*nu : p*nu+nu]
-					var g float64
-					for b, v := range dfr {
-						g += v * kr[b]
-					}
-					so += wp * g
-				}
-			}
+			sv, sl, so := k.patchSums(s, nu, true)
 			e.sv[n], e.sl[n] = sv, sl
 			if k.tick {
 				e.so[n] = so

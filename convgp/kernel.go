@@ -395,12 +395,12 @@ type scratch struct {
 	dxp            []float64
 
 	// distinct patches of one image (see dedupe)
-	seen    map[uint64][]int32
-	rep     []int
-	xu, xun []float64
-	ku, r2  []float64
-	f, df   []float64
-	gs      []float64
+	seen       map[uint64][]int32
+	rep        []int
+	xu, xun    []float64
+	ku, r2     []float64
+	f, fr, dfr []float64
+	gs         []float64
 }
 
 func grow(s []float64, n int) []float64 {
