@@ -230,8 +230,6 @@ func avx2() []byte {
 // (rows < MR: the partial kernels for the last row tile of a block, which
 // read the same MR-strided A panels).
 func avx2Kernel(w *asmWriter, rows int, name string) {
-	const mr, nr, unroll = 6, 8, 4
-	const aStep, bStep = mr * 8, nr * 8
 	w.f("// func %s(k int, alpha float64, a, b *float64, beta float64, c *float64, ldc int)", name)
 	w.f("//")
 	w.f("// C[0:%d, 0:8] := beta*C + alpha*A*B on packed 6-row A panels (package doc). Each accumulator", rows)
@@ -253,51 +251,7 @@ func avx2Kernel(w *asmWriter, rows int, name string) {
 	w.i("MOVQ c+40(FP), DI")
 	w.i("MOVQ ldc+48(FP), SI")
 	w.i("SHLQ $3, SI")
-	for r := 0; r < 2*rows; r++ {
-		w.i("VXORPD Y%d, Y%d, Y%d", r, r, r)
-	}
-	w.i("MOVQ DI, R8")
-	for r := 0; r < rows; r++ {
-		w.i("PREFETCHT0 (R8)")
-		w.i("PREFETCHT0 56(R8)")
-		if r < rows-1 {
-			w.i("ADDQ SI, R8")
-		}
-	}
-	step := func(p int) {
-		w.i("VMOVUPD %d(BX), Y12", p*bStep)
-		w.i("VMOVUPD %d(BX), Y13", p*bStep+32)
-		for r := 0; r < rows; r++ {
-			y := 14 + r%2
-			w.i("VBROADCASTSD %d(AX), Y%d", p*aStep+8*r, y)
-			w.i("VFMADD231PD Y12, Y%d, Y%d", y, 2*r)
-			w.i("VFMADD231PD Y13, Y%d, Y%d", y, 2*r+1)
-		}
-	}
-	w.i("MOVQ CX, DX")
-	w.i("SHRQ $%d, DX", log2(unroll))
-	w.i("JZ   tail")
-	w.f("loop%d:", unroll)
-	for p := 0; p < unroll; p++ {
-		if p%2 == 0 {
-			w.i("PREFETCHT0 %d(AX)", 512+p*aStep)
-		}
-		step(p)
-	}
-	w.i("ADDQ $%d, AX", unroll*aStep)
-	w.i("ADDQ $%d, BX", unroll*bStep)
-	w.i("DECQ DX")
-	w.i("JNZ  loop%d", unroll)
-	w.f("tail:")
-	w.i("ANDQ $%d, CX", unroll-1)
-	w.i("JZ   done")
-	w.f("loop1:")
-	step(0)
-	w.i("ADDQ $%d, AX", aStep)
-	w.i("ADDQ $%d, BX", bStep)
-	w.i("DECQ CX")
-	w.i("JNZ  loop1")
-	w.f("done:")
+	avx2Loop(w, rows)
 	w.i("VBROADCASTSD alpha+8(FP), Y14")
 	for r := 0; r < 2*rows; r++ {
 		w.i("VMULPD Y14, Y%d, Y%d", r, r)
@@ -659,8 +613,7 @@ func trsmAVX2() []byte {
 // in t, rows solved first to last (lower) or last to first (upper), each
 // row stored to C and to x as soon as it is final.
 func trsmAVX2Kernel(w *asmWriter, upper bool, name string) {
-	const mr, nr, unroll = 6, 8, 4
-	const aStep, bStep = mr * 8, nr * 8
+	const mr, nr = 6, 8
 	w.f("// func %s(k int, alpha float64, a, b, t, c *float64, ldc int, x *float64)", name)
 	w.f("//")
 	if upper {
@@ -693,51 +646,7 @@ func trsmAVX2Kernel(w *asmWriter, upper bool, name string) {
 	w.i("MOVQ ldc+48(FP), SI")
 	w.i("MOVQ x+56(FP), R9")
 	w.i("SHLQ $3, SI")
-	for r := 0; r < 2*mr; r++ {
-		w.i("VXORPD Y%d, Y%d, Y%d", r, r, r)
-	}
-	w.i("MOVQ DI, R8")
-	for r := 0; r < mr; r++ {
-		w.i("PREFETCHT0 (R8)")
-		w.i("PREFETCHT0 56(R8)")
-		if r < mr-1 {
-			w.i("ADDQ SI, R8")
-		}
-	}
-	step := func(p int) {
-		w.i("VMOVUPD %d(BX), Y12", p*bStep)
-		w.i("VMOVUPD %d(BX), Y13", p*bStep+32)
-		for r := 0; r < mr; r++ {
-			y := 14 + r%2
-			w.i("VBROADCASTSD %d(AX), Y%d", p*aStep+8*r, y)
-			w.i("VFMADD231PD Y12, Y%d, Y%d", y, 2*r)
-			w.i("VFMADD231PD Y13, Y%d, Y%d", y, 2*r+1)
-		}
-	}
-	w.i("MOVQ CX, DX")
-	w.i("SHRQ $%d, DX", log2(unroll))
-	w.i("JZ   tail")
-	w.f("loop%d:", unroll)
-	for p := 0; p < unroll; p++ {
-		if p%2 == 0 {
-			w.i("PREFETCHT0 %d(AX)", 512+p*aStep)
-		}
-		step(p)
-	}
-	w.i("ADDQ $%d, AX", unroll*aStep)
-	w.i("ADDQ $%d, BX", unroll*bStep)
-	w.i("DECQ DX")
-	w.i("JNZ  loop%d", unroll)
-	w.f("tail:")
-	w.i("ANDQ $%d, CX", unroll-1)
-	w.i("JZ   done")
-	w.f("loop1:")
-	step(0)
-	w.i("ADDQ $%d, AX", aStep)
-	w.i("ADDQ $%d, BX", bStep)
-	w.i("DECQ CX")
-	w.i("JNZ  loop1")
-	w.f("done:")
+	avx2Loop(w, mr)
 	// R := alpha*C - acc, row by row.
 	w.i("VBROADCASTSD alpha+8(FP), Y14")
 	w.i("MOVQ DI, R8")
@@ -946,4 +855,59 @@ func trsmNEONKernel(w *asmWriter, upper bool, name string) {
 	}
 	w.i("RET")
 	w.f("")
+}
+
+// avx2Loop writes the accumulation shared by the AVX2 kernels: it clears
+// the accumulators of the first rows rows, prefetches those rows of C, and
+// runs the k loop (unrolled by 4) over the packed 6-row A and 8-column B
+// panels, ending at the label done. Registers as in avx2Kernel: CX k, AX
+// and BX the panels, DI the tile, SI ldc in bytes, R8 and DX scratch.
+func avx2Loop(w *asmWriter, rows int) {
+	const mr, nr, unroll = 6, 8, 4
+	const aStep, bStep = mr * 8, nr * 8
+	for r := 0; r < 2*rows; r++ {
+		w.i("VXORPD Y%d, Y%d, Y%d", r, r, r)
+	}
+	w.i("MOVQ DI, R8")
+	for r := 0; r < rows; r++ {
+		w.i("PREFETCHT0 (R8)")
+		w.i("PREFETCHT0 56(R8)")
+		if r < rows-1 {
+			w.i("ADDQ SI, R8")
+		}
+	}
+	step := func(p int) {
+		w.i("VMOVUPD %d(BX), Y12", p*bStep)
+		w.i("VMOVUPD %d(BX), Y13", p*bStep+32)
+		for r := 0; r < rows; r++ {
+			y := 14 + r%2
+			w.i("VBROADCASTSD %d(AX), Y%d", p*aStep+8*r, y)
+			w.i("VFMADD231PD Y12, Y%d, Y%d", y, 2*r)
+			w.i("VFMADD231PD Y13, Y%d, Y%d", y, 2*r+1)
+		}
+	}
+	w.i("MOVQ CX, DX")
+	w.i("SHRQ $%d, DX", log2(unroll))
+	w.i("JZ   tail")
+	w.f("loop%d:", unroll)
+	for p := 0; p < unroll; p++ {
+		if p%2 == 0 {
+			w.i("PREFETCHT0 %d(AX)", 512+p*aStep)
+		}
+		step(p)
+	}
+	w.i("ADDQ $%d, AX", unroll*aStep)
+	w.i("ADDQ $%d, BX", unroll*bStep)
+	w.i("DECQ DX")
+	w.i("JNZ  loop%d", unroll)
+	w.f("tail:")
+	w.i("ANDQ $%d, CX", unroll-1)
+	w.i("JZ   done")
+	w.f("loop1:")
+	step(0)
+	w.i("ADDQ $%d, AX", aStep)
+	w.i("ADDQ $%d, BX", bStep)
+	w.i("DECQ CX")
+	w.i("JNZ  loop1")
+	w.f("done:")
 }
