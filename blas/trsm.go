@@ -264,7 +264,7 @@ func (impl Implementation) trsmLeft(ul blas.Uplo, tA blas.Transpose, d blas.Diag
 		impl.trsmLeftTiles(ul, tA, d, m, n, alpha, a, lda, b, ldb)
 		return
 	}
-	if !be.HasTrsmKernel() && m >= trsmFusedMin && m <= trsmFusedMax && n >= be.NR() {
+	if m >= trsmFusedMin && m <= trsmFusedMax && n >= be.NR() {
 		impl.trsmLeftFused(ul, tA, d, m, n, alpha, a, lda, b, ldb)
 		return
 	}

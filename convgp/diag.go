@@ -192,22 +192,21 @@ func (k *Kernel) patchSums(s *scratch, nu int, pieces bool) (sv, sl, so float64)
 		}
 	}
 	for p := 0; p < P; p++ {
-		switch {
-		case !k.tick:
-		case dfr == nil:
+		if k.tick {
 			clear(fr)
 			tr := k.klocPP[p*P : p*P+P]
-			for q, b := range rep {
-				fr[b] += k.w[q] * tr[q]
-			}
-		default:
-			clear(fr)
-			clear(dfr)
-			tr, dtr := k.klocPP[p*P:p*P+P], k.dlocPP[p*P:p*P+P]
-			for q, b := range rep {
-				wq := k.w[q]
-				fr[b] += wq * tr[q]
-				dfr[b] += wq * dtr[q]
+			if dfr == nil {
+				for q, b := range rep {
+					fr[b] += k.w[q] * tr[q]
+				}
+			} else {
+				clear(dfr)
+				dtr := k.dlocPP[p*P : p*P+P]
+				for q, b := range rep {
+					wq := k.w[q]
+					fr[b] += wq * tr[q]
+					dfr[b] += wq * dtr[q]
+				}
 			}
 		}
 		a := rep[p]
