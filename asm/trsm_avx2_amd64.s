@@ -6,10 +6,10 @@
 
 // func trsmLowerAVX2(k int, alpha float64, a, b, t, c *float64, ldc int, x *float64)
 //
-// X := L⁻¹·(alpha·C − A·B) for the 6×8 tile C and the lower triangle L held in t (row-major 6×6,
-// reciprocal diagonal), rows solved first to last. Every row of X is written to C and to x
-// (6×8, contiguous). The arithmetic is asm.Backend.TrsmTile's, so the result equals its Go
-// model bit for bit.
+// X := T⁻¹·(alpha·C − A·B) for the 6×8 tile C and the lower triangle T held in t (row-major 6×6,
+// reciprocal diagonal), rows solved first to last. Every row of X is written to C and to x (6×8,
+// contiguous). The arithmetic is asm.Backend.TrsmTile's, so the result equals its Go model bit
+// for bit.
 //
 // Register map:
 //
@@ -294,10 +294,10 @@ done:
 
 // func trsmUpperAVX2(k int, alpha float64, a, b, t, c *float64, ldc int, x *float64)
 //
-// X := U⁻¹·(alpha·C − A·B) for the 6×8 tile C and the upper triangle U held in t (row-major 6×6,
-// reciprocal diagonal), rows solved last to first. Every row of X is written to C and to x
-// (6×8, contiguous). The arithmetic is asm.Backend.TrsmTile's, so the result equals its Go
-// model bit for bit.
+// X := T⁻¹·(alpha·C − A·B) for the 6×8 tile C and the upper triangle T held in t (row-major 6×6,
+// reciprocal diagonal), rows solved last to first. Every row of X is written to C and to x (6×8,
+// contiguous). The arithmetic is asm.Backend.TrsmTile's, so the result equals its Go model bit
+// for bit.
 //
 // Register map:
 //

@@ -614,19 +614,7 @@ func trsmAVX2() []byte {
 // row stored to C and to x as soon as it is final.
 func trsmAVX2Kernel(w *asmWriter, upper bool, name string) {
 	const mr, nr = 6, 8
-	w.f("// func %s(k int, alpha float64, a, b, t, c *float64, ldc int, x *float64)", name)
-	w.f("//")
-	if upper {
-		w.f("// X := U⁻¹·(alpha·C − A·B) for the 6×8 tile C and the upper triangle U held in t (row-major 6×6,")
-		w.f("// reciprocal diagonal), rows solved last to first. Every row of X is written to C and to x")
-		w.f("// (6×8, contiguous). The arithmetic is asm.Backend.TrsmTile's, so the result equals its Go")
-		w.f("// model bit for bit.")
-	} else {
-		w.f("// X := L⁻¹·(alpha·C − A·B) for the 6×8 tile C and the lower triangle L held in t (row-major 6×6,")
-		w.f("// reciprocal diagonal), rows solved first to last. Every row of X is written to C and to x")
-		w.f("// (6×8, contiguous). The arithmetic is asm.Backend.TrsmTile's, so the result equals its Go")
-		w.f("// model bit for bit.")
-	}
+	trsmKernelDoc(w, upper, name)
 	w.f("//")
 	w.f("// Register map:")
 	w.f("//")
@@ -769,16 +757,7 @@ func trsmNEON() []byte {
 // zeros included); −acc is formed by flipping the sign bit, which is exact.
 func trsmNEONKernel(w *asmWriter, upper bool, name string) {
 	const mr, nr = 6, 8
-	w.f("// func %s(k int, alpha float64, a, b, t, c *float64, ldc int, x *float64)", name)
-	w.f("//")
-	tri, order := "lower", "first to last"
-	if upper {
-		tri, order = "upper", "last to first"
-	}
-	w.f("// X := T⁻¹·(alpha·C − A·B) for the 6×8 tile C and the %s triangle T held in t (row-major 6×6,", tri)
-	w.f("// reciprocal diagonal), rows solved %s. Every row of X is written to C and to x (6×8,", order)
-	w.f("// contiguous). The arithmetic is asm.Backend.TrsmTile's, so the result equals its Go model bit")
-	w.f("// for bit.")
+	trsmKernelDoc(w, upper, name)
 	w.f("//")
 	w.f("// Register map:")
 	w.f("//")
@@ -910,4 +889,19 @@ func avx2Loop(w *asmWriter, rows int) {
 	w.i("DECQ CX")
 	w.i("JNZ  loop1")
 	w.f("done:")
+}
+
+// trsmKernelDoc writes the Go signature and contract of a 6×8 gemm-trsm
+// kernel, the part of its comment that every architecture shares.
+func trsmKernelDoc(w *asmWriter, upper bool, name string) {
+	w.f("// func %s(k int, alpha float64, a, b, t, c *float64, ldc int, x *float64)", name)
+	w.f("//")
+	tri, order := "lower", "first to last"
+	if upper {
+		tri, order = "upper", "last to first"
+	}
+	w.f("// X := T⁻¹·(alpha·C − A·B) for the 6×8 tile C and the %s triangle T held in t (row-major 6×6,", tri)
+	w.f("// reciprocal diagonal), rows solved %s. Every row of X is written to C and to x (6×8,", order)
+	w.f("// contiguous). The arithmetic is asm.Backend.TrsmTile's, so the result equals its Go model bit")
+	w.f("// for bit.")
 }
