@@ -39,8 +39,8 @@ func main() {
 	write(filepath.Join(*out, "dgemm_partial_amd64.go"), partialDecls())
 	write(filepath.Join(*out, "pack_avx512_amd64.s"), packAVX512())
 	write(filepath.Join(*out, "pack_avx2_amd64.s"), packAVX2())
-	write(filepath.Join(*out, "trsm_avx2_amd64.s"), trsmAVX2())
-	write(filepath.Join(*out, "trsm_neon_arm64.s"), trsmNEON())
+	write(filepath.Join(*out, "trsm_avx2_amd64.s"), trsmFile("AVX2", trsmAVX2Kernel))
+	write(filepath.Join(*out, "trsm_neon_arm64.s"), trsmFile("NEON", trsmNEONKernel))
 }
 
 func write(path string, b []byte) {
@@ -598,13 +598,14 @@ func partialDecls() []byte {
 	return b
 }
 
-// trsmAVX2 generates the 6×8 AVX2+FMA gemm-trsm kernels trsmLowerAVX2 and
-// trsmUpperAVX2 (see asm.Backend.TrsmTile for the contract).
-func trsmAVX2() []byte {
+// trsmFile generates the lower and upper gemm-trsm kernels trsmLower<isa>
+// and trsmUpper<isa> with the kernel writer of one instruction set (see
+// asm.Backend.TrsmTile for the contract).
+func trsmFile(isa string, kernel func(w *asmWriter, upper bool, name string)) []byte {
 	w := &asmWriter{}
 	w.f("%s", header)
-	trsmAVX2Kernel(w, false, "trsmLowerAVX2")
-	trsmAVX2Kernel(w, true, "trsmUpperAVX2")
+	kernel(w, false, "trsmLower"+isa)
+	kernel(w, true, "trsmUpper"+isa)
 	return w.Bytes()
 }
 
@@ -737,16 +738,6 @@ func unpackAVX2(w *asmWriter) {
 	w.i("VZEROUPPER")
 	w.i("RET")
 	w.f("")
-}
-
-// trsmNEON generates the 6×8 arm64 Advanced SIMD gemm-trsm kernels
-// trsmLowerNEON and trsmUpperNEON (see asm.Backend.TrsmTile).
-func trsmNEON() []byte {
-	w := &asmWriter{}
-	w.f("%s", header)
-	trsmNEONKernel(w, false, "trsmLowerNEON")
-	trsmNEONKernel(w, true, "trsmUpperNEON")
-	return w.Bytes()
 }
 
 // trsmNEONKernel writes one arm64 gemm-trsm kernel: the GEMM loop of
