@@ -48,6 +48,15 @@ type trsmTilesBuf struct {
 
 var trsmTilesBufs = sync.Pool{New: func() any { return new(trsmTilesBuf) }}
 
+// block returns the packed panel of T and the diagonal triangle of block q
+// (see trsmPackTriangle), each from its start to the end of its buffer.
+// Block q couples with the q·MR rows finished before it, so its panel of
+// q·MR steps starts after those of the blocks before it, at
+// MR·MR·q(q−1)/2.
+func (buf *trsmTilesBuf) block(q, mr int) (panel, tri []float64) {
+	return buf.a[mr*mr*q*(q-1)/2:], buf.tri[q*mr*mr:]
+}
+
 // trsmBlock describes the q-th block of MR rows of an order-n triangle to
 // be finished: rows [lo, lo+rows) of T and X, coupling with the k rows
 // from k0 finished before them. A partial block (rows < MR) is always the
@@ -66,17 +75,18 @@ func trsmBlock(q, n, mr int, upper bool) (lo, rows, k0, k, off int) {
 
 // trsmPackTriangle packs the order-n triangle T[i, j] = a[i*ti + j*tj]
 // (lower, or upper when upper is true) for the tiled solvers: for each
-// block q of trsmBlock, the MR-row panel of T[lo:lo+rows, k0:k0+k] at
-// buf.a[MR·MR·q(q−1)/2:] and the MR×MR diagonal triangle with reciprocal
-// diagonal (1 when unit), padded with the identity, at buf.tri[q·MR·MR:].
-func trsmPackTriangle(buf *trsmTilesBuf, mr int, upper, unit bool, n int, a []float64, lda, ti, tj int) {
+// block q of trsmBlock, the MR-row panel of T[lo:lo+rows, k0:k0+k] and the
+// MR×MR diagonal triangle with reciprocal diagonal (1 when unit), padded
+// with the identity, where buf.block(q, MR) finds them.
+func trsmPackTriangle(buf *trsmTilesBuf, mr int, upper, unit bool, n int, a []float64, ti, tj int) {
 	nb := (n + mr - 1) / mr
 	buf.a = grow(buf.a, mr*mr*nb*(nb-1)/2)
 	buf.tri = grow(buf.tri, nb*mr*mr)
 	at := func(i, j int) float64 { return a[i*ti+j*tj] }
 	for q := 0; q < nb; q++ {
 		lo, rows, k0, k, off := trsmBlock(q, n, mr, upper)
-		tri := buf.tri[q*mr*mr : (q+1)*mr*mr]
+		panel, tri := buf.block(q, mr)
+		tri = tri[:mr*mr]
 		clear(tri)
 		for i := 0; i < mr; i++ {
 			tri[i*mr+i] = 1
@@ -96,7 +106,7 @@ func trsmPackTriangle(buf *trsmTilesBuf, mr int, upper, unit bool, n int, a []fl
 		if k == 0 {
 			continue
 		}
-		panel := buf.a[mr*mr*q*(q-1)/2 : mr*mr*q*(q+1)/2]
+		panel = panel[:mr*k]
 		switch {
 		case off > 0:
 			clear(panel)
@@ -139,7 +149,7 @@ func (impl Implementation) trsmRightTiles(ul blas.Uplo, tA blas.Transpose, d bla
 	}
 	buf := trsmTilesBufs.Get().(*trsmTilesBuf)
 	defer trsmTilesBufs.Put(buf)
-	trsmPackTriangle(buf, mr, upper, d == blas.Unit, n, a, lda, ti, tj)
+	trsmPackTriangle(buf, mr, upper, d == blas.Unit, n, a, ti, tj)
 	x, base := trsmPanel(buf, mr, nr, n)
 	xp := x[base:]
 	nb := (n + mr - 1) / mr
@@ -149,8 +159,9 @@ func (impl Implementation) trsmRightTiles(ul blas.Uplo, tA blas.Transpose, d bla
 		asm.PackB(nr, xp, b[r*ldb:], ldb, true, n, cols)
 		for q := 0; q < nb; q++ {
 			lo, _, k0, k, off := trsmBlock(q, n, mr, upper)
+			ap, tri := buf.block(q, mr)
 			slot := x[base+(lo-off)*nr:]
-			be.TrsmTileNoCheck(upper, k, alpha, buf.a[mr*mr*q*(q-1)/2:], xp[k0*nr:], buf.tri[q*mr*mr:], slot, nr, slot)
+			be.TrsmTileNoCheck(upper, k, alpha, ap, xp[k0*nr:], tri, slot, nr, slot)
 		}
 		asm.UnpackB(nr, b[r*ldb:], ldb, xp, n, cols)
 	}
@@ -169,7 +180,7 @@ func (impl Implementation) trsmLeftTiles(ul blas.Uplo, tA blas.Transpose, d blas
 	}
 	buf := trsmTilesBufs.Get().(*trsmTilesBuf)
 	defer trsmTilesBufs.Put(buf)
-	trsmPackTriangle(buf, mr, upper, d == blas.Unit, m, a, lda, ti, tj)
+	trsmPackTriangle(buf, mr, upper, d == blas.Unit, m, a, ti, tj)
 	x, base := trsmPanel(buf, mr, nr, m)
 	xp := x[base:]
 	buf.tile = grow(buf.tile, mr*nr)
@@ -179,7 +190,8 @@ func (impl Implementation) trsmLeftTiles(ul blas.Uplo, tA blas.Transpose, d blas
 		cols := min(nr, n-c0)
 		for q := 0; q < nb; q++ {
 			lo, rows, k0, k, off := trsmBlock(q, m, mr, upper)
-			ap, xk, tri := buf.a[mr*mr*q*(q-1)/2:], xp[k0*nr:], buf.tri[q*mr*mr:]
+			ap, tri := buf.block(q, mr)
+			xk := xp[k0*nr:]
 			bt := b[lo*ldb+c0:]
 			if rows == mr && cols == nr {
 				be.TrsmTileNoCheck(upper, k, alpha, ap, xk, tri, bt, ldb, xp[lo*nr:])
