@@ -26,7 +26,8 @@ type trsmFunc func(upper bool, k int, alpha float64, a, b, t, c []float64, ldc i
 // X is written over C and into x, MR×NR values in a row (the layout of MR
 // consecutive steps of a packed NR-column panel), so that a solver can use
 // the finished rows in the GEMM updates of later tiles without packing them
-// again.
+// again. c may be x itself (with ldc = NR): every backend reads each row of
+// C before it writes that row of X, and writes nothing else.
 //
 // The arithmetic is fixed: R = fma(α, C, −acc) with acc accumulated as in
 // Reference, then for each row in solving order R_i = fma(−t_ip, R_p, R_i)

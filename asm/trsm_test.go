@@ -37,6 +37,7 @@ func TestTrsmTile(t *testing.T) {
 		twin := be.Twin()
 		mr, nr := be.MR(), be.NR()
 		for _, k := range []int{0, 1, 3, 4, 5, 8, 13, 64, 257} {
+			k0 := k
 			for _, alpha := range []float64{1, -0.7, 2.5} {
 				for _, upper := range []bool{false, true} {
 					for _, pad := range []int{0, 5} {
@@ -109,6 +110,18 @@ func TestTrsmTile(t *testing.T) {
 								}
 								if x[i*nr+j] != buf[(i+1)*ldc+j] {
 									t.Fatalf("%s: x and C differ at row %d col %d", be.Name(), i, j)
+								}
+							}
+						}
+						if pad == 0 {
+							// Solved in place: c is x (ldc = NR).
+							for _, kb := range []*Backend{be, twin} {
+								xc := append([]float64(nil), c0[:mr*nr]...)
+								kb.TrsmTile(upper, k0, alpha, a, b, tri, xc, nr, xc)
+								for i, v := range xc {
+									if math.Float64bits(v) != math.Float64bits(x[i]) {
+										t.Fatalf("%s upper=%v k=%d: in place, x[%d] = %v, want %v", kb.Name(), upper, k0, i, v, x[i])
+									}
 								}
 							}
 						}

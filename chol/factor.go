@@ -5,11 +5,14 @@ import (
 
 	gblas "gonum.org/v1/gonum/blas"
 
+	"github.com/solvegp/solvegp/asm"
 	"github.com/solvegp/solvegp/blas"
 )
 
-// potrfBase is the order at and below which the recursive factorization
-// switches to the unblocked diagonal-block kernel.
+// potrfBase is the order at and below which the factorization runs the
+// unblocked kernel. Against the tiled leaf (leaf_tiles.go) on an AMD Zen 3,
+// one thread, it was 2.5–3.5× faster at orders 4–16, 1.2–1.7× at 24–32
+// and 0.5–0.8× at 48.
 const potrfBase = 32
 
 // goodPivot reports whether d is a usable Cholesky pivot: positive and finite.
@@ -42,6 +45,9 @@ func potrfLower(bi blas.Implementation, n int, a []float64, lda int) (pivot int,
 	if n <= potrfBase {
 		return potf2Lower(n, a, lda)
 	}
+	if be := tiledBackend(bi); be != nil {
+		return potrfRecTiles(bi, be, n, a, lda)
+	}
 	wp := leafPool.Get().(*[]float64)
 	defer leafPool.Put(wp)
 	return potrfRecLower(bi, n, a, lda, *wp)
@@ -66,11 +72,33 @@ func potrfRecLower(bi blas.Implementation, n int, a []float64, lda int, work []f
 	return -1, 0
 }
 
+// potrfRecTiles is the recursion of potrfLower on backends with a
+// gemm-trsm kernel: blocks of order ≤ tilesLeafMax go to the tiled leaf.
+func potrfRecTiles(bi blas.Implementation, be *asm.Backend, n int, a []float64, lda int) (pivot int, value float64) {
+	if n <= tilesLeafMax {
+		return potrfTiles(be, false, n, a, lda)
+	}
+	n1 := potrfSplit(n)
+	n2 := n - n1
+	if p, v := potrfRecTiles(bi, be, n1, a, lda); p >= 0 {
+		return p, v
+	}
+	bi.Dtrsm(gblas.Right, gblas.Lower, gblas.Trans, gblas.NonUnit, n2, n1, 1, a, lda, a[n1*lda:], lda)
+	bi.Dsyrk(gblas.Lower, gblas.NoTrans, n2, n1, -1, a[n1*lda:], lda, 1, a[n1*lda+n1:], lda)
+	if p, v := potrfRecTiles(bi, be, n2, a[n1*lda+n1:], lda); p >= 0 {
+		return n1 + p, v
+	}
+	return -1, 0
+}
+
 // potrfUpper is potrfLower for the upper factor, A = Uᵀ·U, reading and
 // writing only the upper triangle of a.
 func potrfUpper(bi blas.Implementation, n int, a []float64, lda int) (pivot int, value float64) {
 	if n <= potrfBase {
 		return potf2Upper(n, a, lda)
+	}
+	if be := tiledBackend(bi); be != nil && n <= tilesLeafMax {
+		return potrfTiles(be, true, n, a, lda)
 	}
 	n1 := potrfSplit(n)
 	n2 := n - n1
