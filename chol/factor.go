@@ -45,47 +45,52 @@ func potrfLower(bi blas.Implementation, n int, a []float64, lda int) (pivot int,
 	if n <= potrfBase {
 		return potf2Lower(n, a, lda)
 	}
-	if be := tiledBackend(bi); be != nil {
-		return potrfRecTiles(bi, be, n, a, lda)
+	lf := potrfLeaf{be: tiledBackend(bi)}
+	if lf.be == nil {
+		wp := leafPool.Get().(*[]float64)
+		defer leafPool.Put(wp)
+		lf.work = *wp
 	}
-	wp := leafPool.Get().(*[]float64)
-	defer leafPool.Put(wp)
-	return potrfRecLower(bi, n, a, lda, *wp)
+	return potrfRecLower(bi, &lf, n, a, lda)
 }
 
-// potrfRecLower is the recursion of potrfLower; blocks of order ≤ leafMax
-// go to potrfLeafLower with the scratch space work.
-func potrfRecLower(bi blas.Implementation, n int, a []float64, lda int, work []float64) (pivot int, value float64) {
-	if n <= leafMax {
-		return potrfLeafLower(bi, n, a, lda, work)
+// potrfLeaf selects the leaf factorization of the recursion: the tiled leaf
+// on backend be when it is not nil (blocks of order ≤ tilesLeafMax), else
+// potrfLeafLower with the scratch space work (order ≤ leafMax).
+type potrfLeaf struct {
+	be   *asm.Backend
+	work []float64
+}
+
+// max returns the largest order the leaf takes.
+func (lf *potrfLeaf) max() int {
+	if lf.be != nil {
+		return tilesLeafMax
+	}
+	return leafMax
+}
+
+// factor runs the leaf on a block of order n ≤ lf.max().
+func (lf *potrfLeaf) factor(bi blas.Implementation, n int, a []float64, lda int) (pivot int, value float64) {
+	if lf.be != nil {
+		return potrfTiles(lf.be, false, n, a, lda)
+	}
+	return potrfLeafLower(bi, n, a, lda, lf.work)
+}
+
+// potrfRecLower is the recursion of potrfLower down to the leaves lf.
+func potrfRecLower(bi blas.Implementation, lf *potrfLeaf, n int, a []float64, lda int) (pivot int, value float64) {
+	if n <= lf.max() {
+		return lf.factor(bi, n, a, lda)
 	}
 	n1 := potrfSplit(n)
 	n2 := n - n1
-	if p, v := potrfRecLower(bi, n1, a, lda, work); p >= 0 {
+	if p, v := potrfRecLower(bi, lf, n1, a, lda); p >= 0 {
 		return p, v
 	}
 	bi.Dtrsm(gblas.Right, gblas.Lower, gblas.Trans, gblas.NonUnit, n2, n1, 1, a, lda, a[n1*lda:], lda)
 	bi.Dsyrk(gblas.Lower, gblas.NoTrans, n2, n1, -1, a[n1*lda:], lda, 1, a[n1*lda+n1:], lda)
-	if p, v := potrfRecLower(bi, n2, a[n1*lda+n1:], lda, work); p >= 0 {
-		return n1 + p, v
-	}
-	return -1, 0
-}
-
-// potrfRecTiles is the recursion of potrfLower on backends with a
-// gemm-trsm kernel: blocks of order ≤ tilesLeafMax go to the tiled leaf.
-func potrfRecTiles(bi blas.Implementation, be *asm.Backend, n int, a []float64, lda int) (pivot int, value float64) {
-	if n <= tilesLeafMax {
-		return potrfTiles(be, false, n, a, lda)
-	}
-	n1 := potrfSplit(n)
-	n2 := n - n1
-	if p, v := potrfRecTiles(bi, be, n1, a, lda); p >= 0 {
-		return p, v
-	}
-	bi.Dtrsm(gblas.Right, gblas.Lower, gblas.Trans, gblas.NonUnit, n2, n1, 1, a, lda, a[n1*lda:], lda)
-	bi.Dsyrk(gblas.Lower, gblas.NoTrans, n2, n1, -1, a[n1*lda:], lda, 1, a[n1*lda+n1:], lda)
-	if p, v := potrfRecTiles(bi, be, n2, a[n1*lda+n1:], lda); p >= 0 {
+	if p, v := potrfRecLower(bi, lf, n2, a[n1*lda+n1:], lda); p >= 0 {
 		return n1 + p, v
 	}
 	return -1, 0
