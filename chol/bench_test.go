@@ -94,6 +94,19 @@ func BenchmarkPotrf(b *testing.B) {
 				clk.report(b, flops)
 			})
 		}
+		// The upper factor, which gonum's mat.Cholesky asks for.
+		b.Run(fmt.Sprintf("n=%d/threads=1/upper", n), func(b *testing.B) {
+			impl := Implementation{Threads: 1}
+			clk := startCPU(b, 1)
+			for i := 0; i < b.N; i++ {
+				copy(work, a)
+				if !impl.Dpotrf(gblas.Upper, n, work, n) {
+					b.Fatal("not PD")
+				}
+			}
+			gflops(b, flops)
+			clk.report(b, flops)
+		})
 		if n <= 2048 {
 			b.Run(fmt.Sprintf("n=%d/gonum", n), func(b *testing.B) {
 				var impl gonum.Implementation
