@@ -43,8 +43,9 @@ import (
 
 // tilesLeafMax is the largest order the recursion hands to the tiled leaf.
 // Its panels then take about n²/2 values (265 KiB at order 256), half of a
-// 512 KiB L2 cache. Leaves of 128 to 512 measured alike within this host's
-// ±25% noise at orders 256–1024.
+// 512 KiB L2 cache. Leaves of 128 to 1024 measured alike within this
+// host's noise at orders 256–1024 (1.12–1.34× OpenBLAS at 512 and 1024
+// with leaves of 256, 512 and 1024, alternating in one process).
 //
 // Against the recursive left-looking leaf (potrfLeafLower), Dpotrf
 // alternating with OpenBLAS in one process (bench/openblas, one thread,
