@@ -288,16 +288,8 @@ func (c *Cholesky) AdjointFromProduct(alpha float64, q []float64, ldq int) error
 // the lower triangle of the n×n (lbar, ldlbar) (the strict upper triangle is
 // untouched).
 func (c *Cholesky) SolveLAdjoint(nrhs int, x []float64, ldx int, xbar []float64, ldxbar int, lbar []float64, ldlbar int) error {
-	if err := c.checkRHS(nrhs, x, ldx); err != nil {
+	if err := c.checkSolveAdjoint(nrhs, x, ldx, "Xbar", xbar, ldxbar, "Lbar", lbar, ldlbar); err != nil {
 		return err
-	}
-	if err := checkMat("Xbar", c.n, nrhs, xbar, ldxbar); err != nil {
-		return err
-	}
-	if lbar != nil {
-		if err := checkMat("Lbar", c.n, c.n, lbar, ldlbar); err != nil {
-			return err
-		}
 	}
 	if c.n == 0 || nrhs == 0 {
 		return nil
@@ -315,16 +307,8 @@ func (c *Cholesky) SolveLAdjoint(nrhs int, x []float64, ldx int, xbar []float64,
 // B̄ = L⁻¹·Ȳ and, if lbar is not nil, accumulates L̄ −= tril(Y·B̄ᵀ) into the
 // lower triangle of the n×n (lbar, ldlbar).
 func (c *Cholesky) SolveLTAdjoint(nrhs int, y []float64, ldy int, ybar []float64, ldybar int, lbar []float64, ldlbar int) error {
-	if err := c.checkRHS(nrhs, y, ldy); err != nil {
+	if err := c.checkSolveAdjoint(nrhs, y, ldy, "Ybar", ybar, ldybar, "Lbar", lbar, ldlbar); err != nil {
 		return err
-	}
-	if err := checkMat("Ybar", c.n, nrhs, ybar, ldybar); err != nil {
-		return err
-	}
-	if lbar != nil {
-		if err := checkMat("Lbar", c.n, c.n, lbar, ldlbar); err != nil {
-			return err
-		}
 	}
 	if c.n == 0 || nrhs == 0 {
 		return nil
@@ -337,6 +321,22 @@ func (c *Cholesky) SolveLTAdjoint(nrhs int, y []float64, ldy int, ybar []float64
 	return nil
 }
 
+// checkSolveAdjoint validates the arguments of the solve adjoints: the
+// n×nrhs solution (x, ldx), its n×nrhs adjoint named xname, and, unless
+// nil, the n×n adjoint named mname of the factor or matrix.
+func (c *Cholesky) checkSolveAdjoint(nrhs int, x []float64, ldx int, xname string, xbar []float64, ldxbar int, mname string, mbar []float64, ldmbar int) error {
+	if err := c.checkRHS(nrhs, x, ldx); err != nil {
+		return err
+	}
+	if err := checkMat(xname, c.n, nrhs, xbar, ldxbar); err != nil {
+		return err
+	}
+	if mbar != nil {
+		return checkMat(mname, c.n, c.n, mbar, ldmbar)
+	}
+	return nil
+}
+
 // SolveAdjoint is the adjoint of X = A⁻¹·B (Solve) taken directly with
 // respect to A: given X in (x, ldx) and X̄ in (xbar, ldxbar), both n×nrhs,
 // it overwrites xbar with B̄ = A⁻¹·X̄ and, if abar is not nil, accumulates
@@ -344,16 +344,8 @@ func (c *Cholesky) SolveLTAdjoint(nrhs int, y []float64, ldy int, ybar []float64
 // symmetric convention of Adjoint. Only the lower triangle of abar is read;
 // both triangles are written (abar is assumed symmetric on entry).
 func (c *Cholesky) SolveAdjoint(nrhs int, x []float64, ldx int, xbar []float64, ldxbar int, abar []float64, ldabar int) error {
-	if err := c.checkRHS(nrhs, x, ldx); err != nil {
+	if err := c.checkSolveAdjoint(nrhs, x, ldx, "Xbar", xbar, ldxbar, "Abar", abar, ldabar); err != nil {
 		return err
-	}
-	if err := checkMat("Xbar", c.n, nrhs, xbar, ldxbar); err != nil {
-		return err
-	}
-	if abar != nil {
-		if err := checkMat("Abar", c.n, c.n, abar, ldabar); err != nil {
-			return err
-		}
 	}
 	if c.n == 0 || nrhs == 0 {
 		return nil
