@@ -43,8 +43,10 @@ type workspace struct {
 
 	// Backward buffers.
 	bbar, fbar, pbar, xu, abar, dbar, xv, vecM, vecM2 []float64
-	kuvbar, kvfbar, kvsbar                            []float64
-	amat, asmat, wmat, cbar                           []float64
+	// amatL holds the block's means a_l as the columns of an m×L matrix.
+	amatL                   []float64
+	kuvbar, kvfbar, kvsbar  []float64
+	amat, asmat, wmat, cbar []float64
 
 	hKuu, hKuf, hKuv, hKvv, hKvf, hKvs, hOS     *mat.Dense
 	hXu, hBbar, hAbar, hXv, hDbar, hKvfb, hKvsb *mat.Dense
@@ -361,6 +363,7 @@ func (mod *Model) ensureBackward() {
 	ws.pbar = grow(ws.pbar, mb*mb)
 	ws.xu = grow(ws.xu, M*M)
 	ws.vecM = grow(ws.vecM, mb)
+	ws.amatL = grow(ws.amatL, mb*mod.nl)
 	ws.htot = grow(ws.htot, N)
 	switch mod.kind {
 	case SOLVEGP:
@@ -401,8 +404,17 @@ func (mod *Model) blockBackward(lg *la, m int, b []float64, l0 []float64, p, a, 
 	pbar := ws.pbar[:m*m]
 	abar := ws.vecM[:m]
 	// B̄ = −2·B·diag(Σ_l h_l) + Σ_l (a_l·g_lᵀ + P_l·F̄_l), starting with the
-	// first term.
+	// first two terms; Σ_l a_l·g_lᵀ = [a_1 … a_L]·Gᵀ, where the rows of the
+	// N×L matrix G are those of dmu, is one GEMM with inner dimension L:
+	// one pass over B̄ instead of one per latent function.
 	scaleCols(lg.threads, m, N, -2, b, ws.htot, 1, bbar)
+	am := ws.amatL[:m*L]
+	for l := 0; l < L; l++ {
+		for i, v := range a[l][:m] {
+			am[i*L+l] = v
+		}
+	}
+	lg.bi.Dgemm(gblas.NoTrans, gblas.Trans, m, N, L, 1, am, L, dmu, L, 1, bbar, N)
 	clear(x)
 	for l := 0; l < L; l++ {
 		g := dmu[l:]
@@ -425,8 +437,7 @@ func (mod *Model) blockBackward(lg *la, m int, b []float64, l0 []float64, p, a, 
 			row[i] -= kappa / prow[i]
 			clear(row[i+1:])
 		}
-		// B̄ += a·gᵀ + P·F̄.
-		addOuter(lg.threads, m, N, a[l], g, L, bbar)
+		// B̄ += P·F̄.
 		lg.trmmL("B̄ += P·F̄", false, m, N, pl, m, fbar, N)
 		addTo(lg.threads, m, N, fbar, bbar)
 		mg := grad[muOff[l] : muOff[l]+m]

@@ -28,7 +28,6 @@ type elemPass int
 const (
 	passColSumSq  elemPass = iota // s[n·inc] += sign·Σ_i a[i,n]² (ranges of columns)
 	passScaleCols                 // dst[i,n] = s·src[i,n]·v[n·inc]
-	passAddOuter                  // dst[i,n] += x[i]·v[n·inc]
 	passAddTo                     // dst[i,n] += src[i,n]
 )
 
@@ -37,7 +36,7 @@ const (
 type elemTask struct {
 	pass        elemPass
 	r, c, parts int
-	dst, src, x []float64
+	dst, src    []float64
 	v           []float64
 	inc         int
 	s           float64
@@ -61,11 +60,6 @@ func (t *elemTask) Run(p int) {
 			src := t.src[i*c : i*c+c]
 			for n, a := range src {
 				d[n] = t.s * a * t.v[n*t.inc]
-			}
-		case passAddOuter:
-			xi := t.x[i]
-			for n := range d {
-				d[n] += xi * t.v[n*t.inc]
 			}
 		case passAddTo:
 			src := t.src[i*c : i*c+c]
@@ -124,13 +118,6 @@ func colSumSqRange(s []float64, inc int, sign float64, r, c int, a []float64, n0
 func scaleCols(threads, r, c int, s float64, src, v []float64, inc int, dst []float64) {
 	t := newElemTask()
 	t.pass, t.r, t.c, t.s, t.src, t.v, t.inc, t.dst = passScaleCols, r, c, s, src, v, inc, dst
-	runElem(threads, t)
-}
-
-// addOuter adds x·vᵀ (v with stride inc) to the r×c block dst.
-func addOuter(threads, r, c int, x, v []float64, inc int, dst []float64) {
-	t := newElemTask()
-	t.pass, t.r, t.c, t.x, t.v, t.inc, t.dst = passAddOuter, r, c, x, v, inc, dst
 	runElem(threads, t)
 }
 
