@@ -109,7 +109,7 @@ func (impl Implementation) Dgemm(tA, tB blas.Transpose, m, n, k int, alpha float
 		return
 	}
 	g := gemmProblem{
-		be: impl.backend(), aTrans: aTrans, bTrans: bTrans,
+		be: impl.KernelBackend(), aTrans: aTrans, bTrans: bTrans,
 		m: m, n: n, k: k, alpha: alpha, a: a, lda: lda, b: b, ldb: ldb, beta: beta, c: c, ldc: ldc,
 	}
 	g.run(impl.threads())

@@ -48,7 +48,7 @@ func TestDgemmGonumConformance(t *testing.T) {
 }
 
 func TestDgemmDefaultBackend(t *testing.T) {
-	if got := (Implementation{}).backend(); got != asm.Default() {
+	if got := (Implementation{}).KernelBackend(); got != asm.Default() {
 		t.Fatalf("zero Implementation uses %v, want %v", got, asm.Default())
 	}
 	if want := os.Getenv("SOLVEGP_EXPECT_BACKEND"); want != "" && asm.Default().Name() != want {
@@ -150,7 +150,7 @@ var gemmTrans = []blas.Transpose{blas.NoTrans, blas.Trans, blas.ConjTrans}
 func TestDgemmEdges(t *testing.T) {
 	rng := rand.New(rand.NewPCG(11, 12))
 	for _, tc := range gemmImpls() {
-		be := tc.impl.backend()
+		be := tc.impl.KernelBackend()
 		mr, nr, bl := be.MR(), be.NR(), be.Blocking()
 		ms := []int{0, 1, mr - 1, mr, mr + 1, 2*mr + 1, bl.MC - 1, bl.MC, bl.MC + 1}
 		ns := []int{0, 1, nr - 1, nr, nr + 1, 2*nr + 1, bl.NC - 1, bl.NC + 1}

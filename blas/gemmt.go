@@ -72,7 +72,7 @@ func (impl Implementation) Dgemmt(ul blas.Uplo, tA, tB blas.Transpose, n, k int,
 		return
 	}
 	g := gemmProblem{
-		be: impl.backend(), aTrans: aTrans, bTrans: bTrans,
+		be: impl.KernelBackend(), aTrans: aTrans, bTrans: bTrans,
 		m: n, n: n, k: k, alpha: alpha, a: a, lda: lda, b: b, ldb: ldb, beta: beta, c: c, ldc: ldc,
 		tri: ul,
 	}

@@ -38,8 +38,9 @@ func (impl Implementation) threads() int {
 	return runtime.GOMAXPROCS(0)
 }
 
-// backend returns the micro-kernel backend of impl.
-func (impl Implementation) backend() *asm.Backend {
+// KernelBackend returns the micro-kernel backend impl's calls run on:
+// impl.Backend, or asm.Default() when it is nil.
+func (impl Implementation) KernelBackend() *asm.Backend {
 	if impl.Backend != nil {
 		return impl.Backend
 	}

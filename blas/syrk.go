@@ -96,7 +96,7 @@ func (impl Implementation) Dsyrk(ul blas.Uplo, tA blas.Transpose, n, k int, alph
 	// the triangle skipped, so op(A) is packed once per block (as the A
 	// and the B operand) and the products run on whole micro-tiles.
 	g := gemmProblem{
-		be: impl.backend(), aTrans: tG == blas.Trans, bTrans: tG == blas.NoTrans,
+		be: impl.KernelBackend(), aTrans: tG == blas.Trans, bTrans: tG == blas.NoTrans,
 		m: n, n: n, k: k, alpha: alpha, a: a, lda: lda, b: a, ldb: lda, beta: beta, c: c, ldc: ldc,
 		tri: ul,
 	}

@@ -28,7 +28,7 @@ const trmmLeftBlockedMin = 64
 // rows are split among up to impl's Threads goroutines.
 func (impl Implementation) trmmLeftBlocked(ul blas.Uplo, tA blas.Transpose, d blas.Diag, m, n int, alpha float64, a []float64, lda int, b []float64, ldb int) {
 	g := gemmProblem{
-		be: impl.backend(), aTrans: tA != blas.NoTrans,
+		be: impl.KernelBackend(), aTrans: tA != blas.NoTrans,
 		m: m, n: n, k: m, alpha: alpha, a: a, lda: lda, b: b, ldb: ldb, c: b, ldc: ldb,
 	}
 	threads := impl.threads()

@@ -259,7 +259,7 @@ func trsmThreads(impl Implementation, s blas.Side, m, n, k int) int {
 // trsmLeft solves op(A) * X = alpha * B for the m×m triangle A, overwriting
 // the m×n matrix b with X. alpha is non-zero.
 func (impl Implementation) trsmLeft(ul blas.Uplo, tA blas.Transpose, d blas.Diag, m, n int, alpha float64, a []float64, lda int, b []float64, ldb int) {
-	be := impl.backend()
+	be := impl.KernelBackend()
 	if be.HasTrsmKernel() && m >= trsmLeftTilesMin && m <= trsmTilesMax && n >= be.NR() {
 		impl.trsmLeftTiles(ul, tA, d, m, n, alpha, a, lda, b, ldb)
 		return
@@ -304,7 +304,7 @@ func (impl Implementation) trsmLeft(ul blas.Uplo, tA blas.Transpose, d blas.Diag
 // trsmRight solves X * op(A) = alpha * B for the n×n triangle A, overwriting
 // the m×n matrix b with X. alpha is non-zero.
 func (impl Implementation) trsmRight(ul blas.Uplo, tA blas.Transpose, d blas.Diag, m, n int, alpha float64, a []float64, lda int, b []float64, ldb int) {
-	if be := impl.backend(); be.HasTrsmKernel() && n >= trsmRightTilesMin && n <= trsmTilesMax && m >= be.NR() {
+	if be := impl.KernelBackend(); be.HasTrsmKernel() && n >= trsmRightTilesMin && n <= trsmTilesMax && m >= be.NR() {
 		impl.trsmRightTiles(ul, tA, d, m, n, alpha, a, lda, b, ldb)
 		return
 	}

@@ -61,7 +61,7 @@ func grow(s []float64, n int) []float64 {
 // (trsmFusedMin ≤ m ≤ trsmFusedMax) and the m×n matrix b (n ≥ NR), in
 // place. alpha is non-zero.
 func (impl Implementation) trsmLeftFused(ul blas.Uplo, tA blas.Transpose, d blas.Diag, m, n int, alpha float64, a []float64, lda int, b []float64, ldb int) {
-	be := impl.backend()
+	be := impl.KernelBackend()
 	mr, nr := be.MR(), be.NR()
 	forward := trsmOpLower(ul, tA) // rows are finished first to last
 	trans := tA != blas.NoTrans

@@ -138,7 +138,7 @@ func trsmPanel(buf *trsmTilesBuf, mr, nr, n int) (x []float64, base int) {
 // the m×n matrix b (m ≥ NR), in place, on the backend's gemm-trsm kernel.
 // alpha is non-zero.
 func (impl Implementation) trsmRightTiles(ul blas.Uplo, tA blas.Transpose, d blas.Diag, m, n int, alpha float64, a []float64, lda int, b []float64, ldb int) {
-	be := impl.backend()
+	be := impl.KernelBackend()
 	mr, nr := be.MR(), be.NR()
 	// T = op(A)ᵀ is upper triangular when op(A) is lower. op(A)[i, j] is
 	// a[i*lda + j] without transposition, so T[i, j] = a[j*lda + i].
@@ -171,7 +171,7 @@ func (impl Implementation) trsmRightTiles(ul blas.Uplo, tA blas.Transpose, d bla
 // m×n matrix b (n ≥ NR), in place, on the backend's gemm-trsm kernel.
 // alpha is non-zero.
 func (impl Implementation) trsmLeftTiles(ul blas.Uplo, tA blas.Transpose, d blas.Diag, m, n int, alpha float64, a []float64, lda int, b []float64, ldb int) {
-	be := impl.backend()
+	be := impl.KernelBackend()
 	mr, nr := be.MR(), be.NR()
 	upper := !trsmOpLower(ul, tA)
 	ti, tj := lda, 1

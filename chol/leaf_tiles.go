@@ -99,10 +99,7 @@ func (w *tilesLeaf) panel(q, mr, nr int) []float64 {
 // tiledBackend returns the backend of bi if it has an assembly gemm-trsm
 // kernel (the tiled leaf would be slow on the Go definition), else nil.
 func tiledBackend(bi blas.Implementation) *asm.Backend {
-	be := bi.Backend
-	if be == nil {
-		be = asm.Default()
-	}
+	be := bi.KernelBackend()
 	if !be.HasTrsmKernel() {
 		return nil
 	}
@@ -158,9 +155,7 @@ func potrfTiles(be *asm.Backend, upper bool, n int, a []float64, lda int) (pivot
 			}
 			return i0 + p, v
 		}
-		for i := 0; i < mr*mr; i++ {
-			tri[i] = s[i]
-		}
+		copy(tri, s)
 		for i := 0; i < mb; i++ {
 			tri[i*mr+i] = 1 / s[i*mr+i]
 		}
@@ -180,13 +175,14 @@ func potrfTiles(be *asm.Backend, upper bool, n int, a []float64, lda int) (pivot
 		for g := g0; g <= g1; g++ {
 			p := w.panel(g, mr, nr)
 			for c := 0; c < nr; c++ {
-				r := g*nr + c
+				i := g*nr + c - i0 // the row's index in the block
+				if i >= mb {
+					continue // a row below the block: solved above
+				}
 				for j := 0; j < mb; j++ {
 					v := 0.0
-					if i := r - i0; i >= j && i < mb {
+					if i >= j {
 						v = s[i*mr+j]
-					} else if i >= mb {
-						continue // a row below the block: solved above
 					}
 					p[(i0+j)*nr+c] = v
 				}
