@@ -20,6 +20,18 @@ func tilesBackends() [][2]*asm.Backend {
 	return bes
 }
 
+// tilesVariant is one run of potrfTiles: a backend and a triangle.
+type tilesVariant struct {
+	be    *asm.Backend
+	upper bool
+}
+
+// tilesVariants returns the four runs that must agree bit for bit: a
+// backend and its twin, each on both triangles, the backend's lower first.
+func tilesVariants(pair [2]*asm.Backend) []tilesVariant {
+	return []tilesVariant{{pair[0], false}, {pair[0], true}, {pair[1], false}, {pair[1], true}}
+}
+
 // tilesSizes cross the MR and NR edges of every backend (MR 4–8, NR 8–16)
 // and the block-straddling cases of the row groups.
 func tilesSizes() []int {
@@ -59,10 +71,7 @@ func TestPotrfTiles(t *testing.T) {
 			lda := n + pad
 			for _, pair := range tilesBackends() {
 				var want []float64 // the backend's lower L, stride n
-				for _, v := range []struct {
-					be    *asm.Backend
-					upper bool
-				}{{pair[0], false}, {pair[0], true}, {pair[1], false}, {pair[1], true}} {
+				for _, v := range tilesVariants(pair) {
 					be, upper := v.be, v.upper
 					name := fmt.Sprintf("%s/n=%d/lda=%d/upper=%v", be, n, lda, upper)
 					a := factorTiles(t, be, upper, n, lda, base)
@@ -125,10 +134,7 @@ func TestPotrfTilesFailingPivot(t *testing.T) {
 			}
 			base[p*n+p] = s - 0.5 // Schur complement −0.5 at pivot p
 			for _, pair := range tilesBackends() {
-				for _, v := range []struct {
-					be    *asm.Backend
-					upper bool
-				}{{pair[0], false}, {pair[0], true}, {pair[1], false}, {pair[1], true}} {
+				for _, v := range tilesVariants(pair) {
 					be, upper := v.be, v.upper
 					name := fmt.Sprintf("%s/n=%d/p=%d/upper=%v", be, n, p, upper)
 					a := make([]float64, n*n)
