@@ -24,6 +24,9 @@ type Hidden struct {
 	Stride                  int // 0 means 1
 	Channels                int // output channels (≥ 2)
 	M, M2                   int // inducing and orthogonal inducing patches (M2 = 0 for SVGP)
+	// Lengthscale initializes this layer's patch-kernel lengthscale
+	// (0: DeepConfig.Lengthscale).
+	Lengthscale float64
 }
 
 // Output describes the output layer: a convolutional (or TICK) GP with one
@@ -33,6 +36,11 @@ type Output struct {
 	Stride                  int // 0 means 1
 	M, M2                   int
 	TICK                    bool
+	// Lengthscale initializes the patch-kernel lengthscale (0:
+	// DeepConfig.Lengthscale). Patches of many channels are far apart in
+	// Euclidean distance, so a deep model's output layer may need a larger
+	// value than the input layer to start with non-vanishing covariances.
+	Lengthscale float64
 }
 
 // DeepConfig describes a (deep) convolutional GP classifier. With no hidden
@@ -51,9 +59,9 @@ type DeepConfig struct {
 	// paper whitens single-layer models only).
 	Whiten bool
 
-	// Variance and Lengthscale initialize every patch kernel (paper: 5, 5);
-	// LocLengthscale the TICK location kernel (paper: 3). Zero means the
-	// paper's value.
+	// Variance and Lengthscale initialize every patch kernel (paper: 5, 5)
+	// unless a layer sets its own Lengthscale; LocLengthscale the TICK
+	// location kernel (paper: 3). Zero means the paper's value.
 	Variance, Lengthscale, LocLengthscale float64
 
 	// Epsilon is the RobustMax error rate ε in (0, 1); zero means
@@ -159,6 +167,14 @@ func NewDeep(x *mat.Dense, cfg DeepConfig) (*Deep, error) {
 			return nil, fmt.Errorf("%w: kernel parameter %v", ErrConfig, v)
 		}
 	}
+	for i, hs := range cfg.Hidden {
+		if !(hs.Lengthscale >= 0) || math.IsInf(hs.Lengthscale, 0) {
+			return nil, fmt.Errorf("%w: hidden layer %d: lengthscale %v", ErrConfig, i, hs.Lengthscale)
+		}
+	}
+	if ls := cfg.Output.Lengthscale; !(ls >= 0) || math.IsInf(ls, 0) {
+		return nil, fmt.Errorf("%w: output layer: lengthscale %v", ErrConfig, ls)
+	}
 	if !(cfg.HiddenInitVar >= 0) || math.IsInf(cfg.HiddenInitVar, 0) {
 		return nil, fmt.Errorf("%w: hidden initial variance %v", ErrConfig, cfg.HiddenInitVar)
 	}
@@ -182,7 +198,7 @@ func NewDeep(x *mat.Dense, cfg DeepConfig) (*Deep, error) {
 		if err != nil {
 			return nil, fmt.Errorf("convgp: hidden layer %d: %w", i, err)
 		}
-		pk, err := kernel.NewRBF(g.PatchLen(), cfg.Lengthscale, cfg.HiddenVariance)
+		pk, err := kernel.NewRBF(g.PatchLen(), layerLengthscale(hs.Lengthscale, cfg.Lengthscale), cfg.HiddenVariance)
 		if err != nil {
 			return nil, err
 		}
@@ -226,7 +242,7 @@ func NewDeep(x *mat.Dense, cfg DeepConfig) (*Deep, error) {
 	}
 	k, err := New(Config{Patches: patches.Config{Height: H, Width: W, Channels: C, PatchHeight: os.PatchHeight,
 		PatchWidth: os.PatchWidth, StrideH: os.Stride, StrideW: os.Stride},
-		Variance: cfg.Variance, Lengthscale: cfg.Lengthscale, TICK: os.TICK, LocLengthscale: cfg.LocLengthscale,
+		Variance: cfg.Variance, Lengthscale: layerLengthscale(os.Lengthscale, cfg.Lengthscale), TICK: os.TICK, LocLengthscale: cfg.LocLengthscale,
 		Workers: cfg.Threads})
 	if err != nil {
 		return nil, err
@@ -259,6 +275,15 @@ func NewDeep(x *mat.Dense, cfg DeepConfig) (*Deep, error) {
 	}
 	d.offs = append(d.offs, off, off+d.out.NumParams())
 	return d, nil
+}
+
+// layerLengthscale returns a layer's initial lengthscale: its own if set,
+// else the model's.
+func layerLengthscale(own, model float64) float64 {
+	if own > 0 {
+		return own
+	}
+	return model
 }
 
 // initPatches runs k-means on patches of the images x for a plain patch

@@ -2,9 +2,8 @@ package convgp
 
 import (
 	"context"
-
+	"errors"
 	"fmt"
-	"github.com/solvegp/solvegp/gp/train"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -12,6 +11,8 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/solvegp/solvegp/gp"
+	"github.com/solvegp/solvegp/gp/kernel"
+	"github.com/solvegp/solvegp/gp/train"
 )
 
 func tinyDeep(t *testing.T, kind gp.Kind, hidden int, tick, linear bool, rng *rand.Rand) (*Deep, *mat.Dense, []float64) {
@@ -224,5 +225,73 @@ func TestDeepTwoLayerLearns(t *testing.T) {
 				t.Errorf("test accuracy %.3f, mean log predictive %.3f: did not learn", acc, ll)
 			}
 		})
+	}
+}
+
+// TestDeepLayerLengthscale checks that a layer's own Lengthscale
+// initializes its patch kernel and that the model's applies elsewhere.
+func TestDeepLayerLengthscale(t *testing.T) {
+	rng := rand.New(rand.NewPCG(21, 22))
+	x := randDense(rng, 30, 8*8)
+	cfg := DeepConfig{Height: 8, Width: 8, Channels: 1, Classes: 3, Kind: gp.SVGP, Lengthscale: 2, Threads: 1,
+		Init: InitOptions{Images: 20, PerCentre: 5, Seed: 1},
+		Hidden: []Hidden{{PatchHeight: 3, PatchWidth: 3, Channels: 2, M: 3},
+			{PatchHeight: 2, PatchWidth: 2, Channels: 2, M: 3, Lengthscale: 4}},
+		Output: Output{PatchHeight: 2, PatchWidth: 2, M: 4, Lengthscale: 7}}
+	d, err := NewDeep(x, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range []float64{2, 4} {
+		k, ok := d.Layer(i).Kernel().(*kernel.Stationary)
+		if !ok {
+			t.Fatalf("hidden layer %d: kernel %T", i, d.Layer(i).Kernel())
+		}
+		if got := k.Lengthscales()[0]; math.Abs(got-want) > 1e-12*want {
+			t.Errorf("hidden layer %d: lengthscale %v, want %v", i, got, want)
+		}
+	}
+	_, k := d.Output()
+	if _, got, _ := k.Hyper(); math.Abs(got-7) > 1e-12*7 {
+		t.Errorf("output layer: lengthscale %v, want 7", got)
+	}
+}
+
+// TestNewDeepErrors checks that bad configurations are errors wrapping
+// ErrConfig, not panics.
+func TestNewDeepErrors(t *testing.T) {
+	rng := rand.New(rand.NewPCG(23, 24))
+	x := randDense(rng, 20, 8*8)
+	good := func() DeepConfig {
+		return DeepConfig{Height: 8, Width: 8, Channels: 1, Classes: 3, Kind: gp.SOLVEGP, Threads: 1,
+			Init:   InitOptions{Images: 10, PerCentre: 5, Seed: 1},
+			Hidden: []Hidden{{PatchHeight: 3, PatchWidth: 3, Channels: 2, M: 3, M2: 2}},
+			Output: Output{PatchHeight: 2, PatchWidth: 2, M: 4, M2: 2}}
+	}
+	if _, err := NewDeep(x, good()); err != nil {
+		t.Fatalf("good configuration: %v", err)
+	}
+	for name, edit := range map[string]func(*DeepConfig){
+		"no classes":               func(c *DeepConfig) { c.Classes = 1 },
+		"kind":                     func(c *DeepConfig) { c.Kind = gp.ODVGP },
+		"image size":               func(c *DeepConfig) { c.Width = 7 },
+		"negative lengthscale":     func(c *DeepConfig) { c.Lengthscale = -1 },
+		"NaN variance":             func(c *DeepConfig) { c.Variance = math.NaN() },
+		"hidden lengthscale NaN":   func(c *DeepConfig) { c.Hidden[0].Lengthscale = math.NaN() },
+		"hidden lengthscale < 0":   func(c *DeepConfig) { c.Hidden[0].Lengthscale = -2 },
+		"output lengthscale +Inf":  func(c *DeepConfig) { c.Output.Lengthscale = math.Inf(1) },
+		"hidden channels":          func(c *DeepConfig) { c.Hidden[0].Channels = 1 },
+		"SOLVE-GP without M2":      func(c *DeepConfig) { c.Output.M2 = 0 },
+		"hidden initial variance":  func(c *DeepConfig) { c.HiddenInitVar = -1 },
+		"patch larger than images": func(c *DeepConfig) { c.Hidden[0].PatchHeight = 9 },
+	} {
+		cfg := good()
+		edit(&cfg)
+		if _, err := NewDeep(x, cfg); err == nil {
+			t.Errorf("%s: no error", name)
+		}
+	}
+	if _, err := NewDeep(nil, good()); !errors.Is(err, ErrConfig) {
+		t.Errorf("nil images: %v, want ErrConfig", err)
 	}
 }

@@ -57,6 +57,7 @@ type options struct {
 	logEvery, imagesLimit int
 	variance, lengthscale float64
 	locLengthscale, eps   float64
+	outLengthscale        float64
 	standardize           bool
 	linearMean            bool
 	hiddenVar, hiddenInit float64
@@ -117,6 +118,7 @@ func main() {
 	flag.Float64Var(&o.variance, "variance", 5, "initial patch-kernel variance (paper: 5)")
 	flag.Float64Var(&o.lengthscale, "lengthscale", 5, "initial patch-kernel lengthscale (paper: 5)")
 	flag.Float64Var(&o.locLengthscale, "loc-lengthscale", 3, "initial TICK location lengthscale (paper: 3)")
+	flag.Float64Var(&o.outLengthscale, "output-lengthscale", 0, "initial patch-kernel lengthscale of the output layer (0: -lengthscale)")
 	flag.Float64Var(&o.eps, "eps", 1e-3, "RobustMax error rate")
 	flag.BoolVar(&o.standardize, "standardize", false, "standardize pixels by the training set's mean and standard deviation")
 	flag.BoolVar(&o.linearMean, "linear-mean", false, "hidden layers get a learnable linear mean function (Glorot-initialized)")
@@ -167,6 +169,8 @@ func (o *options) validate() error {
 		return errors.New("-lr and -decay must be positive")
 	case !(o.variance > 0) || !(o.lengthscale > 0) || !(o.locLengthscale > 0):
 		return errors.New("-variance, -lengthscale and -loc-lengthscale must be positive")
+	case !(o.outLengthscale >= 0) || math.IsInf(o.outLengthscale, 0):
+		return errors.New("-output-lengthscale must be ≥ 0 and finite")
 	case !(o.hiddenVar >= 0) || !(o.hiddenInit >= 0):
 		return errors.New("-hidden-variance and -hidden-init-var must be ≥ 0")
 	case !(o.eps > 0 && o.eps < 1):
@@ -191,6 +195,9 @@ func (o *options) validate() error {
 		}
 		if o.variance != 5 || o.lengthscale != 5 || o.locLengthscale != 3 {
 			o.name += fmt.Sprintf("-k%g,%g,%g", o.variance, o.lengthscale, o.locLengthscale)
+		}
+		if o.outLengthscale > 0 {
+			o.name += fmt.Sprintf("-ol%g", o.outLengthscale)
 		}
 		if o.eps != 1e-3 {
 			o.name += fmt.Sprintf("-eps%g", o.eps)
@@ -235,6 +242,7 @@ func (o options) config(h, w, c, classes int) convgp.DeepConfig {
 		cfg.Output = convgp.Output{PatchHeight: 5, PatchWidth: 5, Stride: 1}
 	}
 	cfg.Output.M, cfg.Output.M2, cfg.Output.TICK = o.m, o.m2, !o.noTICK
+	cfg.Output.Lengthscale = o.outLengthscale
 	return cfg
 }
 
