@@ -57,6 +57,8 @@ func TestStepAllocations(t *testing.T) {
 	sizes := []size{
 		{threads: 1, m: 100, m2: 70, n: 120}, // M above chol's adjoint recursion cutoff (96)
 		{threads: 2, m: 300, m2: 260, n: 280},
+		{threads: 1, m: 64, m2: 48, n: 800}, // column chunks (chunks.go) in both blocks
+		{threads: 2, m: 64, m2: 48, n: 800},
 	}
 	if !testing.Short() {
 		sizes = append(sizes, size{threads: 1, m: 300, m2: 260, n: 600, stationary: true},

@@ -25,6 +25,7 @@ type workspace struct {
 	kuu, kuf, b, e, kff, bsq []float64
 	lu, f, pu, au            [][]float64
 	puRef, auRef             [][]float64
+	muRef, mvRef             [][]float64 // the means m_l of q(u) and q(v⊥), in theta
 
 	kuv, a, kvv, cvv, kvf, cvf, dm, gm, dsq []float64
 	lv, h, pv, av                           [][]float64
@@ -44,7 +45,12 @@ type workspace struct {
 	// Backward buffers.
 	bbar, fbar, pbar, xu, abar, dbar, xv, vecM, vecM2 []float64
 	// amatL holds the block's means a_l as the columns of an m×L matrix.
-	amatL                   []float64
+	amatL []float64
+	// The column-chunked loop's accumulators P̄_l and ā_l and its F̄ chunk,
+	// one set per goroutine (chunks.go).
+	pbarL, abarL, fbarC     []float64
+	chunkF                  chunkedFwd
+	chunkB                  chunkedBack
 	kuvbar, kvfbar, kvsbar  []float64
 	amat, asmat, wmat, cbar []float64
 
@@ -90,6 +96,8 @@ func (mod *Model) ensure(n int) {
 		ws.auRef = make([][]float64, L)
 		ws.pvRef = make([][]float64, L)
 		ws.avRef = make([][]float64, L)
+		ws.muRef = make([][]float64, L)
+		ws.mvRef = make([][]float64, L)
 	}
 	switch mod.kind {
 	case SOLVEGP:
@@ -201,23 +209,16 @@ func (mod *Model) forward(x *mat.Dense) error {
 	}
 	mu, vr := ws.mu, ws.vr
 	clear(mu)
-	for n := 0; n < N; n++ {
+	for n := range N {
 		for l := 0; l < L; l++ {
 			vr[n*L+l] = ws.kff[n]
 		}
 	}
-	clear(ws.bsq)
-	colSumSq(lg.threads, ws.bsq, 1, 1, M, N, ws.b)
 	ws.klu = 0
 	for l := 0; l < L; l++ {
 		unpackTri(ws.lu[l], M, mod.theta[mod.layout.LU[l]:])
 		mvec := mod.theta[mod.layout.MU[l] : mod.layout.MU[l]+M]
-		copy(ws.f[l], basis)
-		fname := "F = Luᵀ·E"
-		if mod.whiten {
-			fname = "F = Luᵀ·B"
-		}
-		lg.trmmL(fname, true, M, N, ws.lu[l], M, ws.f[l], N)
+		ws.muRef[l] = mvec
 		if mod.whiten {
 			ws.puRef[l], ws.auRef[l] = ws.lu[l], mvec
 		} else {
@@ -227,13 +228,13 @@ func (mod *Model) forward(x *mat.Dense) error {
 			lg.trsv(false, M, l0u, ws.au[l])
 			ws.puRef[l], ws.auRef[l] = ws.pu[l], ws.au[l]
 		}
-		lg.gemv(true, M, N, 1, basis, mvec, 1, 0, mu[l:], L)
-		colSumSq(lg.threads, vr[l:], L, 1, M, N, ws.f[l])
-		for n := 0; n < N; n++ {
-			vr[n*L+l] -= ws.bsq[n]
-		}
 		ws.klu += klBlock(M, ws.puRef[l], ws.auRef[l])
 	}
+	fname := "F = Luᵀ·E"
+	if mod.whiten {
+		fname = "F = Luᵀ·B"
+	}
+	mod.wideForward(&lg, fname, M, basis, ws.b, ws.bsq, ws.lu, ws.f, ws.muRef)
 	ws.klv = 0
 	ws.jitV = 0
 	switch mod.kind {
@@ -276,17 +277,10 @@ func (mod *Model) forwardSOLVE(lg *la, x *mat.Dense) error {
 		lg.trsmL("G = L0vᵀ\\D", true, M2, N, l0v, M2, ws.gm, N)
 		basis = ws.gm
 	}
-	clear(ws.dsq)
-	colSumSq(lg.threads, ws.dsq, 1, 1, M2, N, ws.dm)
 	for l := 0; l < L; l++ {
 		unpackTri(ws.lv[l], M2, mod.theta[mod.layout.LV[l]:])
 		mvec := mod.theta[mod.layout.MV[l] : mod.layout.MV[l]+M2]
-		copy(ws.h[l], basis)
-		hname := "H = Lvᵀ·G"
-		if mod.whiten {
-			hname = "H = Lvᵀ·D"
-		}
-		lg.trmmL(hname, true, M2, N, ws.lv[l], M2, ws.h[l], N)
+		ws.mvRef[l] = mvec
 		if mod.whiten {
 			ws.pvRef[l], ws.avRef[l] = ws.lv[l], mvec
 		} else {
@@ -296,13 +290,13 @@ func (mod *Model) forwardSOLVE(lg *la, x *mat.Dense) error {
 			lg.trsv(false, M2, l0v, ws.av[l])
 			ws.pvRef[l], ws.avRef[l] = ws.pv[l], ws.av[l]
 		}
-		lg.gemv(true, M2, N, 1, basis, mvec, 1, 1, ws.mu[l:], L)
-		colSumSq(lg.threads, ws.vr[l:], L, 1, M2, N, ws.h[l])
-		for n := 0; n < N; n++ {
-			ws.vr[n*L+l] -= ws.dsq[n]
-		}
 		ws.klv += klBlock(M2, ws.pvRef[l], ws.avRef[l])
 	}
+	hname := "H = Lvᵀ·G"
+	if mod.whiten {
+		hname = "H = Lvᵀ·D"
+	}
+	mod.wideForward(lg, hname, M2, basis, ws.dm, ws.dsq, ws.lv, ws.h, ws.mvRef)
 	return nil
 }
 
@@ -407,27 +401,38 @@ func (mod *Model) blockBackward(lg *la, m int, b []float64, l0 []float64, p, a, 
 	// first two terms; Σ_l a_l·g_lᵀ = [a_1 … a_L]·Gᵀ, where the rows of the
 	// N×L matrix G are those of dmu, is one GEMM with inner dimension L:
 	// one pass over B̄ instead of one per latent function.
-	scaleCols(lg.threads, m, N, -2, b, ws.htot, 1, bbar)
 	am := ws.amatL[:m*L]
 	for l := 0; l < L; l++ {
 		for i, v := range a[l][:m] {
 			am[i*L+l] = v
 		}
 	}
-	lg.bi.Dgemm(gblas.NoTrans, gblas.Trans, m, N, L, 1, am, L, dmu, L, 1, bbar, N)
+	// With few rows and many columns the loop below runs in column chunks
+	// (see chunks.go); otherwise each of its operations is one pass over
+	// whole rows.
+	cw := mod.chunkCols(m, N)
+	var pbars, abars []float64
+	if cw > 0 {
+		pbars, abars = mod.runChunkedBack(lg, cw, m, b, bbar, am, dmu, dvar, p, f)
+	} else {
+		scaleCols(lg.threads, m, N, -2, b, ws.htot, 1, bbar)
+		lg.bi.Dgemm(gblas.NoTrans, gblas.Trans, m, N, L, 1, am, L, dmu, L, 1, bbar, N)
+	}
 	clear(x)
 	for l := 0; l < L; l++ {
-		g := dmu[l:]
-		// ā = B·g + κ·a.
-		lg.gemv(false, m, N, 1, b, g, L, 0, abar, 1)
+		pl := p[l]
+		if cw > 0 {
+			pbar, abar = pbars[l*m*m:(l+1)*m*m], abars[l*m:(l+1)*m]
+		} else {
+			// ā = B·g, F̄ = 2·F·diag(h), P̄ = tril(B·F̄ᵀ).
+			lg.gemv(false, m, N, 1, b, dmu[l:], L, 0, abar, 1)
+			scaleCols(lg.threads, m, N, 2, f[l], dvar[l:], L, fbar)
+			lg.gemmLowerNT("P̄ = tril(B·F̄ᵀ)", m, N, 1, b, N, fbar, N, 0, pbar, m)
+		}
+		// ā += κ·a, P̄ += κ·(P − diag(1/P_ii)).
 		for i, v := range a[l][:m] {
 			abar[i] += kappa * v
 		}
-		// F̄ = 2·F·diag(h).
-		scaleCols(lg.threads, m, N, 2, f[l], dvar[l:], L, fbar)
-		// P̄ = tril(B·F̄ᵀ) + κ·(P − diag(1/P_ii)).
-		lg.gemmLowerNT("P̄ = tril(B·F̄ᵀ)", m, N, 1, b, N, fbar, N, 0, pbar, m)
-		pl := p[l]
 		for i := 0; i < m; i++ {
 			row := pbar[i*m : i*m+m]
 			prow := pl[i*m : i*m+i+1]
@@ -437,9 +442,11 @@ func (mod *Model) blockBackward(lg *la, m int, b []float64, l0 []float64, p, a, 
 			row[i] -= kappa / prow[i]
 			clear(row[i+1:])
 		}
-		// B̄ += P·F̄.
-		lg.trmmL("B̄ += P·F̄", false, m, N, pl, m, fbar, N)
-		addTo(lg.threads, m, N, fbar, bbar)
+		if cw == 0 {
+			// B̄ += P·F̄.
+			lg.trmmL("B̄ += P·F̄", false, m, N, pl, m, fbar, N)
+			addTo(lg.threads, m, N, fbar, bbar)
+		}
 		mg := grad[muOff[l] : muOff[l]+m]
 		lgOff := grad[luOff[l]:]
 		if mod.whiten {

@@ -61,6 +61,10 @@ type config struct {
 	seed       uint64
 	colSample  int
 	priorInitQ bool
+	// colChunk sets the column chunks of the backward pass (chunks.go):
+	// 0 chooses them by the block's size, a negative value turns them
+	// off and a positive one forces that width (tests).
+	colChunk int
 }
 
 // WithWhitening selects the whitened parameterization (Appendix E): q(u′)

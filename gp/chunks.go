@@ -1,0 +1,261 @@
+package gp
+
+import (
+	"runtime"
+	"time"
+
+	gblas "gonum.org/v1/gonum/blas"
+
+	"github.com/solvegp/solvegp/blas"
+	"github.com/solvegp/solvegp/internal/parallel"
+)
+
+// Column chunks. When a variational block has few inducing points and the
+// batch has many columns (a convolutional GP's hidden layer: m = 64
+// inducing patches against N = 64 images × 576 patches), every M×N matrix
+// of the layer is tens of megabytes while each product with an m×m factor
+// costs only 2m flops per element, so a loop that makes one full pass over
+// them per operation and latent function is bound by memory bandwidth.
+// Every operation of the backward pass's loop over latent functions acts
+// on the columns independently (or sums over them), so that loop runs over
+// chunks of columns instead: each chunk of B, B̄ and the scratch F̄ stays in
+// the cache for all L latent functions, and each F_l is read once.
+
+// chunkMaxRows is the largest block (m) for which the backward pass runs in
+// column chunks; larger blocks are compute-bound and their m×m factors
+// would not stay in cache beside the chunks.
+const chunkMaxRows = 256
+
+// chunkElems is the target size m·c of one chunk of one matrix (128 KiB),
+// so that the chunks of B, B̄ and F̄ with the m×m factors fit in a core's
+// L2 cache.
+const chunkElems = 1 << 14
+
+// chunkCols returns the width of the column chunks in which blockBackward
+// runs its loop for a block of m rows and N columns, or 0 to run it over
+// whole rows.
+func (mod *Model) chunkCols(m, n int) int {
+	c := mod.cfg.colChunk
+	switch {
+	case c < 0:
+		return 0
+	case c > 0:
+		if c >= n {
+			return 0
+		}
+		return c
+	}
+	if m > chunkMaxRows {
+		return 0
+	}
+	c = min(max((chunkElems/m+7)&^7, 64), 512)
+	if n < 2*c {
+		return 0
+	}
+	return c
+}
+
+// chunkedBack is the column-chunked part of blockBackward: with G the N×L
+// matrix of marginal-mean gradients and F̄_l = 2·F_l·diag(h_l), it sets
+//
+//	B̄ = −2·B·diag(h) + [a_1 … a_L]·Gᵀ + Σ_l P_l·F̄_l
+//
+// and accumulates ā_l = B·g_l and P̄_l = tril(B·F̄_lᵀ). The columns are split
+// into parts ranges of whole chunks, one per goroutine, each with its own
+// accumulators, which are then summed in part order, so the result depends
+// on the number of parts but not on the scheduling.
+type chunkedBack struct {
+	bi                 blas.Implementation // one thread
+	m, n, l            int
+	chunk, nch, parts  int
+	b, bbar, htot, am  []float64
+	dmu, dvar          []float64
+	p, f               [][]float64
+	pbars, abars, fbar []float64 // per part: L·m·m, L·m and m·chunk values
+}
+
+// Run processes the chunks of part q.
+func (t *chunkedBack) Run(q int) {
+	m, n, L, cw := t.m, t.n, t.l, t.chunk
+	pb := t.pbars[q*L*m*m : (q+1)*L*m*m]
+	ab := t.abars[q*L*m : (q+1)*L*m]
+	fb := t.fbar[q*m*cw : (q+1)*m*cw]
+	clear(pb)
+	clear(ab)
+	for ch := q * t.nch / t.parts; ch < (q+1)*t.nch/t.parts; ch++ {
+		j0 := ch * cw
+		c := min(cw, n-j0)
+		bj, bbj := t.b[j0:], t.bbar[j0:]
+		h := t.htot[j0 : j0+c]
+		for i := 0; i < m; i++ {
+			src, dst := bj[i*n:i*n+c], bbj[i*n:i*n+c]
+			for k, v := range src {
+				dst[k] = -2 * v * h[k]
+			}
+		}
+		t.bi.Dgemm(gblas.NoTrans, gblas.Trans, m, c, L, 1, t.am, L, t.dmu[j0*L:], L, 1, bbj, n)
+		for l := 0; l < L; l++ {
+			t.bi.Dgemv(gblas.NoTrans, m, c, 1, bj, n, t.dmu[j0*L+l:], L, 1, ab[l*m:(l+1)*m], 1)
+			fl := t.f[l][j0:]
+			dv := t.dvar[j0*L+l:]
+			for i := 0; i < m; i++ {
+				src, dst := fl[i*n:i*n+c], fb[i*c:i*c+c]
+				for k, v := range src {
+					dst[k] = 2 * v * dv[k*L]
+				}
+			}
+			t.bi.Dgemmt(gblas.Lower, gblas.NoTrans, gblas.Trans, m, c, 1, bj, n, fb, c, 1, pb[l*m*m:(l+1)*m*m], m)
+			t.bi.Dtrmm(gblas.Left, gblas.Lower, gblas.NoTrans, gblas.NonUnit, m, c, 1, t.p[l], m, fb, c)
+			for i := 0; i < m; i++ {
+				src, dst := fb[i*c:i*c+c], bbj[i*n:i*n+c]
+				for k, v := range src {
+					dst[k] += v
+				}
+			}
+		}
+	}
+}
+
+// runChunkedBack runs the column-chunked loop of blockBackward with chunks
+// of cw columns and leaves P̄_l in pbars[l·m·m:] and ā_l in abars[l·m:]. It
+// records the L products P̄_l and P_l·F̄_l of the loop as separate operations
+// in the cost profile, sharing the loop's time in proportion to their
+// flops (they run interleaved).
+func (mod *Model) runChunkedBack(lg *la, cw, m int, b, bbar, am, dmu, dvar []float64, p, f [][]float64) (pbars, abars []float64) {
+	ws := &mod.ws
+	N, L := ws.n, mod.nl
+	threads := lg.threads
+	if threads <= 0 {
+		threads = runtime.GOMAXPROCS(0)
+	}
+	nch := (N + cw - 1) / cw
+	parts := max(1, min(threads, nch))
+	ws.pbarL = grow(ws.pbarL, parts*L*m*m)
+	ws.abarL = grow(ws.abarL, parts*L*m)
+	ws.fbarC = grow(ws.fbarC, parts*m*cw)
+	// The task lives in the workspace so that handing it to the worker
+	// pool does not allocate.
+	t := &ws.chunkB
+	*t = chunkedBack{bi: blas.Implementation{Threads: 1}, m: m, n: N, l: L, chunk: cw, nch: nch, parts: parts,
+		b: b, bbar: bbar, htot: ws.htot, am: am, dmu: dmu, dvar: dvar, p: p, f: f,
+		pbars: ws.pbarL, abars: ws.abarL, fbar: ws.fbarC}
+	t0 := time.Now()
+	if parts == 1 {
+		t.Run(0)
+	} else {
+		parallel.For(parts, parts, t)
+	}
+	*t = chunkedBack{} // drop the references to the caller's slices
+	pbars, abars = ws.pbarL[:L*m*m], ws.abarL[:L*m]
+	for q := 1; q < parts; q++ {
+		for i, v := range ws.pbarL[q*L*m*m : (q+1)*L*m*m] {
+			pbars[i] += v
+		}
+		for i, v := range ws.abarL[q*L*m : (q+1)*L*m] {
+			abars[i] += v
+		}
+	}
+	if lg.ops != nil {
+		mf, nf := float64(m), float64(N)
+		fp := mf * (mf + 1) * nf // tril(B·F̄ᵀ)
+		ft := mf * mf * nf       // P·F̄
+		share := time.Since(t0) / time.Duration(L)
+		tp := time.Duration(float64(share) * fp / (fp + ft))
+		for l := 0; l < L; l++ {
+			*lg.ops = append(*lg.ops,
+				Op{Class: MatMul, Pass: lg.pass, Name: "P̄ = tril(B·F̄ᵀ)", Dims: [3]int{m, m, N}, Flops: fp, Time: tp},
+				Op{Class: MatMul, Pass: lg.pass, Name: "B̄ += P·F̄", Dims: [3]int{m, N, m}, Flops: ft, Time: share - tp})
+		}
+	}
+	return pbars, abars
+}
+
+// wideForward computes the forward pass's per-latent-function products of
+// one block: for l = 0 … L−1,
+//
+//	F_l = T_lᵀ·basis,  μ_l += basisᵀ·means_l,  σ²_l += colsum(F_l²) − sq,
+//
+// with T_l the lower triangle tris[l] and sq = colsum(src²) (written to
+// sq), μ and σ² point-major with L values per point. name labels the
+// products T_lᵀ·basis in the cost profile. With few rows and many columns
+// it runs in column chunks, so that the chunk of the basis stays in cache
+// for all L functions and each F_l is written once.
+func (mod *Model) wideForward(lg *la, name string, m int, basis, src, sq []float64, tris, f, means [][]float64) {
+	ws := &mod.ws
+	N, L := ws.n, mod.nl
+	cw := mod.chunkCols(m, N)
+	if cw == 0 {
+		clear(sq[:N])
+		colSumSq(lg.threads, sq, 1, 1, m, N, src)
+		for l := 0; l < L; l++ {
+			copy(f[l], basis[:m*N])
+			lg.trmmL(name, true, m, N, tris[l], m, f[l], N)
+			lg.gemv(true, m, N, 1, basis, means[l], 1, 1, ws.mu[l:], L)
+			colSumSq(lg.threads, ws.vr[l:], L, 1, m, N, f[l])
+			for n := 0; n < N; n++ {
+				ws.vr[n*L+l] -= sq[n]
+			}
+		}
+		return
+	}
+	threads := lg.threads
+	if threads <= 0 {
+		threads = runtime.GOMAXPROCS(0)
+	}
+	nch := (N + cw - 1) / cw
+	t := &ws.chunkF
+	*t = chunkedFwd{bi: blas.Implementation{Threads: 1}, m: m, n: N, l: L, chunk: cw, nch: nch,
+		parts: max(1, min(threads, nch)), basis: basis, src: src, sq: sq, tris: tris, f: f, means: means,
+		mu: ws.mu, vr: ws.vr}
+	t0 := time.Now()
+	if t.parts == 1 {
+		t.Run(0)
+	} else {
+		parallel.For(t.parts, t.parts, t)
+	}
+	*t = chunkedFwd{}
+	if lg.ops != nil {
+		share := time.Since(t0) / time.Duration(L)
+		for l := 0; l < L; l++ {
+			*lg.ops = append(*lg.ops, Op{Class: MatMul, Pass: lg.pass, Name: name, Dims: [3]int{m, N, m},
+				Flops: float64(m) * float64(m) * float64(N), Time: share})
+		}
+	}
+}
+
+// chunkedFwd is the column-chunked loop of wideForward; its parts are
+// ranges of whole chunks, and every output column is written by one part
+// in the order of the loop over whole rows.
+type chunkedFwd struct {
+	bi                     blas.Implementation // one thread
+	m, n, l                int
+	chunk, nch, parts      int
+	basis, src, sq, mu, vr []float64
+	tris, f, means         [][]float64
+}
+
+// Run processes the chunks of part q.
+func (t *chunkedFwd) Run(q int) {
+	m, n, L, cw := t.m, t.n, t.l, t.chunk
+	for ch := q * t.nch / t.parts; ch < (q+1)*t.nch/t.parts; ch++ {
+		j0 := ch * cw
+		c := min(cw, n-j0)
+		sq := t.sq[j0 : j0+c]
+		clear(sq)
+		colSumSqRange(sq, 1, 1, m, n, t.src[j0:], 0, c)
+		bj := t.basis[j0:]
+		for l := 0; l < L; l++ {
+			fl := t.f[l][j0:]
+			for i := 0; i < m; i++ {
+				copy(fl[i*n:i*n+c], bj[i*n:i*n+c])
+			}
+			t.bi.Dtrmm(gblas.Left, gblas.Lower, gblas.Trans, gblas.NonUnit, m, c, 1, t.tris[l], m, fl, n)
+			t.bi.Dgemv(gblas.Trans, m, c, 1, bj, n, t.means[l], 1, 1, t.mu[j0*L+l:], L)
+			vr := t.vr[j0*L+l:]
+			colSumSqRange(vr, L, 1, m, n, fl, 0, c)
+			for k, v := range sq {
+				vr[k*L] -= v
+			}
+		}
+	}
+}
