@@ -16,14 +16,15 @@ import (
 // of the layer is tens of megabytes while each product with an m×m factor
 // costs only 2m flops per element, so a loop that makes one full pass over
 // them per operation and latent function is bound by memory bandwidth.
-// Every operation of the backward pass's loop over latent functions acts
-// on the columns independently (or sums over them), so that loop runs over
-// chunks of columns instead: each chunk of B, B̄ and the scratch F̄ stays in
-// the cache for all L latent functions, and each F_l is read once.
+// Every operation of the forward and backward passes' loops over latent
+// functions acts on the columns independently (or sums over them), so those
+// loops run over chunks of columns instead: each chunk of E (or B), B̄ and
+// the scratch F̄ stays in the cache for all L latent functions, and each
+// F_l is written once and read once.
 
-// chunkMaxRows is the largest block (m) for which the backward pass runs in
-// column chunks; larger blocks are compute-bound and their m×m factors
-// would not stay in cache beside the chunks.
+// chunkMaxRows is the largest block (m) whose loops run in column chunks;
+// larger blocks are compute-bound and their m×m factors would not stay in
+// cache beside the chunks.
 const chunkMaxRows = 256
 
 // chunkElems is the target size m·c of one chunk of one matrix (128 KiB),
@@ -31,9 +32,9 @@ const chunkMaxRows = 256
 // L2 cache.
 const chunkElems = 1 << 14
 
-// chunkCols returns the width of the column chunks in which blockBackward
-// runs its loop for a block of m rows and N columns, or 0 to run it over
-// whole rows.
+// chunkCols returns the width of the column chunks in which wideForward and
+// blockBackward run their loops for a block of m rows and n columns, or 0
+// to run them over whole rows.
 func (mod *Model) chunkCols(m, n int) int {
 	c := mod.cfg.colChunk
 	switch {
