@@ -353,7 +353,11 @@ func (mod *Model) ensureBackward() {
 	if mod.kind == SOLVEGP {
 		mb = max(M, M2)
 	}
-	ws.fbar = grow(ws.fbar, mb*N)
+	if mod.chunkCols(M, N) == 0 || (mod.kind == SOLVEGP && mod.chunkCols(M2, N) == 0) {
+		// The scratch F̄ of the whole-row path (the chunked one has
+		// its own, a chunk wide).
+		ws.fbar = grow(ws.fbar, mb*N)
+	}
 	ws.pbar = grow(ws.pbar, mb*mb)
 	ws.xu = grow(ws.xu, M*M)
 	ws.vecM = grow(ws.vecM, mb)
@@ -394,7 +398,7 @@ func (mod *Model) blockBackward(lg *la, m int, b []float64, l0 []float64, p, a, 
 	muOff, luOff []int, dmu, dvar []float64, kappa float64, grad, bbar, x []float64) {
 	ws := &mod.ws
 	N, L := ws.n, mod.nl
-	fbar := ws.fbar[:m*N]
+	var fbar []float64 // the whole-row path's F̄
 	pbar := ws.pbar[:m*m]
 	abar := ws.vecM[:m]
 	// B̄ = −2·B·diag(Σ_l h_l) + Σ_l (a_l·g_lᵀ + P_l·F̄_l), starting with the
@@ -415,6 +419,7 @@ func (mod *Model) blockBackward(lg *la, m int, b []float64, l0 []float64, p, a, 
 	if cw > 0 {
 		pbars, abars = mod.runChunkedBack(lg, cw, m, b, bbar, am, dmu, dvar, p, f)
 	} else {
+		fbar = ws.fbar[:m*N]
 		scaleCols(lg.threads, m, N, -2, b, ws.htot, 1, bbar)
 		lg.bi.Dgemm(gblas.NoTrans, gblas.Trans, m, N, L, 1, am, L, dmu, L, 1, bbar, N)
 	}
