@@ -56,6 +56,37 @@ func (mod *Model) chunkCols(m, n int) int {
 	return c
 }
 
+// chunkParts returns how many goroutines run a chunked loop over nch
+// chunks, each taking a range of whole chunks: the evaluation's budget
+// (≤ 0: GOMAXPROCS), at most one per chunk.
+func (l *la) chunkParts(nch int) int {
+	threads := l.threads
+	if threads <= 0 {
+		threads = runtime.GOMAXPROCS(0)
+	}
+	return max(1, min(threads, nch))
+}
+
+// recInterleaved records the operations of a chunked loop, each repeated
+// count times (once per latent function): they run interleaved, so the
+// loop's time d is shared among them in proportion to their flops.
+func (l *la) recInterleaved(d time.Duration, count int, ops ...Op) {
+	if l.ops == nil {
+		return
+	}
+	var total float64
+	for _, op := range ops {
+		total += op.Flops
+	}
+	for _, op := range ops {
+		op.Class, op.Pass = MatMul, l.pass
+		op.Time = time.Duration(float64(d) * op.Flops / total / float64(count))
+		for range count {
+			*l.ops = append(*l.ops, op)
+		}
+	}
+}
+
 // chunkedBack is the column-chunked part of blockBackward: with G the N×L
 // matrix of marginal-mean gradients and F̄_l = 2·F_l·diag(h_l), it sets
 //
@@ -120,17 +151,12 @@ func (t *chunkedBack) Run(q int) {
 // runChunkedBack runs the column-chunked loop of blockBackward with chunks
 // of cw columns and leaves P̄_l in pbars[l·m·m:] and ā_l in abars[l·m:]. It
 // records the L products P̄_l and P_l·F̄_l of the loop as separate operations
-// in the cost profile, sharing the loop's time in proportion to their
-// flops (they run interleaved).
+// in the cost profile (recInterleaved).
 func (mod *Model) runChunkedBack(lg *la, cw, m int, b, bbar, am, dmu, dvar []float64, p, f [][]float64) (pbars, abars []float64) {
 	ws := &mod.ws
 	N, L := ws.n, mod.nl
-	threads := lg.threads
-	if threads <= 0 {
-		threads = runtime.GOMAXPROCS(0)
-	}
 	nch := (N + cw - 1) / cw
-	parts := max(1, min(threads, nch))
+	parts := lg.chunkParts(nch)
 	ws.pbarL = grow(ws.pbarL, parts*L*m*m)
 	ws.abarL = grow(ws.abarL, parts*L*m)
 	ws.fbarC = grow(ws.fbarC, parts*m*cw)
@@ -141,11 +167,7 @@ func (mod *Model) runChunkedBack(lg *la, cw, m int, b, bbar, am, dmu, dvar []flo
 		b: b, bbar: bbar, htot: ws.htot, am: am, dmu: dmu, dvar: dvar, p: p, f: f,
 		pbars: ws.pbarL, abars: ws.abarL, fbar: ws.fbarC}
 	t0 := time.Now()
-	if parts == 1 {
-		t.Run(0)
-	} else {
-		parallel.For(parts, parts, t)
-	}
+	parallel.For(parts, parts, t)
 	*t = chunkedBack{} // drop the references to the caller's slices
 	pbars, abars = ws.pbarL[:L*m*m], ws.abarL[:L*m]
 	for q := 1; q < parts; q++ {
@@ -156,18 +178,10 @@ func (mod *Model) runChunkedBack(lg *la, cw, m int, b, bbar, am, dmu, dvar []flo
 			abars[i] += v
 		}
 	}
-	if lg.ops != nil {
-		mf, nf := float64(m), float64(N)
-		fp := mf * (mf + 1) * nf // tril(B·F̄ᵀ)
-		ft := mf * mf * nf       // P·F̄
-		share := time.Since(t0) / time.Duration(L)
-		tp := time.Duration(float64(share) * fp / (fp + ft))
-		for l := 0; l < L; l++ {
-			*lg.ops = append(*lg.ops,
-				Op{Class: MatMul, Pass: lg.pass, Name: "P̄ = tril(B·F̄ᵀ)", Dims: [3]int{m, m, N}, Flops: fp, Time: tp},
-				Op{Class: MatMul, Pass: lg.pass, Name: "B̄ += P·F̄", Dims: [3]int{m, N, m}, Flops: ft, Time: share - tp})
-		}
-	}
+	mf, nf := float64(m), float64(N)
+	lg.recInterleaved(time.Since(t0), L,
+		Op{Name: "P̄ = tril(B·F̄ᵀ)", Dims: [3]int{m, m, N}, Flops: mf * (mf + 1) * nf},
+		Op{Name: "B̄ += P·F̄", Dims: [3]int{m, N, m}, Flops: mf * mf * nf})
 	return pbars, abars
 }
 
@@ -199,29 +213,15 @@ func (mod *Model) wideForward(lg *la, name string, m int, basis, src, sq []float
 		}
 		return
 	}
-	threads := lg.threads
-	if threads <= 0 {
-		threads = runtime.GOMAXPROCS(0)
-	}
 	nch := (N + cw - 1) / cw
 	t := &ws.chunkF
 	*t = chunkedFwd{bi: blas.Implementation{Threads: 1}, m: m, n: N, l: L, chunk: cw, nch: nch,
-		parts: max(1, min(threads, nch)), basis: basis, src: src, sq: sq, tris: tris, f: f, means: means,
+		parts: lg.chunkParts(nch), basis: basis, src: src, sq: sq, tris: tris, f: f, means: means,
 		mu: ws.mu, vr: ws.vr}
 	t0 := time.Now()
-	if t.parts == 1 {
-		t.Run(0)
-	} else {
-		parallel.For(t.parts, t.parts, t)
-	}
+	parallel.For(t.parts, t.parts, t)
 	*t = chunkedFwd{}
-	if lg.ops != nil {
-		share := time.Since(t0) / time.Duration(L)
-		for l := 0; l < L; l++ {
-			*lg.ops = append(*lg.ops, Op{Class: MatMul, Pass: lg.pass, Name: name, Dims: [3]int{m, N, m},
-				Flops: float64(m) * float64(m) * float64(N), Time: share})
-		}
-	}
+	lg.recInterleaved(time.Since(t0), L, Op{Name: name, Dims: [3]int{m, N, m}, Flops: float64(m) * float64(m) * float64(N)})
 }
 
 // chunkedFwd is the column-chunked loop of wideForward; its parts are
