@@ -188,14 +188,15 @@ func (mod *Model) runChunkedBack(lg *la, cw, m int, b, bbar, am, dmu, dvar []flo
 // wideForward computes the forward pass's per-latent-function products of
 // one block: for l = 0 … L−1,
 //
-//	F_l = T_lᵀ·basis,  μ_l += basisᵀ·means_l,  σ²_l += colsum(F_l²) − sq,
+//	F_l = T_lᵀ·basis,  μ_l += basisᵀ·m_l,  σ²_l += colsum(F_l²) − sq,
 //
-// with T_l the lower triangle tris[l] and sq = colsum(src²) (written to
-// sq), μ and σ² point-major with L values per point. name labels the
+// with T_l the lower triangle tris[l], m_l the m parameters at meanOff[l]
+// and sq = colsum(src²) (written to sq), μ and σ² point-major with L values
+// per point. name labels the
 // products T_lᵀ·basis in the cost profile. With few rows and many columns
 // it runs in column chunks, so that the chunk of the basis stays in cache
 // for all L functions and each F_l is written once.
-func (mod *Model) wideForward(lg *la, name string, m int, basis, src, sq []float64, tris, f, means [][]float64) {
+func (mod *Model) wideForward(lg *la, name string, m int, basis, src, sq []float64, tris, f [][]float64, meanOff []int) {
 	ws := &mod.ws
 	N, L := ws.n, mod.nl
 	cw := mod.chunkCols(m, N)
@@ -205,7 +206,7 @@ func (mod *Model) wideForward(lg *la, name string, m int, basis, src, sq []float
 		for l := 0; l < L; l++ {
 			copy(f[l], basis[:m*N])
 			lg.trmmL(name, true, m, N, tris[l], m, f[l], N)
-			lg.gemv(true, m, N, 1, basis, means[l], 1, 1, ws.mu[l:], L)
+			lg.gemv(true, m, N, 1, basis, mod.theta[meanOff[l]:meanOff[l]+m], 1, 1, ws.mu[l:], L)
 			colSumSq(lg.threads, ws.vr[l:], L, 1, m, N, f[l])
 			for n := 0; n < N; n++ {
 				ws.vr[n*L+l] -= sq[n]
@@ -216,7 +217,7 @@ func (mod *Model) wideForward(lg *la, name string, m int, basis, src, sq []float
 	nch := (N + cw - 1) / cw
 	t := &ws.chunkF
 	*t = chunkedFwd{bi: blas.Implementation{Threads: 1}, m: m, n: N, l: L, chunk: cw, nch: nch,
-		parts: lg.chunkParts(nch), basis: basis, src: src, sq: sq, tris: tris, f: f, means: means,
+		parts: lg.chunkParts(nch), basis: basis, src: src, sq: sq, tris: tris, f: f, theta: mod.theta, meanOff: meanOff,
 		mu: ws.mu, vr: ws.vr}
 	t0 := time.Now()
 	parallel.For(t.parts, t.parts, t)
@@ -232,7 +233,9 @@ type chunkedFwd struct {
 	m, n, l                int
 	chunk, nch, parts      int
 	basis, src, sq, mu, vr []float64
-	tris, f, means         [][]float64
+	theta                  []float64
+	meanOff                []int
+	tris, f                [][]float64
 }
 
 // Run processes the chunks of part q.
@@ -251,7 +254,7 @@ func (t *chunkedFwd) Run(q int) {
 				copy(fl[i*n:i*n+c], bj[i*n:i*n+c])
 			}
 			t.bi.Dtrmm(gblas.Left, gblas.Lower, gblas.Trans, gblas.NonUnit, m, c, 1, t.tris[l], m, fl, n)
-			t.bi.Dgemv(gblas.Trans, m, c, 1, bj, n, t.means[l], 1, 1, t.mu[j0*L+l:], L)
+			t.bi.Dgemv(gblas.Trans, m, c, 1, bj, n, t.theta[t.meanOff[l]:t.meanOff[l]+m], 1, 1, t.mu[j0*L+l:], L)
 			vr := t.vr[j0*L+l:]
 			colSumSqRange(vr, L, 1, m, n, fl, 0, c)
 			for k, v := range sq {

@@ -25,7 +25,6 @@ type workspace struct {
 	kuu, kuf, b, e, kff, bsq []float64
 	lu, f, pu, au            [][]float64
 	puRef, auRef             [][]float64
-	muRef, mvRef             [][]float64 // the means m_l of q(u) and q(v⊥), in theta
 
 	kuv, a, kvv, cvv, kvf, cvf, dm, gm, dsq []float64
 	lv, h, pv, av                           [][]float64
@@ -96,8 +95,6 @@ func (mod *Model) ensure(n int) {
 		ws.auRef = make([][]float64, L)
 		ws.pvRef = make([][]float64, L)
 		ws.avRef = make([][]float64, L)
-		ws.muRef = make([][]float64, L)
-		ws.mvRef = make([][]float64, L)
 	}
 	switch mod.kind {
 	case SOLVEGP:
@@ -218,7 +215,6 @@ func (mod *Model) forward(x *mat.Dense) error {
 	for l := 0; l < L; l++ {
 		unpackTri(ws.lu[l], M, mod.theta[mod.layout.LU[l]:])
 		mvec := mod.theta[mod.layout.MU[l] : mod.layout.MU[l]+M]
-		ws.muRef[l] = mvec
 		if mod.whiten {
 			ws.puRef[l], ws.auRef[l] = ws.lu[l], mvec
 		} else {
@@ -234,7 +230,7 @@ func (mod *Model) forward(x *mat.Dense) error {
 	if mod.whiten {
 		fname = "F = Luᵀ·B"
 	}
-	mod.wideForward(&lg, fname, M, basis, ws.b, ws.bsq, ws.lu, ws.f, ws.muRef)
+	mod.wideForward(&lg, fname, M, basis, ws.b, ws.bsq, ws.lu, ws.f, mod.layout.MU)
 	ws.klv = 0
 	ws.jitV = 0
 	switch mod.kind {
@@ -280,7 +276,6 @@ func (mod *Model) forwardSOLVE(lg *la, x *mat.Dense) error {
 	for l := 0; l < L; l++ {
 		unpackTri(ws.lv[l], M2, mod.theta[mod.layout.LV[l]:])
 		mvec := mod.theta[mod.layout.MV[l] : mod.layout.MV[l]+M2]
-		ws.mvRef[l] = mvec
 		if mod.whiten {
 			ws.pvRef[l], ws.avRef[l] = ws.lv[l], mvec
 		} else {
@@ -296,7 +291,7 @@ func (mod *Model) forwardSOLVE(lg *la, x *mat.Dense) error {
 	if mod.whiten {
 		hname = "H = Lvᵀ·D"
 	}
-	mod.wideForward(lg, hname, M2, basis, ws.dm, ws.dsq, ws.lv, ws.h, ws.mvRef)
+	mod.wideForward(lg, hname, M2, basis, ws.dm, ws.dsq, ws.lv, ws.h, mod.layout.MV)
 	return nil
 }
 
