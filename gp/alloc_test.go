@@ -53,12 +53,13 @@ func TestStepAllocations(t *testing.T) {
 		threads    int
 		m, m2, n   int
 		stationary bool // Matérn-3/2 kernel of package kernel and a Gaussian likelihood
+		chunk      int  // forced column-chunk width (0: automatic)
 	}
 	sizes := []size{
 		{threads: 1, m: 100, m2: 70, n: 120}, // M above chol's adjoint recursion cutoff (96)
 		{threads: 2, m: 300, m2: 260, n: 280},
-		{threads: 1, m: 64, m2: 48, n: 800}, // column chunks (chunks.go) in both blocks
-		{threads: 2, m: 64, m2: 48, n: 800},
+		{threads: 1, m: 40, m2: 24, n: 120, chunk: 32}, // column chunks (chunks.go) in both blocks
+		{threads: 2, m: 40, m2: 24, n: 120, chunk: 32},
 	}
 	if !testing.Short() {
 		sizes = append(sizes, size{threads: 1, m: 300, m2: 260, n: 600, stationary: true},
@@ -78,6 +79,9 @@ func TestStepAllocations(t *testing.T) {
 				continue
 			}
 			name := fmt.Sprintf("threads=%d/M=%d/%v", sz.threads, sz.m, c)
+			if sz.chunk > 0 {
+				name += fmt.Sprintf("/chunk=%d", sz.chunk)
+			}
 			if sz.stationary {
 				name += "/matern32"
 			}
@@ -89,7 +93,7 @@ func TestStepAllocations(t *testing.T) {
 				} else {
 					mod = buildModel(t, c, rng, 3, sz.m, sz.m2)
 				}
-				mod.cfg.threads = sz.threads
+				mod.cfg.threads, mod.cfg.colChunk = sz.threads, sz.chunk
 				stepAllocations(t, mod, sz.n)
 			})
 		}

@@ -57,9 +57,9 @@ func TestColumnChunks(t *testing.T) {
 		}
 		t.Run(fmt.Sprintf("%v/finite-differences", c), func(t *testing.T) {
 			mod.cfg.colChunk, mod.cfg.threads = 8, 2
-			idx := make([]int, mod.NumParams())
-			for i := range idx {
-				idx[i] = i
+			var idx []int // every third parameter, each group included
+			for i := 0; i < mod.NumParams(); i += 3 {
+				idx = append(idx, i)
 			}
 			checkGrad(t, mod, x, y, 200, idx, 1e-5)
 		})
