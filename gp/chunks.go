@@ -21,6 +21,14 @@ import (
 // loops run over chunks of columns instead: each chunk of E (or B), B̄ and
 // the scratch F̄ stays in the cache for all L latent functions, and each
 // F_l is written once and read once.
+//
+// The matrices F_l, which only these two loops use, are then stored chunk
+// by chunk: the m×c chunk of F_l that starts at column j0 is row-major with
+// row stride c at F_l[m·j0 : m·(j0+c)], so that each chunk is one
+// contiguous block. With row stride N instead, reading a chunk back in the
+// backward pass meant m short runs 8·N bytes apart, which the hardware
+// prefetchers do not follow: that read, and the scaling that consumes it,
+// were 10% of a two-layer convolutional GP's step.
 
 // chunkMaxRows is the largest block (m) whose loops run in column chunks;
 // larger blocks are compute-bound and their m×m factors would not stay in
@@ -102,8 +110,8 @@ type chunkedBack struct {
 	chunk, nch, parts  int
 	b, bbar, htot, am  []float64
 	dmu, dvar          []float64
-	p, f               [][]float64
-	pbars, abars, fbar []float64 // per part: L·m·m, L·m and m·chunk values
+	p, f               [][]float64 // f: F_l stored by chunks
+	pbars, abars, fbar []float64   // per part: L·m·m, L·m and (m+1)·chunk values
 }
 
 // Run processes the chunks of part q.
@@ -111,7 +119,8 @@ func (t *chunkedBack) Run(q int) {
 	m, n, L, cw := t.m, t.n, t.l, t.chunk
 	pb := t.pbars[q*L*m*m : (q+1)*L*m*m]
 	ab := t.abars[q*L*m : (q+1)*L*m]
-	fb := t.fbar[q*m*cw : (q+1)*m*cw]
+	fb := t.fbar[q*(m+1)*cw : q*(m+1)*cw+m*cw]
+	w := t.fbar[q*(m+1)*cw+m*cw : (q+1)*(m+1)*cw] // h_l of the chunk's columns
 	clear(pb)
 	clear(ab)
 	for ch := q * t.nch / t.parts; ch < (q+1)*t.nch/t.parts; ch++ {
@@ -128,12 +137,15 @@ func (t *chunkedBack) Run(q int) {
 		t.bi.Dgemm(gblas.NoTrans, gblas.Trans, m, c, L, 1, t.am, L, t.dmu[j0*L:], L, 1, bbj, n)
 		for l := 0; l < L; l++ {
 			t.bi.Dgemv(gblas.NoTrans, m, c, 1, bj, n, t.dmu[j0*L+l:], L, 1, ab[l*m:(l+1)*m], 1)
-			fl := t.f[l][j0:]
-			dv := t.dvar[j0*L+l:]
+			fl := t.f[l][m*j0 : m*(j0+c)]
+			w := w[:c]
+			for k := range w {
+				w[k] = t.dvar[(j0+k)*L+l]
+			}
 			for i := 0; i < m; i++ {
-				src, dst := fl[i*n:i*n+c], fb[i*c:i*c+c]
+				src, dst := fl[i*c:i*c+c], fb[i*c:i*c+c]
 				for k, v := range src {
-					dst[k] = 2 * v * dv[k*L]
+					dst[k] = 2 * v * w[k]
 				}
 			}
 			t.bi.Dgemmt(gblas.Lower, gblas.NoTrans, gblas.Trans, m, c, 1, bj, n, fb, c, 1, pb[l*m*m:(l+1)*m*m], m)
@@ -159,7 +171,7 @@ func (mod *Model) runChunkedBack(lg *la, cw, m int, b, bbar, am, dmu, dvar []flo
 	parts := lg.chunkParts(nch)
 	ws.pbarL = grow(ws.pbarL, parts*L*m*m)
 	ws.abarL = grow(ws.abarL, parts*L*m)
-	ws.fbarC = grow(ws.fbarC, parts*m*cw)
+	ws.fbarC = grow(ws.fbarC, parts*(m+1)*cw)
 	// The task lives in the workspace so that handing it to the worker
 	// pool does not allocate.
 	t := &ws.chunkB
@@ -192,10 +204,11 @@ func (mod *Model) runChunkedBack(lg *la, cw, m int, b, bbar, am, dmu, dvar []flo
 //
 // with T_l the lower triangle tris[l], m_l the m parameters at meanOff[l]
 // and sq = colsum(src²) (written to sq), μ and σ² point-major with L values
-// per point. name labels the
-// products T_lᵀ·basis in the cost profile. With few rows and many columns
-// it runs in column chunks, so that the chunk of the basis stays in cache
-// for all L functions and each F_l is written once.
+// per point. name labels the products T_lᵀ·basis in the cost profile.
+// With few rows and many columns it runs in column chunks, so that the
+// chunk of the basis stays in cache for all L functions and each F_l is
+// written once, and stores F_l by chunks (see the top of this file);
+// otherwise F_l is row-major m×N.
 func (mod *Model) wideForward(lg *la, name string, m int, basis, src, sq []float64, tris, f [][]float64, meanOff []int) {
 	ws := &mod.ws
 	N, L := ws.n, mod.nl
@@ -249,14 +262,14 @@ func (t *chunkedFwd) Run(q int) {
 		colSumSqRange(sq, 1, 1, m, n, t.src[j0:], 0, c)
 		bj := t.basis[j0:]
 		for l := 0; l < L; l++ {
-			fl := t.f[l][j0:]
+			fl := t.f[l][m*j0 : m*(j0+c)]
 			for i := 0; i < m; i++ {
-				copy(fl[i*n:i*n+c], bj[i*n:i*n+c])
+				copy(fl[i*c:i*c+c], bj[i*n:i*n+c])
 			}
-			t.bi.Dtrmm(gblas.Left, gblas.Lower, gblas.Trans, gblas.NonUnit, m, c, 1, t.tris[l], m, fl, n)
+			t.bi.Dtrmm(gblas.Left, gblas.Lower, gblas.Trans, gblas.NonUnit, m, c, 1, t.tris[l], m, fl, c)
 			t.bi.Dgemv(gblas.Trans, m, c, 1, bj, n, t.theta[t.meanOff[l]:t.meanOff[l]+m], 1, 1, t.mu[j0*L+l:], L)
 			vr := t.vr[j0*L+l:]
-			colSumSqRange(vr, L, 1, m, n, fl, 0, c)
+			colSumSqRange(vr, L, 1, m, c, fl, 0, c)
 			for k, v := range sq {
 				vr[k*L] -= v
 			}

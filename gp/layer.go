@@ -388,7 +388,8 @@ func (mod *Model) ensureBackward() {
 // with B = L0⁻¹·K_f, a_l = L0⁻¹·m_l and P_l = L0⁻¹·L_l (unwhitened) or
 // a_l = m_l, P_l = L_l (whitened). It overwrites bbar with B̄ and x with X
 // such that the adjoint of L0 through a_l and P_l is −L0⁻ᵀ·X, and adds the
-// gradients of m_l and L_l into grad.
+// gradients of m_l and L_l into grad. f holds F_l = P_lᵀ·B as wideForward
+// stored them (by chunks when chunkCols(m, N) > 0).
 func (mod *Model) blockBackward(lg *la, m int, b []float64, l0 []float64, p, a, f [][]float64,
 	muOff, luOff []int, dmu, dvar []float64, kappa float64, grad, bbar, x []float64) {
 	ws := &mod.ws
