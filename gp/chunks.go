@@ -6,6 +6,7 @@ import (
 
 	gblas "gonum.org/v1/gonum/blas"
 
+	"github.com/solvegp/solvegp/asm"
 	"github.com/solvegp/solvegp/blas"
 	"github.com/solvegp/solvegp/internal/parallel"
 )
@@ -29,6 +30,9 @@ import (
 // backward pass meant m short runs 8·N bytes apart, which the hardware
 // prefetchers do not follow: that read, and the scaling that consumes it,
 // were 10% of a two-layer convolutional GP's step.
+//
+// The products with the m×m triangles inside the loops call the GEMM
+// micro-kernel directly on operands packed once (chunkkern.go).
 
 // chunkMaxRows is the largest block (m) whose loops run in column chunks;
 // larger blocks are compute-bound and their m×m factors would not stay in
@@ -105,22 +109,41 @@ func (l *la) recInterleaved(d time.Duration, count int, ops ...Op) {
 // accumulators, which are then summed in part order, so the result depends
 // on the number of parts but not on the scheduling.
 type chunkedBack struct {
-	bi                 blas.Implementation // one thread
-	m, n, l            int
-	chunk, nch, parts  int
-	b, bbar, htot, am  []float64
-	dmu, dvar          []float64
-	p, f               [][]float64 // f: F_l stored by chunks
-	pbars, abars, fbar []float64   // per part: L·m·m, L·m and (m+1)·chunk values
+	be                *asm.Backend
+	bi                blas.Implementation // one thread, on be
+	m, n, l           int
+	chunk, nch, parts int
+	b, bbar, htot, am []float64
+	dmu, dvar         []float64
+	p                 []float64   // the L triangles P_l, packed (packTriPanels)
+	f                 [][]float64 // F_l stored by chunks
+	pbars, abars      []float64   // per part: L·m·m and L·m values
+	scratch           []float64   // per part: per values (backScratch)
+	per               int
+}
+
+// backScratch returns the scratch values one part of chunkedBack uses: F̄
+// (m·cw), h_l of a chunk (cw), the chunk of B packed as row panels, F̄ᵀ and
+// F̄ packed as column panels, and a kernel tile.
+func backScratch(mr, nr, m, cw int) int {
+	return m*cw + cw + (m+mr-1)/mr*mr*cw + (m+nr-1)/nr*nr*cw + (cw+nr-1)/nr*nr*m + mr*nr
 }
 
 // Run processes the chunks of part q.
 func (t *chunkedBack) Run(q int) {
 	m, n, L, cw := t.m, t.n, t.l, t.chunk
+	be := t.be
+	mr, nr := be.MR(), be.NR()
 	pb := t.pbars[q*L*m*m : (q+1)*L*m*m]
 	ab := t.abars[q*L*m : (q+1)*L*m]
-	fb := t.fbar[q*(m+1)*cw : q*(m+1)*cw+m*cw]
-	w := t.fbar[q*(m+1)*cw+m*cw : (q+1)*(m+1)*cw] // h_l of the chunk's columns
+	s := t.scratch[q*t.per : (q+1)*t.per]
+	cut := func(k int) []float64 { v := s[:k]; s = s[k:]; return v }
+	fb, w := cut(m*cw), cut(cw) // F̄_l and h_l of the chunk's columns
+	pbA := cut((m + mr - 1) / mr * mr * cw)
+	pfT := cut((m + nr - 1) / nr * nr * cw)
+	pf := cut((cw + nr - 1) / nr * nr * m)
+	tile := cut(mr * nr)
+	tri := triPanels(mr, m)
 	clear(pb)
 	clear(ab)
 	for ch := q * t.nch / t.parts; ch < (q+1)*t.nch/t.parts; ch++ {
@@ -135,6 +158,7 @@ func (t *chunkedBack) Run(q int) {
 			}
 		}
 		t.bi.Dgemm(gblas.NoTrans, gblas.Trans, m, c, L, 1, t.am, L, t.dmu[j0*L:], L, 1, bbj, n)
+		asm.PackA(mr, pbA, bj, n, false, m, c)
 		for l := 0; l < L; l++ {
 			t.bi.Dgemv(gblas.NoTrans, m, c, 1, bj, n, t.dmu[j0*L+l:], L, 1, ab[l*m:(l+1)*m], 1)
 			fl := t.f[l][m*j0 : m*(j0+c)]
@@ -142,18 +166,32 @@ func (t *chunkedBack) Run(q int) {
 			for k := range w {
 				w[k] = t.dvar[(j0+k)*L+l]
 			}
+			fb := fb[:m*c]
 			for i := 0; i < m; i++ {
 				src, dst := fl[i*c:i*c+c], fb[i*c:i*c+c]
 				for k, v := range src {
 					dst[k] = 2 * v * w[k]
 				}
 			}
-			t.bi.Dgemmt(gblas.Lower, gblas.NoTrans, gblas.Trans, m, c, 1, bj, n, fb, c, 1, pb[l*m*m:(l+1)*m*m], m)
-			t.bi.Dtrmm(gblas.Left, gblas.Lower, gblas.NoTrans, gblas.NonUnit, m, c, 1, t.p[l], m, fb, c)
-			for i := 0; i < m; i++ {
-				src, dst := fb[i*c:i*c+c], bbj[i*n:i*n+c]
-				for k, v := range src {
-					dst[k] += v
+			// P̄_l += B·F̄_lᵀ on the tiles that meet the lower triangle
+			// (runChunkedBack clears the rest).
+			asm.PackB(nr, pfT, fb, c, true, c, m)
+			pbl := pb[l*m*m : (l+1)*m*m]
+			for i0 := 0; i0 < m; i0 += mr {
+				rows := min(mr, m-i0)
+				for jc := 0; jc < i0+rows; jc += nr {
+					tileMul(be, rows, min(nr, m-jc), c, pbA[i0*c:], pfT[jc*c:], 1, pbl[i0*m+jc:], m, tile)
+				}
+			}
+			// B̄ += P_l·F̄_l: row tile i0 of the lower triangle P_l is
+			// zero from column i0+MR on.
+			asm.PackB(nr, pf, fb, c, false, m, c)
+			pl := t.p[l*tri : (l+1)*tri]
+			for jc := 0; jc < c; jc += nr {
+				bp := pf[jc*m : jc*m+nr*m]
+				for i0 := 0; i0 < m; i0 += mr {
+					rows := min(mr, m-i0)
+					tileMul(be, rows, min(nr, c-jc), min(m, i0+rows), pl[i0*m:], bp, 1, bbj[i0*n+jc:], n, tile)
 				}
 			}
 		}
@@ -169,15 +207,22 @@ func (mod *Model) runChunkedBack(lg *la, cw, m int, b, bbar, am, dmu, dvar []flo
 	N, L := ws.n, mod.nl
 	nch := (N + cw - 1) / cw
 	parts := lg.chunkParts(nch)
+	be := lg.bi.KernelBackend()
+	mr, nr := be.MR(), be.NR()
 	ws.pbarL = grow(ws.pbarL, parts*L*m*m)
 	ws.abarL = grow(ws.abarL, parts*L*m)
-	ws.fbarC = grow(ws.fbarC, parts*(m+1)*cw)
+	ws.triC = grow(ws.triC, L*triPanels(mr, m))
+	for l := 0; l < L; l++ {
+		packTriPanels(mr, ws.triC[l*triPanels(mr, m):], p[l], m, false)
+	}
+	per := backScratch(mr, nr, m, cw)
+	ws.fbarC = grow(ws.fbarC, parts*per)
 	// The task lives in the workspace so that handing it to the worker
 	// pool does not allocate.
 	t := &ws.chunkB
-	*t = chunkedBack{bi: blas.Implementation{Threads: 1}, m: m, n: N, l: L, chunk: cw, nch: nch, parts: parts,
-		b: b, bbar: bbar, htot: ws.htot, am: am, dmu: dmu, dvar: dvar, p: p, f: f,
-		pbars: ws.pbarL, abars: ws.abarL, fbar: ws.fbarC}
+	*t = chunkedBack{be: be, bi: blas.Implementation{Threads: 1, Backend: be}, m: m, n: N, l: L, chunk: cw, nch: nch,
+		parts: parts, b: b, bbar: bbar, htot: ws.htot, am: am, dmu: dmu, dvar: dvar, p: ws.triC, f: f,
+		pbars: ws.pbarL, abars: ws.abarL, scratch: ws.fbarC, per: per}
 	t0 := time.Now()
 	parallel.For(parts, parts, t)
 	*t = chunkedBack{} // drop the references to the caller's slices
@@ -188,6 +233,12 @@ func (mod *Model) runChunkedBack(lg *la, cw, m int, b, bbar, am, dmu, dvar []flo
 		}
 		for i, v := range ws.abarL[q*L*m : (q+1)*L*m] {
 			abars[i] += v
+		}
+	}
+	// The diagonal tiles of P̄_l also wrote above the diagonal.
+	for l := 0; l < L; l++ {
+		for i := 0; i < m; i++ {
+			clear(pbars[l*m*m+i*m+i+1 : l*m*m+i*m+m])
 		}
 	}
 	mf, nf := float64(m), float64(N)
@@ -228,32 +279,54 @@ func (mod *Model) wideForward(lg *la, name string, m int, basis, src, sq []float
 		return
 	}
 	nch := (N + cw - 1) / cw
+	parts := lg.chunkParts(nch)
+	be := lg.bi.KernelBackend()
+	mr, nr := be.MR(), be.NR()
+	ws.triC = grow(ws.triC, L*triPanels(mr, m))
+	for l := 0; l < L; l++ {
+		packTriPanels(mr, ws.triC[l*triPanels(mr, m):], tris[l], m, true)
+	}
+	per := fwdScratch(mr, nr, m, cw)
+	ws.fwdC = grow(ws.fwdC, parts*per)
 	t := &ws.chunkF
-	*t = chunkedFwd{bi: blas.Implementation{Threads: 1}, m: m, n: N, l: L, chunk: cw, nch: nch,
-		parts: lg.chunkParts(nch), basis: basis, src: src, sq: sq, tris: tris, f: f, theta: mod.theta, meanOff: meanOff,
-		mu: ws.mu, vr: ws.vr}
+	*t = chunkedFwd{be: be, bi: blas.Implementation{Threads: 1, Backend: be}, m: m, n: N, l: L, chunk: cw, nch: nch,
+		parts: parts, basis: basis, src: src, sq: sq, tris: ws.triC, f: f, theta: mod.theta, meanOff: meanOff,
+		mu: ws.mu, vr: ws.vr, scratch: ws.fwdC, per: per}
 	t0 := time.Now()
 	parallel.For(t.parts, t.parts, t)
 	*t = chunkedFwd{}
 	lg.recInterleaved(time.Since(t0), L, Op{Name: name, Dims: [3]int{m, N, m}, Flops: float64(m) * float64(m) * float64(N)})
 }
 
+// fwdScratch returns the scratch values one part of chunkedFwd uses: the
+// packed chunk of the basis and a kernel tile.
+func fwdScratch(mr, nr, m, cw int) int { return (cw+nr-1)/nr*nr*m + mr*nr }
+
 // chunkedFwd is the column-chunked loop of wideForward; its parts are
 // ranges of whole chunks, and every output column is written by one part
 // in the order of the loop over whole rows.
 type chunkedFwd struct {
-	bi                     blas.Implementation // one thread
+	be                     *asm.Backend
+	bi                     blas.Implementation // one thread, on be
 	m, n, l                int
 	chunk, nch, parts      int
 	basis, src, sq, mu, vr []float64
 	theta                  []float64
 	meanOff                []int
-	tris, f                [][]float64
+	tris                   []float64 // the L triangles T_lᵀ, packed (packTriPanels)
+	f                      [][]float64
+	scratch                []float64 // per part: per values (fwdScratch)
+	per                    int
 }
 
 // Run processes the chunks of part q.
 func (t *chunkedFwd) Run(q int) {
 	m, n, L, cw := t.m, t.n, t.l, t.chunk
+	be := t.be
+	mr, nr := be.MR(), be.NR()
+	scratch := t.scratch[q*t.per : (q+1)*t.per]
+	pe, tile := scratch[:(cw+nr-1)/nr*nr*m], scratch[(cw+nr-1)/nr*nr*m:]
+	tri := triPanels(mr, m)
 	for ch := q * t.nch / t.parts; ch < (q+1)*t.nch/t.parts; ch++ {
 		j0 := ch * cw
 		c := min(cw, n-j0)
@@ -261,12 +334,18 @@ func (t *chunkedFwd) Run(q int) {
 		clear(sq)
 		colSumSqRange(sq, 1, 1, m, n, t.src[j0:], 0, c)
 		bj := t.basis[j0:]
+		asm.PackB(nr, pe, bj, n, false, m, c)
 		for l := 0; l < L; l++ {
+			// F_l = T_lᵀ·basis: row tile i0 of the upper triangle T_lᵀ
+			// is zero before column i0.
 			fl := t.f[l][m*j0 : m*(j0+c)]
-			for i := 0; i < m; i++ {
-				copy(fl[i*c:i*c+c], bj[i*n:i*n+c])
+			tl := t.tris[l*tri : (l+1)*tri]
+			for jc := 0; jc < c; jc += nr {
+				bp := pe[jc*m : jc*m+nr*m]
+				for i0 := 0; i0 < m; i0 += mr {
+					tileMul(be, min(mr, m-i0), min(nr, c-jc), m-i0, tl[i0*m+i0*mr:], bp[i0*nr:], 0, fl[i0*c+jc:], c, tile)
+				}
 			}
-			t.bi.Dtrmm(gblas.Left, gblas.Lower, gblas.Trans, gblas.NonUnit, m, c, 1, t.tris[l], m, fl, c)
 			t.bi.Dgemv(gblas.Trans, m, c, 1, bj, n, t.theta[t.meanOff[l]:t.meanOff[l]+m], 1, 1, t.mu[j0*L+l:], L)
 			vr := t.vr[j0*L+l:]
 			colSumSqRange(vr, L, 1, m, c, fl, 0, c)

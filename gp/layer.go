@@ -48,6 +48,7 @@ type workspace struct {
 	// The column-chunked loop's accumulators P̄_l and ā_l and its F̄ chunk,
 	// one set per goroutine (chunks.go).
 	pbarL, abarL, fbarC     []float64
+	triC, fwdC              []float64 // chunked loops: packed triangles, per-part scratch
 	chunkF                  chunkedFwd
 	chunkB                  chunkedBack
 	kuvbar, kvfbar, kvsbar  []float64

@@ -1,0 +1,63 @@
+package gp
+
+import "github.com/solvegp/solvegp/asm"
+
+// Micro-kernel products for the column-chunked loops (chunks.go). Their
+// operands are small (m ≤ 256 rows, a chunk of c ≤ 512 columns) and each
+// is used L times per chunk, so the loops pack every operand once, in the
+// micro-kernels' panel formats (asm.PackA, asm.PackB), and call the kernel
+// tile by tile: the chunk of E or B for all L latent functions, the
+// triangles T_lᵀ and P_l for all chunks, and F̄_l for its two products.
+// Going through the blas routines instead repacked the shared operands in
+// every call and wrote P_l·F̄_l to scratch before adding it to B̄.
+
+// triPanels returns the number of values packTriPanels writes for an m×m
+// triangle with kernel row tiles of mr rows.
+func triPanels(mr, m int) int { return (m + mr - 1) / mr * mr * m }
+
+// packTriPanels packs the m×m triangle op(T) into the micro-kernel's row panels
+// (asm.PackA), for a lower triangle T stored row-major with stride m:
+// op(T) = Tᵀ, upper, when upper is true, and T otherwise. Entries outside
+// the triangle are packed as zeros, whatever T holds there.
+func packTriPanels(mr int, dst, t []float64, m int, upper bool) {
+	asm.PackA(mr, dst, t, m, upper, m, m)
+	for i0 := 0; i0 < m; i0 += mr {
+		panel := dst[i0*m : i0*m+mr*m]
+		for r := 0; r < min(mr, m-i0); r++ {
+			i := i0 + r
+			if upper {
+				for k := 0; k < i; k++ {
+					panel[k*mr+r] = 0
+				}
+			} else {
+				for k := i + 1; k < m; k++ {
+					panel[k*mr+r] = 0
+				}
+			}
+		}
+	}
+}
+
+// tileMul sets the rows×cols block C (row stride ldc) to beta·C + A·B, with
+// A the k columns of one packed row panel and B the k rows of one packed
+// column panel, beta 0 or 1. Blocks narrower than the kernel's tile, or
+// rows too close together for it, go through the scratch tile (MR·NR
+// values).
+func tileMul(be *asm.Backend, rows, cols, k int, a, b []float64, beta float64, c []float64, ldc int, tile []float64) {
+	nr := be.NR()
+	if cols == nr && ldc >= nr {
+		be.KernelRowsNoCheck(rows, k, 1, a, b, beta, c, ldc)
+		return
+	}
+	be.KernelRowsNoCheck(rows, k, 1, a, b, 0, tile, nr)
+	for r := 0; r < rows; r++ {
+		src, dst := tile[r*nr:r*nr+cols], c[r*ldc:r*ldc+cols]
+		if beta == 0 {
+			copy(dst, src)
+			continue
+		}
+		for j, v := range src {
+			dst[j] += v
+		}
+	}
+}
