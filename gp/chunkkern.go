@@ -11,9 +11,10 @@ import "github.com/solvegp/solvegp/asm"
 // Going through the blas routines instead repacked the shared operands in
 // every call and wrote P_l·F̄_l to scratch before adding it to B̄.
 
-// triPanels returns the number of values packTriPanels writes for an m×m
-// triangle with kernel row tiles of mr rows.
-func triPanels(mr, m int) int { return (m + mr - 1) / mr * mr * m }
+// packedLen returns the number of values asm.PackA or asm.PackB writes for
+// n rows (or columns) of depth k in panels of w: the last panel is padded.
+// packTriPanels writes packedLen(mr, m, m) values.
+func packedLen(w, n, k int) int { return (n + w - 1) / w * w * k }
 
 // packTriPanels packs the m×m triangle op(T) into the micro-kernel's row panels
 // (asm.PackA), for a lower triangle T stored row-major with stride m:

@@ -38,7 +38,7 @@ func TestTriangleTiles(t *testing.T) {
 						for i := range c0 {
 							c0[i] = rng.NormFloat64()
 						}
-						pt := make([]float64, triPanels(mr, m))
+						pt := make([]float64, packedLen(mr, m, m))
 						packTriPanels(mr, pt, tri, m, upper)
 						px := make([]float64, (c+nr-1)/nr*nr*m)
 						asm.PackB(nr, px, x, c, false, m, c)

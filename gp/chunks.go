@@ -109,8 +109,7 @@ func (l *la) recInterleaved(d time.Duration, count int, ops ...Op) {
 // accumulators, which are then summed in part order, so the result depends
 // on the number of parts but not on the scheduling.
 type chunkedBack struct {
-	be                *asm.Backend
-	bi                blas.Implementation // one thread, on be
+	bi                blas.Implementation // one thread; Backend set
 	m, n, l           int
 	chunk, nch, parts int
 	b, bbar, htot, am []float64
@@ -126,24 +125,24 @@ type chunkedBack struct {
 // (m·cw), h_l of a chunk (cw), the chunk of B packed as row panels, F̄ᵀ and
 // F̄ packed as column panels, and a kernel tile.
 func backScratch(mr, nr, m, cw int) int {
-	return m*cw + cw + (m+mr-1)/mr*mr*cw + (m+nr-1)/nr*nr*cw + (cw+nr-1)/nr*nr*m + mr*nr
+	return m*cw + cw + packedLen(mr, m, cw) + packedLen(nr, m, cw) + packedLen(nr, cw, m) + mr*nr
 }
 
 // Run processes the chunks of part q.
 func (t *chunkedBack) Run(q int) {
 	m, n, L, cw := t.m, t.n, t.l, t.chunk
-	be := t.be
+	be := t.bi.Backend
 	mr, nr := be.MR(), be.NR()
 	pb := t.pbars[q*L*m*m : (q+1)*L*m*m]
 	ab := t.abars[q*L*m : (q+1)*L*m]
 	s := t.scratch[q*t.per : (q+1)*t.per]
 	cut := func(k int) []float64 { v := s[:k]; s = s[k:]; return v }
 	fb, w := cut(m*cw), cut(cw) // F̄_l and h_l of the chunk's columns
-	pbA := cut((m + mr - 1) / mr * mr * cw)
-	pfT := cut((m + nr - 1) / nr * nr * cw)
-	pf := cut((cw + nr - 1) / nr * nr * m)
+	pbA := cut(packedLen(mr, m, cw))
+	pfT := cut(packedLen(nr, m, cw))
+	pf := cut(packedLen(nr, cw, m))
 	tile := cut(mr * nr)
-	tri := triPanels(mr, m)
+	tri := packedLen(mr, m, m)
 	clear(pb)
 	clear(ab)
 	for ch := q * t.nch / t.parts; ch < (q+1)*t.nch/t.parts; ch++ {
@@ -211,16 +210,16 @@ func (mod *Model) runChunkedBack(lg *la, cw, m int, b, bbar, am, dmu, dvar []flo
 	mr, nr := be.MR(), be.NR()
 	ws.pbarL = grow(ws.pbarL, parts*L*m*m)
 	ws.abarL = grow(ws.abarL, parts*L*m)
-	ws.triC = grow(ws.triC, L*triPanels(mr, m))
+	ws.triC = grow(ws.triC, L*packedLen(mr, m, m))
 	for l := 0; l < L; l++ {
-		packTriPanels(mr, ws.triC[l*triPanels(mr, m):], p[l], m, false)
+		packTriPanels(mr, ws.triC[l*packedLen(mr, m, m):], p[l], m, false)
 	}
 	per := backScratch(mr, nr, m, cw)
 	ws.fbarC = grow(ws.fbarC, parts*per)
 	// The task lives in the workspace so that handing it to the worker
 	// pool does not allocate.
 	t := &ws.chunkB
-	*t = chunkedBack{be: be, bi: blas.Implementation{Threads: 1, Backend: be}, m: m, n: N, l: L, chunk: cw, nch: nch,
+	*t = chunkedBack{bi: blas.Implementation{Threads: 1, Backend: be}, m: m, n: N, l: L, chunk: cw, nch: nch,
 		parts: parts, b: b, bbar: bbar, htot: ws.htot, am: am, dmu: dmu, dvar: dvar, p: ws.triC, f: f,
 		pbars: ws.pbarL, abars: ws.abarL, scratch: ws.fbarC, per: per}
 	t0 := time.Now()
@@ -282,14 +281,14 @@ func (mod *Model) wideForward(lg *la, name string, m int, basis, src, sq []float
 	parts := lg.chunkParts(nch)
 	be := lg.bi.KernelBackend()
 	mr, nr := be.MR(), be.NR()
-	ws.triC = grow(ws.triC, L*triPanels(mr, m))
+	ws.triC = grow(ws.triC, L*packedLen(mr, m, m))
 	for l := 0; l < L; l++ {
-		packTriPanels(mr, ws.triC[l*triPanels(mr, m):], tris[l], m, true)
+		packTriPanels(mr, ws.triC[l*packedLen(mr, m, m):], tris[l], m, true)
 	}
 	per := fwdScratch(mr, nr, m, cw)
 	ws.fwdC = grow(ws.fwdC, parts*per)
 	t := &ws.chunkF
-	*t = chunkedFwd{be: be, bi: blas.Implementation{Threads: 1, Backend: be}, m: m, n: N, l: L, chunk: cw, nch: nch,
+	*t = chunkedFwd{bi: blas.Implementation{Threads: 1, Backend: be}, m: m, n: N, l: L, chunk: cw, nch: nch,
 		parts: parts, basis: basis, src: src, sq: sq, tris: ws.triC, f: f, theta: mod.theta, meanOff: meanOff,
 		mu: ws.mu, vr: ws.vr, scratch: ws.fwdC, per: per}
 	t0 := time.Now()
@@ -300,14 +299,13 @@ func (mod *Model) wideForward(lg *la, name string, m int, basis, src, sq []float
 
 // fwdScratch returns the scratch values one part of chunkedFwd uses: the
 // packed chunk of the basis and a kernel tile.
-func fwdScratch(mr, nr, m, cw int) int { return (cw+nr-1)/nr*nr*m + mr*nr }
+func fwdScratch(mr, nr, m, cw int) int { return packedLen(nr, cw, m) + mr*nr }
 
 // chunkedFwd is the column-chunked loop of wideForward; its parts are
 // ranges of whole chunks, and every output column is written by one part
 // in the order of the loop over whole rows.
 type chunkedFwd struct {
-	be                     *asm.Backend
-	bi                     blas.Implementation // one thread, on be
+	bi                     blas.Implementation // one thread; Backend set
 	m, n, l                int
 	chunk, nch, parts      int
 	basis, src, sq, mu, vr []float64
@@ -322,11 +320,11 @@ type chunkedFwd struct {
 // Run processes the chunks of part q.
 func (t *chunkedFwd) Run(q int) {
 	m, n, L, cw := t.m, t.n, t.l, t.chunk
-	be := t.be
+	be := t.bi.Backend
 	mr, nr := be.MR(), be.NR()
 	scratch := t.scratch[q*t.per : (q+1)*t.per]
-	pe, tile := scratch[:(cw+nr-1)/nr*nr*m], scratch[(cw+nr-1)/nr*nr*m:]
-	tri := triPanels(mr, m)
+	pe, tile := scratch[:packedLen(nr, cw, m)], scratch[packedLen(nr, cw, m):]
+	tri := packedLen(mr, m, m)
 	for ch := q * t.nch / t.parts; ch < (q+1)*t.nch/t.parts; ch++ {
 		j0 := ch * cw
 		c := min(cw, n-j0)
