@@ -39,6 +39,18 @@ func packTriPanels(mr int, dst, t []float64, m int, upper bool) {
 	}
 }
 
+// packTriangles packs the m×m triangles op(T_l) of tris (see
+// packTriPanels) one after another into dst, packedLen(mr, m, m) values
+// each, growing dst as needed, and returns it.
+func packTriangles(mr int, dst []float64, tris [][]float64, m int, upper bool) []float64 {
+	per := packedLen(mr, m, m)
+	dst = grow(dst, len(tris)*per)
+	for l, t := range tris {
+		packTriPanels(mr, dst[l*per:], t, m, upper)
+	}
+	return dst
+}
+
 // tileMul sets the rows×cols block C (row stride ldc) to beta·C + A·B, with
 // A the k columns of one packed row panel and B the k rows of one packed
 // column panel, beta 0 or 1. Blocks narrower than the kernel's tile, or

@@ -210,10 +210,7 @@ func (mod *Model) runChunkedBack(lg *la, cw, m int, b, bbar, am, dmu, dvar []flo
 	mr, nr := be.MR(), be.NR()
 	ws.pbarL = grow(ws.pbarL, parts*L*m*m)
 	ws.abarL = grow(ws.abarL, parts*L*m)
-	ws.triC = grow(ws.triC, L*packedLen(mr, m, m))
-	for l := 0; l < L; l++ {
-		packTriPanels(mr, ws.triC[l*packedLen(mr, m, m):], p[l], m, false)
-	}
+	ws.triC = packTriangles(mr, ws.triC, p[:L], m, false)
 	per := backScratch(mr, nr, m, cw)
 	ws.fbarC = grow(ws.fbarC, parts*per)
 	// The task lives in the workspace so that handing it to the worker
@@ -281,10 +278,7 @@ func (mod *Model) wideForward(lg *la, name string, m int, basis, src, sq []float
 	parts := lg.chunkParts(nch)
 	be := lg.bi.KernelBackend()
 	mr, nr := be.MR(), be.NR()
-	ws.triC = grow(ws.triC, L*packedLen(mr, m, m))
-	for l := 0; l < L; l++ {
-		packTriPanels(mr, ws.triC[l*packedLen(mr, m, m):], tris[l], m, true)
-	}
+	ws.triC = packTriangles(mr, ws.triC, tris[:L], m, true)
 	per := fwdScratch(mr, nr, m, cw)
 	ws.fwdC = grow(ws.fwdC, parts*per)
 	t := &ws.chunkF
