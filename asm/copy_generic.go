@@ -126,28 +126,34 @@ func CopyBlockAdd(dst, src []float64, g *CopyGeom) {
 // the source span of a block and write past the end of its destination span.
 const CopySlack = 8
 
-// copyTiled reports whether the destination runs of g tile dst in the order
-// they are processed: each run starts where the previous one ends.
-func copyTiled(g *CopyGeom) bool {
-	d := CopyContiguous(g.Run, g.N, g.SrcStride).DstStride
+// copyIncreasing reports whether g visits its destination runs in increasing
+// address order without overlap: each run starts at or after the end of the
+// run before it (tiled runs, or runs with gaps between them).
+func copyIncreasing(g *CopyGeom) bool {
+	ext := g.Run // destination extent of one iteration of level k
 	for k := 0; k < 3; k++ {
-		if g.N[k] > 1 && g.DstStride[k] != d[k] {
-			return false
+		if g.N[k] > 1 {
+			if g.DstStride[k] < ext {
+				return false
+			}
+			ext += (g.N[k] - 1) * g.DstStride[k]
 		}
 	}
 	return true
 }
 
-// CopyBlockSlack is CopyBlock for blocks of short runs whose destinations
-// tile dst in order (wherever N[k] > 1, DstStride[k] is that of
-// CopyContiguous: each run starts where the previous one ends), such as the
-// patch rows of consecutive image patches. When both slices extend at least
+// CopyBlockSlack is CopyBlock for blocks of short runs whose destination runs
+// come in increasing address order, each starting at or after the end of the
+// previous one: runs that tile dst (such as the patch rows of consecutive
+// image patches) or runs with gaps between them (the patches of a rectangle
+// that is part of a wider patch matrix). When both slices extend at least
 // CopySlack values past the spans of the block, the SIMD backends move each
 // run with whole vectors and no tail handling: they may read up to CopySlack
-// values past the source span and overwrite up to CopySlack values past the
-// destination span with unspecified values. The values of the block are
-// exactly those of CopyBlock. Blocks that do not tile, or slices without the
-// slack, are copied by CopyBlock.
+// values past each source run and overwrite, with unspecified values, the
+// gaps between destination runs and up to CopySlack values past the
+// destination span. The values of the runs are exactly those of CopyBlock.
+// Blocks whose destination runs are not in increasing order, or slices
+// without the slack, are copied by CopyBlock.
 //
 // It panics if g has negative counts or strides or if either slice is too
 // short for the block itself.
@@ -155,7 +161,7 @@ func CopyBlockSlack(dst, src []float64, g *CopyGeom) {
 	if !copyCheck("CopyBlockSlack", g, len(dst), len(src)) {
 		return
 	}
-	if len(src) < copySpan(g, &g.SrcStride)+CopySlack || len(dst) < copySpan(g, &g.DstStride)+CopySlack || !copyTiled(g) {
+	if len(src) < copySpan(g, &g.SrcStride)+CopySlack || len(dst) < copySpan(g, &g.DstStride)+CopySlack || !copyIncreasing(g) {
 		copyBlockImpl(dst, src, g)
 		return
 	}

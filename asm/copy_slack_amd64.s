@@ -3,12 +3,13 @@
 #include "textflag.h"
 
 // Slack copy kernels (CopyBlockSlack) for strided blocks of short float64
-// runs whose destinations tile dst in order. Each run is moved with a fixed
-// number of full-width vector loads and stores, v elements with v >= run,
-// and no tail handling: the v-run values stored past the end of a run are
-// overwritten by the next run (which starts where this one ends), and past
-// the last run they land in the caller's slack. The loads likewise read up
-// to v-run elements past each source run.
+// runs whose destinations come in increasing order in dst. Each run is moved
+// with a fixed number of full-width vector loads and stores, v elements with
+// v >= run, and no tail handling: the v-run values stored past the end of a
+// run land in the gap before the next run or are overwritten by the next
+// run (which starts at or after the end of this one), and past the last run
+// they land in the caller's slack. The loads likewise read up to v-run
+// elements past each source run.
 //
 // Go signatures (copy_amd64.go), arguments as for copyBlockAVX2 (run is
 // unused; the kernel's width bounds it):

@@ -225,8 +225,9 @@ func BenchmarkCopyBlock(b *testing.B) {
 }
 
 // TestCopyBlockSlackBackends checks the slack kernels of every backend against
-// the pure-Go CopyBlock on tiled blocks of runs of 1 to 20 values: the block's
-// span bit for bit, nothing written past the slack, and the source read only
+// the pure-Go CopyBlock on blocks of runs of 1 to 20 values whose destination
+// runs tile dst or leave gaps between them: the runs bit for bit, nothing
+// written before the first run or past the slack, and the source read only
 // within its span plus the slack (the source slice is cut there).
 func TestCopyBlockSlackBackends(t *testing.T) {
 	const guard = 16
@@ -240,11 +241,22 @@ func TestCopyBlockSlackBackends(t *testing.T) {
 				g.SrcStride[k] = rng.IntN(3 * g.Run)
 			}
 			g = CopyContiguous(g.Run, g.N, g.SrcStride)
-			if trial%3 == 0 { // strides of single-iteration levels are free
+			switch trial % 3 {
+			case 0: // strides of single-iteration levels are free
 				for k := 0; k < 3; k++ {
 					if g.N[k] == 1 {
 						g.DstStride[k] = rng.IntN(50)
 					}
+				}
+			case 1: // gaps between the runs of some levels
+				ext := g.Run
+				for k := 0; k < 3; k++ {
+					if rng.IntN(2) == 0 {
+						g.DstStride[k] = ext + rng.IntN(6)
+					} else {
+						g.DstStride[k] = ext
+					}
+					ext += (g.N[k] - 1) * g.DstStride[k]
 				}
 			}
 			ns, nd := copySpan(&g, &g.SrcStride), copySpan(&g, &g.DstStride)
@@ -252,12 +264,22 @@ func TestCopyBlockSlackBackends(t *testing.T) {
 			want := copyRandSlice(rng, nd+CopySlack+guard)
 			got := append([]float64(nil), want...)
 			copyBlockGeneric(want, src, &g)
-			if !copyCheck("test", &g, nd, ns) || !copyTiled(&g) {
+			if !copyCheck("test", &g, nd, ns) || !copyIncreasing(&g) {
 				t.Fatalf("bad test geometry %+v", g)
 			}
+			// inRun marks the destination runs; the gaps between them
+			// may hold anything after the call.
+			inRun := make([]float64, nd)
+			ones := make([]float64, ns)
+			for i := range ones {
+				ones[i] = 1
+			}
+			copyBlockGeneric(inRun, ones, &g)
 			impl.slack(got, src, &g)
-			if i := copyBitsEqual(got[:nd], want[:nd]); i >= 0 {
-				t.Fatalf("%s %+v: element %d = %v, want %v", impl.name, g, i, got[i], want[i])
+			for i := 0; i < nd; i++ {
+				if inRun[i] == 1 && math.Float64bits(got[i]) != math.Float64bits(want[i]) {
+					t.Fatalf("%s %+v: element %d = %v, want %v", impl.name, g, i, got[i], want[i])
+				}
 			}
 			if i := copyBitsEqual(got[nd+CopySlack:], want[nd+CopySlack:]); i >= 0 {
 				t.Fatalf("%s %+v: wrote past the slack at %d", impl.name, g, nd+CopySlack+i)
@@ -266,13 +288,34 @@ func TestCopyBlockSlackBackends(t *testing.T) {
 	}
 }
 
-// TestCopyBlockSlackFallback checks that CopyBlockSlack copies blocks that do
-// not tile, or lack the slack, exactly like CopyBlock, writing nothing past
+// TestCopyIncreasing checks the order predicate that admits blocks to the
+// slack kernels.
+func TestCopyIncreasing(t *testing.T) {
+	for _, c := range []struct {
+		g    CopyGeom
+		want bool
+	}{
+		{CopyContiguous(3, [3]int{2, 2, 2}, [3]int{}), true},
+		{CopyGeom{Run: 3, N: [3]int{2, 2, 1}, DstStride: [3]int{4, 9, 0}}, true},  // gaps of 1 and 1
+		{CopyGeom{Run: 3, N: [3]int{2, 2, 1}, DstStride: [3]int{2, 9, 0}}, false}, // overlapping runs
+		{CopyGeom{Run: 3, N: [3]int{2, 2, 1}, DstStride: [3]int{3, 5, 0}}, false}, // level 1 overlaps level 0
+		{CopyGeom{Run: 3, N: [3]int{1, 2, 1}, DstStride: [3]int{0, 3, 0}}, true},  // single-iteration levels are free
+		{CopyGeom{Run: 3, N: [3]int{2, 1, 2}, DstStride: [3]int{3, 0, 5}}, false},
+		{CopyGeom{Run: 3, N: [3]int{2, 1, 2}, DstStride: [3]int{3, 0, 6}}, true},
+	} {
+		if got := copyIncreasing(&c.g); got != c.want {
+			t.Errorf("copyIncreasing(%+v) = %v, want %v", c.g, got, c.want)
+		}
+	}
+}
+
+// TestCopyBlockSlackFallback checks that CopyBlockSlack copies blocks whose
+// destination runs are not in increasing order, or that lack the slack, exactly like CopyBlock, writing nothing past
 // the destination span, and panics on invalid geometries.
 func TestCopyBlockSlackFallback(t *testing.T) {
 	tiled := CopyContiguous(3, [3]int{2, 2, 1}, [3]int{5, 20, 0})
-	gapped := tiled
-	gapped.DstStride[0] = 4
+	overlapping := tiled
+	overlapping.DstStride[0] = 2
 	for _, c := range []struct {
 		name        string
 		g           CopyGeom
@@ -280,7 +323,7 @@ func TestCopyBlockSlackFallback(t *testing.T) {
 		exactWrites bool
 	}{
 		{"slack", tiled, CopySlack, CopySlack, false},
-		{"not tiled", gapped, CopySlack, CopySlack, true},
+		{"overlapping", overlapping, CopySlack, CopySlack, true},
 		{"short src", tiled, CopySlack - 1, CopySlack, true},
 		{"short dst", tiled, CopySlack, CopySlack - 1, true},
 	} {

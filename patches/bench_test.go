@@ -20,6 +20,9 @@ import (
 //	         memory-bandwidth ceiling: it reads and writes that many bytes)
 //	col2im   Geometry.Col2Im (reported as GB/s read from the patch matrix)
 //	im2col-par  Geometry.Im2Col with Workers = GOMAXPROCS
+//	im2col-direct, im2col-padded  Geometry.Im2Col with the copy plan over
+//	         the image itself and over a zero-padded copy of it (SAME
+//	         padding; im2col is whichever New picked)
 type benchCase struct {
 	name string
 	cfg  Config
@@ -161,6 +164,25 @@ func BenchmarkIm2Col(b *testing.B) {
 		})
 		if testing.Short() {
 			continue
+		}
+		if bc.cfg.Padding != Valid && g.padOK {
+			// The two copy plans New chooses between (see the cost
+			// model at the end of New).
+			for _, padded := range []bool{false, true} {
+				gf, err := New(bc.cfg)
+				if err != nil {
+					b.Fatal(err)
+				}
+				gf.setPadded(padded)
+				name := map[bool]string{false: "/im2col-direct", true: "/im2col-padded"}[padded]
+				b.Run(bc.name+name, func(b *testing.B) {
+					measure(b, bytes, func() {
+						if err := gf.Im2Col(dst, src, benchBatch); err != nil {
+							b.Fatal(err)
+						}
+					})
+				})
+			}
 		}
 		par := bc.cfg
 		par.Workers = 0

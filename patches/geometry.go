@@ -299,13 +299,15 @@ func New(cfg Config) (*Geometry, error) {
 	g.blocks = g.directBlocks
 	// Padding a copy of each image costs a pass over the padded image and
 	// a kernel call; the direct plan costs a kernel call per block and
-	// writes clipped patches twice (zeros, then their valid taps). A plan
-	// of several blocks also cannot spill past short runs (see tiledPlan):
-	// runs of up to 4 values then take two stores instead of one, which
-	// makes each value about half as dear again (3x3 stride-2 SAME patches
-	// of 28x28x1 images: 24-26 GB/s per CPU second direct, 29-31 padded;
-	// for 32x32x3 images, runs of 9, direct stays faster). Pick the
-	// cheaper, counting a kernel call as about 100 values copied.
+	// writes clipped patches twice (zeros, then their valid taps). Only
+	// the unclipped block may spill past short runs (see im2colBlocks): the
+	// clipped blocks' runs of up to 4 values take two stores instead of
+	// one, which makes each of their values about half as dear again. Pick
+	// the cheaper, counting a kernel call as about 100 values copied. (3x3
+	// stride-2 SAME patches of 28x28x1 images, GB/s per CPU second over
+	// three runs: direct 17.9-20.5, padded 15.5-19.7; 3x3 stride-1 SAME,
+	// with a clipped frame of 108 of the 784 patches: direct 18.5-23.2,
+	// padded 24.9-26.4.)
 	const callCost = 100
 	directCost, clippedCost := len(g.blocks)*callCost, 0
 	for i := range g.blocks {
@@ -319,8 +321,8 @@ func New(cfg Config) (*Geometry, error) {
 			maxRun = max(maxRun, b.fwd.run)
 		}
 	}
-	if len(g.blocks) > 1 && maxRun <= 4 {
-		directCost += g.numPatches * g.patchLen / 2
+	if maxRun <= 4 {
+		directCost += clippedCost / 2
 	}
 	if g.padOK && directCost+clippedCost > g.pad.size+2*callCost {
 		g.setPadded(true)

@@ -317,7 +317,6 @@ func (g *Geometry) im2colStream(dst, src []float64, n0, n1 int) {
 		scratch = *sp
 		blocks, f = g.blocks, &g.pad
 	}
-	tiled := g.tiledPlan()
 	fill, start := 0, n0*NP // rows staged in cols; patch-matrix row of the first
 	for n := n0; n < n1; n++ {
 		img := src[n*g.imageLen:] // later images are slack for the copies' reads
@@ -327,7 +326,7 @@ func (g *Geometry) im2colStream(dst, src []float64, n0, n1 int) {
 		}
 		for lo := 0; lo < NP; {
 			hi := min(NP, lo+rows-fill)
-			g.im2colRangePlan(cols[fill*PL:], img, lo, hi, blocks, f, tiled)
+			g.im2colRangePlan(cols[fill*PL:], img, lo, hi, blocks, f)
 			fill += hi - lo
 			lo = hi
 			if fill == rows {
@@ -353,6 +352,12 @@ func (g *Geometry) tiledPlan() bool {
 // imgLen elements each. col may extend past the count patch matrices and img
 // past the count images: with a tiled plan the copies then spill into them
 // (into col values the caller rewrites later or does not need).
+//
+// With several blocks, the unclipped one goes first, with slack copies too:
+// its runs come in increasing order in the patch matrix, so what a copy
+// spills past a run lands in a later run of the block or in a clipped
+// patch, and the clipped blocks, which follow, clear their patches before
+// writing their taps.
 func (g *Geometry) im2colBlocks(col, img []float64, imgLen, count int) {
 	colImage := g.numPatches * g.patchLen
 	if g.tiledPlan() {
@@ -368,15 +373,16 @@ func (g *Geometry) im2colBlocks(col, img []float64, imgLen, count int) {
 	}
 	col = col[:count*colImage]
 	for bi := range g.blocks {
-		b := &g.blocks[bi]
-		if b.clipped {
-			for n := 0; n < count; n++ {
-				for oh := b.oh0; oh < b.oh0+b.nh; oh++ {
-					off := n*colImage + (oh*g.outW+b.ow0)*g.patchLen
-					clear(col[off : off+b.nw*g.patchLen])
-				}
-			}
+		if b := &g.blocks[bi]; !b.clipped {
+			g.copyNest(img, col, imgLen, &b.fwd, count, gatherSlack)
 		}
+	}
+	for bi := range g.blocks {
+		b := &g.blocks[bi]
+		if !b.clipped {
+			continue
+		}
+		clearPatches(col[(b.oh0*g.outW+b.ow0)*g.patchLen:], b.nw*g.patchLen, b.nh, g.outW*g.patchLen, count, colImage)
 		if !b.empty {
 			g.copyNest(img, col, imgLen, &b.fwd, count, gather)
 		}
@@ -460,9 +466,9 @@ const (
 	// gather copies from the images to the patch matrix (asm.CopyBlock).
 	gather nestMode = iota
 	// gatherSlack copies like gather with asm.CopyBlockSlack: the caller
-	// guarantees that the values past the nest's span in the patch matrix
-	// (as far as the slice extends) are either scratch or rewritten later
-	// by the same goroutine.
+	// guarantees that the values between the nest's runs and past its span
+	// in the patch matrix (as far as the slice extends) are either scratch
+	// or rewritten later by the same goroutine.
 	gatherSlack
 	// scatterAdd accumulates from the patch matrix into the images
 	// (asm.CopyBlockAdd).
@@ -506,6 +512,28 @@ func nestLevel(img, col []float64, imgOff, colOff, run int, dims []dim, mode nes
 	default:
 		cg.SrcStride, cg.DstStride = imgStride, colStride
 		asm.CopyBlock(col[colOff:], img[imgOff:], &cg)
+	}
+}
+
+// zeros is the source of clearPatches' copies (never written).
+var zeros [4096]float64
+
+// clearPatches zeroes a rectangle of patches in count patch matrices: rows
+// runs of run values, ld apart, starting at col[0], col[imgStride], ... For
+// short runs it is one call of the copy kernels (from zeros, with source
+// strides 0) rather than a clear per run, which costs more than the zeroing
+// itself when the runs are a few patches long (the clipped column of 3x3
+// patches of 28x28 images: a call per patch).
+func clearPatches(col []float64, run, rows, ld, count, imgStride int) {
+	if run <= len(zeros) {
+		asm.CopyBlock(col, zeros[:run], &asm.CopyGeom{Run: run, N: [3]int{rows, count, 1}, DstStride: [3]int{ld, imgStride, 0}})
+		return
+	}
+	for n := 0; n < count; n++ {
+		for r := 0; r < rows; r++ {
+			off := n*imgStride + r*ld
+			clear(col[off : off+run])
+		}
 	}
 }
 

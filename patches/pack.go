@@ -92,52 +92,56 @@ type patchRect struct{ oh0, nh, ow0, nw int }
 // extend past it (later images); col may extend past the hi-lo rows with
 // scratch values that the copies may overwrite.
 func (g *Geometry) im2colRange(col, img []float64, lo, hi int) {
-	tiled := len(g.directBlocks) == 1 && !g.directBlocks[0].clipped && !g.directBlocks[0].empty
-	g.im2colRangePlan(col, img, lo, hi, g.directBlocks, &g.direct, tiled)
+	g.im2colRangePlan(col, img, lo, hi, g.directBlocks, &g.direct)
 }
 
 // im2colRangePlan writes patches [lo, hi) of one image of frame f (the image
-// itself or its zero-padded copy) with the blocks of the plan over f. If
-// tiled (the plan is one unclipped block), the copies may read past the image
-// and overwrite values of col past row hi-lo, as far as the slices extend.
-func (g *Geometry) im2colRangePlan(col, img []float64, lo, hi int, blocks []block, f *frame, tiled bool) {
-	mode := gather
-	if tiled {
-		mode = gatherSlack
-	} else {
-		col = col[:(hi-lo)*g.patchLen]
-	}
+// itself or its zero-padded copy) with the blocks of the plan over f. The
+// copies may read past the image and overwrite values of col past row hi-lo,
+// as far as the slices extend: the unclipped block goes first, with slack
+// copies (see im2colBlocks), and the clipped blocks after it.
+func (g *Geometry) im2colRangePlan(col, img []float64, lo, hi int, blocks []block, f *frame) {
 	r0, c0 := lo/g.outW, lo%g.outW
 	r1, c1 := hi/g.outW, hi%g.outW
 	rects := []patchRect{{r0, 1, c0, c1 - c0}}
 	if r1 > r0 {
 		rects = []patchRect{{r0, 1, c0, g.outW - c0}, {r0 + 1, r1 - r0 - 1, 0, g.outW}, {r1, 1, 0, c1}}
 	}
-	c := &g.cfg
-	for bi := range blocks {
-		b := &blocks[bi]
-		for _, r := range rects {
-			oh0, oh1 := max(r.oh0, b.oh0), min(r.oh0+r.nh, b.oh0+b.nh)
-			ow0, ow1 := max(r.ow0, b.ow0), min(r.ow0+r.nw, b.ow0+b.nw)
-			if oh0 >= oh1 || ow0 >= ow1 {
-				continue
+	for pass := 0; pass < 2; pass++ {
+		for bi := range blocks {
+			if b := &blocks[bi]; b.clipped == (pass == 1) {
+				g.im2colRects(col, img, lo, b, rects, f)
 			}
-			base := (oh0*g.outW + ow0 - lo) * g.patchLen
-			if b.clipped {
-				for oh := oh0; oh < oh1; oh++ {
-					off := base + (oh-oh0)*g.outW*g.patchLen
-					clear(col[off : off+(ow1-ow0)*g.patchLen])
-				}
-			}
-			if b.empty {
-				continue
-			}
-			imgOff := b.fwd.imgOff + (oh0-b.oh0)*c.StrideH*f.sh + (ow0-b.ow0)*c.StrideW*f.sw
-			// b.fwd.colOff is the block's first patch plus the offset
-			// of its first valid tap within a patch.
-			colOff := base + b.fwd.colOff - (b.oh0*g.outW+b.ow0)*g.patchLen
-			ln := makeNest(imgOff, colOff, b.taps, dim{ow1 - ow0, b.ow.img, b.ow.col}, dim{oh1 - oh0, b.oh.img, b.oh.col})
-			runNest(img, col, &ln, mode)
 		}
+	}
+}
+
+// im2colRects writes the patches of block b inside rects; the unclipped
+// block with slack copies, the clipped ones cleared first.
+func (g *Geometry) im2colRects(col, img []float64, lo int, b *block, rects []patchRect, f *frame) {
+	mode := gatherSlack
+	if b.clipped {
+		mode = gather
+	}
+	c := &g.cfg
+	for _, r := range rects {
+		oh0, oh1 := max(r.oh0, b.oh0), min(r.oh0+r.nh, b.oh0+b.nh)
+		ow0, ow1 := max(r.ow0, b.ow0), min(r.ow0+r.nw, b.ow0+b.nw)
+		if oh0 >= oh1 || ow0 >= ow1 {
+			continue
+		}
+		base := (oh0*g.outW + ow0 - lo) * g.patchLen
+		if b.clipped {
+			clearPatches(col[base:], (ow1-ow0)*g.patchLen, oh1-oh0, g.outW*g.patchLen, 1, 0)
+		}
+		if b.empty {
+			continue
+		}
+		imgOff := b.fwd.imgOff + (oh0-b.oh0)*c.StrideH*f.sh + (ow0-b.ow0)*c.StrideW*f.sw
+		// b.fwd.colOff is the block's first patch plus the offset of its
+		// first valid tap within a patch.
+		colOff := base + b.fwd.colOff - (b.oh0*g.outW+b.ow0)*g.patchLen
+		ln := makeNest(imgOff, colOff, b.taps, dim{ow1 - ow0, b.ow.img, b.ow.col}, dim{oh1 - oh0, b.oh.img, b.oh.col})
+		runNest(img, col, &ln, mode)
 	}
 }

@@ -708,3 +708,26 @@ func TestIm2ColStream(t *testing.T) {
 		}
 	}
 }
+
+// TestClearPatches checks clearPatches on short rows (one copy-kernel call
+// from zeros) and on rows longer than its zero source (cleared row by row):
+// exactly the rows are zeroed in every image, nothing else is touched.
+func TestClearPatches(t *testing.T) {
+	for _, run := range []int{1, 9, len(zeros), len(zeros) + 5} {
+		const rows, count = 3, 2
+		ld := run + 7
+		imgStride := rows*ld + 11
+		col := make([]float64, count*imgStride)
+		for i := range col {
+			col[i] = float64(i + 1)
+		}
+		clearPatches(col, run, rows, ld, count, imgStride)
+		for i, v := range col {
+			r := i % imgStride
+			inRow := r < rows*ld && r%ld < run
+			if inRow && v != 0 || !inRow && v != float64(i+1) {
+				t.Fatalf("run %d: col[%d] = %v (in a cleared row: %v)", run, i, v, inRow)
+			}
+		}
+	}
+}
