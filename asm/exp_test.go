@@ -90,6 +90,41 @@ func TestExpSpecial(t *testing.T) {
 	}
 }
 
+// TestExpMixedBlocks checks Exp against its pure-Go twin, bit for bit, on
+// long inputs where a few arguments in a block fall outside the kernel's
+// range (far-apart points of a kernel matrix, overflow, NaN): those
+// elements must come out as math.Exp's and the others as the kernel's, in
+// place and out of place.
+func TestExpMixedBlocks(t *testing.T) {
+	rng := rand.New(rand.NewPCG(4, 6))
+	outside := []float64{-800, -745.2, -720, -708.5, 709.8, 710, math.Inf(-1), math.Inf(1), math.NaN()}
+	for _, n := range []int{5, 255, 256, 257, 1000, 1027} {
+		for _, rate := range []int{2, 20, 1000} {
+			src := make([]float64, n)
+			for i := range src {
+				if rng.IntN(rate) == 0 {
+					src[i] = outside[rng.IntN(len(outside))]
+				} else {
+					src[i] = -40 * rng.Float64()
+				}
+			}
+			want := make([]float64, n)
+			expGeneric(want, src)
+			got := make([]float64, n)
+			Exp(got, src)
+			inPlace := append([]float64(nil), src...)
+			Exp(inPlace, inPlace)
+			for i, x := range src {
+				for _, v := range []float64{got[i], inPlace[i]} {
+					if math.Float64bits(v) != math.Float64bits(want[i]) && !(math.IsNaN(v) && math.IsNaN(want[i])) {
+						t.Fatalf("n=%d: Exp(%v) = %v, twin %v", n, x, v, want[i])
+					}
+				}
+			}
+		}
+	}
+}
+
 // TestExpAVX2Twin checks the AVX2 kernel against its pure-Go twin bit for
 // bit and its in-range flag, where the CPU has AVX2 and FMA.
 func TestExpAVX2Twin(t *testing.T) {
@@ -131,6 +166,18 @@ func BenchmarkExp(b *testing.B) {
 	b.Run("asm.Exp", func(b *testing.B) {
 		for i := 0; i < b.N; i++ {
 			Exp(dst, src)
+		}
+		b.ReportMetric(float64(b.N)*float64(len(src))/b.Elapsed().Seconds()/1e6, "Mexp/s")
+	})
+	// One argument in 100 below expLo (a kernel matrix with some points
+	// far apart): those fall back to math.Exp.
+	mixed := append([]float64(nil), src...)
+	for i := 0; i < len(mixed); i += 100 {
+		mixed[i] = -800
+	}
+	b.Run("asm.Exp/mixed", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			Exp(dst, mixed)
 		}
 		b.ReportMetric(float64(b.N)*float64(len(src))/b.Elapsed().Seconds()/1e6, "Mexp/s")
 	})
