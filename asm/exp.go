@@ -4,9 +4,9 @@ import "math"
 
 // Exp sets dst[i] = eˣ for x = src[i], for i < len(src); dst must be at least
 // as long as src and may be src itself. On amd64 with AVX2 and FMA it
-// evaluates four elements per instruction; elsewhere (and under the purego
-// and noasm tags) it uses expGeneric, its pure-Go twin, which gives the same
-// bits.
+// evaluates four elements per instruction and on arm64 two per NEON
+// instruction; elsewhere (and under the purego and noasm tags) it uses
+// expGeneric, its pure-Go twin. Every path gives the same bits.
 //
 // Method: x = k·ln 2 + r with k = round(x·log₂e) (by the 1.5·2⁵² rounding
 // trick) and |r| ≤ ln 2/2 (Cody–Waite, with ln 2 split in two parts), eʳ by
@@ -24,7 +24,8 @@ func Exp(dst, src []float64) {
 }
 
 // Constants of the exponential kernels (shared with exp_avx2_amd64.s, which
-// holds the same values in its data section).
+// holds the same values in its data section, and exp_neon_arm64.s, which
+// loads them as immediates).
 const (
 	expLog2e = 1.4426950408889634         // log₂e
 	expMagic = 6755399441055744.0         // 1.5·2⁵²: adding it rounds to an integer
@@ -69,4 +70,44 @@ func expFast(x float64) (float64, bool) {
 	// they give 2ᵏ.
 	scale := math.Float64frombits(math.Float64bits(t)<<52 + 1023<<52)
 	return p * scale, x >= expLo && x <= expHi
+}
+
+// expBlock is the number of elements whose range expBlocks checks before
+// handing them to a kernel.
+const expBlock = 256
+
+// expBlocks computes Exp on dst[:len(src)] (len(src) a multiple of the
+// kernel's width) block by block with expKernel, the architecture's
+// assembly kernel, which implements expFast's method for arguments in
+// [expLo, expHi] and gives unspecified values for the others.
+// Blocks with an argument outside that range (or NaN) still go through the
+// kernel, from a copy of the block (dst may be src), and those elements are
+// then recomputed with math.Exp, as expGeneric does: kernel matrices of
+// points far apart have many arguments below expLo, and sending their
+// whole blocks to the scalar loop cost more than the exponentials in range.
+func expBlocks(dst, src []float64) {
+	var buf [expBlock]float64
+	for i := 0; i < len(src); i += expBlock {
+		s := src[i:min(i+expBlock, len(src))]
+		d := dst[i : i+len(s)]
+		ok := true
+		for _, x := range s {
+			if !(x >= expLo && x <= expHi) {
+				ok = false
+				break
+			}
+		}
+		if ok {
+			expKernel(&d[0], &s[0], len(s))
+			continue
+		}
+		b := buf[:len(s)]
+		copy(b, s)
+		expKernel(&d[0], &b[0], len(b))
+		for j, x := range b {
+			if !(x >= expLo && x <= expHi) {
+				d[j] = math.Exp(x)
+			}
+		}
+	}
 }

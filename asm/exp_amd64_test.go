@@ -2,6 +2,6 @@
 
 package asm
 
-func hasExpAVX2() bool { return useExpAVX2 }
+func hasExpKernel() bool { return useExpAVX2 }
 
-func callExpAVX2(dst, src []float64) { expAVX2(&dst[0], &src[0], len(src)) }
+func callExpKernel(dst, src []float64) { expAVX2(&dst[0], &src[0], len(src)) }

@@ -1,7 +1,7 @@
-//go:build purego || noasm || !amd64
+//go:build purego || noasm || !(amd64 || arm64)
 
 package asm
 
-func hasExpAVX2() bool { return false }
+func hasExpKernel() bool { return false }
 
-func callExpAVX2(dst, src []float64) { panic("no AVX2 exp kernel") }
+func callExpKernel(dst, src []float64) { panic("no exp kernel") }
