@@ -72,6 +72,18 @@ func expFast(x float64) (float64, bool) {
 	return p * scale, x >= expLo && x <= expHi
 }
 
+// expImpl computes the longest prefix of Exp whose length is a multiple of
+// 4 with the architecture's kernel, if it has one (expKernelOK), and
+// returns its length.
+func expImpl(dst, src []float64) int {
+	n := len(src) &^ 3
+	if !expKernelOK || n == 0 {
+		return 0
+	}
+	expBlocks(dst[:n], src[:n])
+	return n
+}
+
 // expBlock is the number of elements whose range expBlocks checks before
 // handing them to a kernel.
 const expBlock = 256

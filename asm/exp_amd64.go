@@ -12,20 +12,9 @@ import "golang.org/x/sys/cpu"
 //go:noescape
 func expAVX2(dst, src *float64, n int)
 
-// useExpAVX2 is fixed at start-up from the CPU features (which honour
+// expKernelOK is fixed at start-up from the CPU features (which honour
 // GODEBUG=cpu.avx2=off and cpu.fma=off).
-var useExpAVX2 = cpu.X86.HasAVX2 && cpu.X86.HasFMA
-
-// expImpl computes the longest prefix of Exp whose length is a multiple of
-// 4 and returns its length.
-func expImpl(dst, src []float64) int {
-	n := len(src) &^ 3
-	if !useExpAVX2 || n == 0 {
-		return 0
-	}
-	expBlocks(dst[:n], src[:n])
-	return n
-}
+var expKernelOK = cpu.X86.HasAVX2 && cpu.X86.HasFMA
 
 // expKernel is the kernel of expBlocks.
 func expKernel(dst, src *float64, n int) { expAVX2(dst, src, n) }

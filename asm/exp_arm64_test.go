@@ -1,7 +1,0 @@
-//go:build !purego && !noasm
-
-package asm
-
-func hasExpKernel() bool { return true }
-
-func callExpKernel(dst, src []float64) { expNEON(&dst[0], &src[0], len(src)) }
