@@ -2,7 +2,11 @@
 
 package asm
 
-import "golang.org/x/sys/cpu"
+import (
+	"math"
+
+	"golang.org/x/sys/cpu"
+)
 
 // dgemmNEON accumulates the 6×8 tile A·B of the packed panels a (k·6
 // values) and b (k·8 values) into ab (48 values, row-major), with each
@@ -37,4 +41,23 @@ func archBackends() []*Backend {
 	}
 	return []*Backend{{name: "neon", mr: neonMR, nr: neonNR, kernel: kernelNEON, trsm: trsmNEON,
 		block: blockingFor(neonMR, neonNR)}}
+}
+
+// updateTile applies Reference's final update to an mr×nr tile of raw
+// accumulators ab (row-major, leading dimension nr). Kernels whose assembly
+// only accumulates use it to finish.
+func updateTile(mr, nr int, alpha float64, ab []float64, beta float64, c []float64, ldc int) {
+	for i := 0; i < mr; i++ {
+		row := c[i*ldc : i*ldc+nr]
+		acc := ab[i*nr : i*nr+nr]
+		if beta == 0 {
+			for j, x := range acc {
+				row[j] = float64(alpha * x)
+			}
+			continue
+		}
+		for j, x := range acc {
+			row[j] = math.FMA(beta, row[j], float64(alpha*x))
+		}
+	}
 }

@@ -84,22 +84,3 @@ func storeRow4(c []float64, alpha, beta, x0, x1, x2, x3 float64) {
 	c[2] = math.FMA(beta, c[2], t2)
 	c[3] = math.FMA(beta, c[3], t3)
 }
-
-// updateTile applies Reference's final update to an mr×nr tile of raw
-// accumulators ab (row-major, leading dimension nr). Kernels whose assembly
-// only accumulates use it to finish.
-func updateTile(mr, nr int, alpha float64, ab []float64, beta float64, c []float64, ldc int) {
-	for i := 0; i < mr; i++ {
-		row := c[i*ldc : i*ldc+nr]
-		acc := ab[i*nr : i*nr+nr]
-		if beta == 0 {
-			for j, x := range acc {
-				row[j] = float64(alpha * x)
-			}
-			continue
-		}
-		for j, x := range acc {
-			row[j] = math.FMA(beta, row[j], float64(alpha*x))
-		}
-	}
-}

@@ -124,7 +124,6 @@ type Deep struct {
 	offs   []int // start of each layer's parameters; len(hidden)+2
 	rng    *rand.Rand
 	outIn  int // length of the output layer's input rows
-	hbuf   *mat.Dense
 	dh     *mat.Dense
 	mu, vr []float64
 	dmu    []float64

@@ -391,8 +391,8 @@ func (k *Kernel) locKernel(dst, zl []float64, m int) {
 
 // scratch holds one worker's per-image buffers.
 type scratch struct {
-	img, xp, xn, g []float64
-	dxp            []float64
+	xp, xn, g []float64
+	dxp       []float64
 
 	// distinct patches of one image (see dedupe)
 	seen       map[uint64][]int32

@@ -127,18 +127,6 @@ func (l *la) trsmL(name string, trans bool, m, n int, tri []float64, ldt int, b 
 	l.rec(TriSolve, name, m, n, m, float64(m)*float64(m)*float64(n), t0)
 }
 
-// trsmR solves X·op(L) = B in place for the order-n lower triangle L and
-// an m×n matrix B.
-func (l *la) trsmR(name string, trans bool, m, n int, tri []float64, ldt int, b []float64, ldb int) {
-	t0 := time.Now()
-	t := gblas.NoTrans
-	if trans {
-		t = gblas.Trans
-	}
-	l.bi.Dtrsm(gblas.Right, gblas.Lower, t, gblas.NonUnit, m, n, 1, tri, ldt, b, ldb)
-	l.rec(TriSolve, name, n, m, n, float64(n)*float64(n)*float64(m), t0)
-}
-
 // trmmL computes B ← op(L)·B in place for the order-m lower triangle L and
 // n columns.
 func (l *la) trmmL(name string, trans bool, m, n int, tri []float64, ldt int, b []float64, ldb int) {
@@ -149,18 +137,6 @@ func (l *la) trmmL(name string, trans bool, m, n int, tri []float64, ldt int, b 
 	}
 	l.bi.Dtrmm(gblas.Left, gblas.Lower, t, gblas.NonUnit, m, n, 1, tri, ldt, b, ldb)
 	l.rec(MatMul, name, m, n, m, float64(m)*float64(m)*float64(n), t0)
-}
-
-// trmmR computes B ← B·op(L) in place for the order-n lower triangle L and
-// an m×n matrix B.
-func (l *la) trmmR(name string, trans bool, m, n int, tri []float64, ldt int, b []float64, ldb int) {
-	t0 := time.Now()
-	t := gblas.NoTrans
-	if trans {
-		t = gblas.Trans
-	}
-	l.bi.Dtrmm(gblas.Right, gblas.Lower, t, gblas.NonUnit, m, n, 1, tri, ldt, b, ldb)
-	l.rec(MatMul, name, n, m, n, float64(n)*float64(n)*float64(m), t0)
 }
 
 // chol factors the order-n matrix a (lower triangle read) into c.
@@ -265,16 +241,6 @@ func denseOn(hdr **mat.Dense, r, c int, buf []float64) *mat.Dense {
 	}
 	(*hdr).SetRawMatrix(raw)
 	return *hdr
-}
-
-// phi overwrites the n×n matrix x by Φ(x): its lower triangle with the
-// diagonal halved and the strict upper triangle zeroed.
-func phi(n int, x []float64) {
-	for i := 0; i < n; i++ {
-		row := x[i*n : i*n+n]
-		row[i] *= 0.5
-		clear(row[i+1:])
-	}
 }
 
 // cholAdjoint overwrites the n×n matrix x with the symmetric adjoint K̄ of

@@ -54,13 +54,12 @@ var ErrValue = errors.New("gp: bad value")
 type Option func(*config) error
 
 type config struct {
-	whiten     bool
-	kuuJitter  chol.JitterPolicy
-	cvvJitter  chol.JitterPolicy
-	threads    int
-	seed       uint64
-	colSample  int
-	priorInitQ bool
+	whiten    bool
+	kuuJitter chol.JitterPolicy
+	cvvJitter chol.JitterPolicy
+	threads   int
+	seed      uint64
+	colSample int
 	// colChunk sets the column chunks of the backward pass (chunks.go):
 	// 0 chooses them by the block's size, a negative value turns them
 	// off and a positive one forces that width (tests).

@@ -85,7 +85,7 @@ func TestFinite(t *testing.T) {
 			}
 		}
 	}
-	if !finite([]float64{math.MaxFloat64, -math.MaxFloat64, math.SmallestNonzeroFloat64, -0.0}) {
+	if !finite([]float64{math.MaxFloat64, -math.MaxFloat64, math.SmallestNonzeroFloat64, math.Copysign(0, -1)}) {
 		t.Fatal("extreme finite values reported non-finite")
 	}
 }

@@ -267,6 +267,14 @@ func markdown(rep Report) string {
 				}
 				fmt.Fprintf(&b, " %d |", n)
 			}
+			b.WriteString("\n| | N (paper) |")
+			for _, ds := range t.Datasets {
+				if n, ok := paperN[ds]; ok {
+					fmt.Fprintf(&b, " %d |", n)
+				} else {
+					b.WriteString(" — |")
+				}
+			}
 			b.WriteString("\n| | d |")
 			for _, ds := range t.Datasets {
 				d := 0

@@ -110,9 +110,9 @@ the paper's Figure 7 plots. -png writes that figure.`, stderr)
 	}
 	z, zBig, o := randm(*m), randm(*m+*m2), randm(*m2)
 	specs := []benchModel{
-		{Name: fmt.Sprintf("SVGP (M)"), M: *m, kind: gp.SVGP},
-		{Name: fmt.Sprintf("SVGP (M+M2)"), M: *m + *m2, kind: gp.SVGP},
-		{Name: fmt.Sprintf("SOLVE-GP (M, M2)"), M: *m, M2: *m2, kind: gp.SOLVEGP},
+		{Name: "SVGP (M)", M: *m, kind: gp.SVGP},
+		{Name: "SVGP (M+M2)", M: *m + *m2, kind: gp.SVGP},
+		{Name: "SOLVE-GP (M, M2)", M: *m, M2: *m2, kind: gp.SOLVEGP},
 	}
 	if *odvgp {
 		specs = append(specs, benchModel{Name: "ODVGP (M, M2)", M: *m, M2: *m2, kind: gp.ODVGP})

@@ -153,10 +153,8 @@ func (r *RobustMax) argmaxProb(y int, mu, v, dmu, dvar []float64, w *rmWork) flo
 	for k := 0; k < c; k++ {
 		w.sig[k] = math.Sqrt(math.Max(v[k], 0))
 	}
-	if dmu != nil {
-		for k := range dmu {
-			dmu[k], dvar[k] = 0, 0
-		}
+	for k := range dmu {
+		dmu[k], dvar[k] = 0, 0
 	}
 	a := math.Sqrt(2 * math.Max(v[y], 0))
 	t, wt := r.rule.t, r.rule.w

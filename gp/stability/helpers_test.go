@@ -145,11 +145,11 @@ func checkSound(t *testing.T, what string, mod train.Model, x *mat.Dense, y []fl
 	return true
 }
 
-// fit runs train.Fit with a fresh logger and returns its result, error and
-// log.
-func fit(mod train.Model, x *mat.Dense, y []float64, cfg train.Config) (train.Result, error, *logger) {
+// fit runs train.Fit with a fresh logger and returns its result, log and
+// error.
+func fit(mod train.Model, x *mat.Dense, y []float64, cfg train.Config) (train.Result, *logger, error) {
 	lg := &logger{}
 	cfg.Logf = lg.logf
 	res, err := train.Fit(context.Background(), mod, x, y, cfg)
-	return res, err, lg
+	return res, lg, err
 }

@@ -223,7 +223,7 @@ func TestTrainingThroughTrouble(t *testing.T) {
 						s := tr.s
 						s.opts = []gp.Option{gp.WithWhitening(whiten)}
 						mod := s.build(t)
-						res, err, lg := fit(mod, x, y, train.Config{MaxSteps: steps, BatchSize: 40, Schedule: train.Constant(lr)})
+						res, lg, err := fit(mod, x, y, train.Config{MaxSteps: steps, BatchSize: 40, Schedule: train.Constant(lr)})
 						what := kind.String() + " " + tr.name
 						if whiten {
 							what += " whitened"
@@ -295,7 +295,7 @@ func TestBackoffIsWhatRecovers(t *testing.T) {
 		const lr = 1e10
 		mod := s.build(t)
 		minRate := math.Inf(1)
-		res, err, lg := fit(mod, x, y, train.Config{MaxSteps: 60, BatchSize: 50, Schedule: train.Constant(lr), RecoverAfter: -1,
+		res, lg, err := fit(mod, x, y, train.Config{MaxSteps: 60, BatchSize: 50, Schedule: train.Constant(lr), RecoverAfter: -1,
 			OnStep: func(si train.StepInfo) error { minRate = math.Min(minRate, si.Rate); return nil }})
 		if err != nil {
 			t.Fatalf("%v: %v", s.kind, err)
@@ -314,7 +314,7 @@ func TestBackoffIsWhatRecovers(t *testing.T) {
 		// Without the back-off.
 		mod = s.build(t)
 		start := params(mod)
-		res, err, _ = fit(mod, x, y, train.Config{MaxSteps: 60, BatchSize: 50, Schedule: train.Constant(lr), MaxFailures: 1})
+		res, _, err = fit(mod, x, y, train.Config{MaxSteps: 60, BatchSize: 50, Schedule: train.Constant(lr), MaxFailures: 1})
 		if !errors.Is(err, train.ErrDiverged) || res.Reason != train.Failed {
 			t.Fatalf("%v without back-off: err %v, %+v", s.kind, err, res)
 		}
@@ -368,7 +368,7 @@ func TestDivergenceKeepsLastGoodModel(t *testing.T) {
 		for _, kind := range []gp.Kind{gp.SVGP, gp.ODVGP, gp.SOLVEGP} {
 			s := setup{kind: kind, z: grid(5, -2, 2), o: grid(4, -1.5, 2.5), lengthscale: 1, variance: 1, noise: 0.1}
 			p := &poisoned{Model: s.build(t), after: 25, asError: asError}
-			res, err, lg := fit(p, x, y, train.Config{Epochs: 50, BatchSize: 40, Schedule: train.Constant(0.05), MaxFailures: 6})
+			res, lg, err := fit(p, x, y, train.Config{Epochs: 50, BatchSize: 40, Schedule: train.Constant(0.05), MaxFailures: 6})
 			want := "gradient entry 0 is NaN"
 			if asError {
 				want = "objective failed: simulated failure"
@@ -392,7 +392,7 @@ func TestDivergenceKeepsLastGoodModel(t *testing.T) {
 	// push the bound to −Inf on every retry.
 	s := setup{kind: gp.SVGP, z: grid(6, -2, 2), lengthscale: 1, variance: 1, noise: 1e12}
 	mod := s.build(t)
-	_, err, _ := fit(mod, x, y, train.Config{MaxSteps: 100, BatchSize: 50, Schedule: train.Constant(1e100)})
+	_, _, err := fit(mod, x, y, train.Config{MaxSteps: 100, BatchSize: 50, Schedule: train.Constant(1e100)})
 	if !errors.Is(err, train.ErrDiverged) || !strings.Contains(err.Error(), "bound is -Inf") {
 		t.Errorf("noise 1e12, rate 1e100: error %v", err)
 	}
@@ -421,7 +421,7 @@ func TestLengthscaleDrivenToExtremes(t *testing.T) {
 		t.Run(kind.String(), func(t *testing.T) {
 			s := setup{kind: kind, z: grid(8, -3, 3), o: grid(6, -2.8, 2.8), lengthscale: 1, variance: 1, noise: 0.5}
 			mod := s.build(t)
-			res, err, lg := fit(naturalGP(mod), x, y, train.Config{MaxSteps: 300, Schedule: train.Constant(0.5), NaturalStep: 1,
+			res, lg, err := fit(naturalGP(mod), x, y, train.Config{MaxSteps: 300, Schedule: train.Constant(0.5), NaturalStep: 1,
 				Frozen: inducingFrozen(mod)})
 			if err != nil && !errors.Is(err, train.ErrDiverged) {
 				t.Fatal(err)
