@@ -176,6 +176,11 @@ func (k *Kernel) TICK() bool { return k.tick }
 // Dim returns the number of values of one image (Height·Width·Channels).
 func (k *Kernel) Dim() int { return k.geom.ImageLen() }
 
+// SetWorkers bounds the goroutines one call uses to n, as Config's
+// Workers does (n ≤ 0: GOMAXPROCS). A gp.Model built with gp.WithThreads
+// sets it to its own budget.
+func (k *Kernel) SetWorkers(n int) { k.workers = max(n, 0) }
+
 // InducingDim returns the number of columns of an inducing point: PatchLen,
 // plus 2 (location row and column) for a TICK kernel.
 func (k *Kernel) InducingDim() int {

@@ -103,8 +103,20 @@ func WithCvvJitter(p chol.JitterPolicy) Option {
 	}
 }
 
-// WithThreads bounds the goroutines used by each linear-algebra call
-// (≤ 0: GOMAXPROCS).
+// WorkerSetter is implemented by kernels and likelihoods that spread one
+// evaluation over several goroutines (kernel.Stationary, kernel.Sum,
+// kernel.Product, convgp.Kernel, and the Bernoulli, RobustMax and Softmax
+// likelihoods). SetWorkers(n) bounds them to n goroutines; n ≤ 0 means
+// GOMAXPROCS. A model built with WithThreads(t), t > 0, calls it on its
+// kernel and likelihood, which it owns from then on.
+type WorkerSetter interface {
+	SetWorkers(n int)
+}
+
+// WithThreads bounds the goroutines of the model's evaluations (≤ 0:
+// GOMAXPROCS): those of each linear-algebra call and elementwise pass, and,
+// when t > 0, those of the kernel and the likelihood, on which the model
+// calls SetWorkers(t) if they have that method (see WorkerSetter).
 func WithThreads(t int) Option {
 	return func(c *config) error { c.threads = t; return nil }
 }
@@ -243,6 +255,13 @@ func newModel(kind Kind, k Kernel, lik Likelihood, z, o mat.Matrix, opts []Optio
 	nl := lik.NumLatent()
 	if nl < 1 {
 		return nil, fmt.Errorf("%w: likelihood has %d latent functions", ErrShape, nl)
+	}
+	if cfg.threads > 0 {
+		for _, c := range []any{k, lik} {
+			if w, ok := c.(WorkerSetter); ok {
+				w.SetWorkers(cfg.threads)
+			}
+		}
 	}
 	mod := &Model{kind: kind, whiten: cfg.whiten, kern: k, lik: lik, d: d, dz: di, m: m, m2: m2, nl: nl, cfg: cfg}
 	if kind == ODVGP && cfg.colSample >= m2 {

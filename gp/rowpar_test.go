@@ -3,7 +3,11 @@ package gp
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
+
+	"github.com/solvegp/solvegp/gp/kernel"
+	"github.com/solvegp/solvegp/gp/likelihood"
 )
 
 // TestElemPasses checks the layer's elementwise passes, split over 1 to 5
@@ -87,5 +91,52 @@ func TestFinite(t *testing.T) {
 	}
 	if !finite([]float64{math.MaxFloat64, -math.MaxFloat64, math.SmallestNonzeroFloat64, math.Copysign(0, -1)}) {
 		t.Fatal("extreme finite values reported non-finite")
+	}
+}
+
+// workerRecorder wraps a kernel or likelihood and records SetWorkers calls.
+type workerRecorder struct{ got []int }
+
+func (w *workerRecorder) SetWorkers(n int) { w.got = append(w.got, n) }
+
+type recordingKernel struct {
+	*kernel.Stationary
+	rec workerRecorder
+}
+
+func (k *recordingKernel) SetWorkers(n int) { k.rec.SetWorkers(n); k.Stationary.SetWorkers(n) }
+
+type recordingLik struct {
+	*likelihood.RobustMax
+	rec workerRecorder
+}
+
+func (l *recordingLik) SetWorkers(n int) { l.rec.SetWorkers(n); l.RobustMax.SetWorkers(n) }
+
+// TestWithThreadsSetsWorkers checks that WithThreads(t), t > 0, bounds the
+// kernel's and the likelihood's goroutines too, and that without it they
+// keep their own bound.
+func TestWithThreadsSetsWorkers(t *testing.T) {
+	rng := rand.New(rand.NewPCG(53, 54))
+	z := randDense(rng, 5, 2, -1, 1)
+	for _, c := range []struct {
+		opts []Option
+		want []int
+	}{{nil, nil}, {[]Option{WithThreads(0)}, nil}, {[]Option{WithThreads(1)}, []int{1}}, {[]Option{WithThreads(3)}, []int{3}}} {
+		st, err := kernel.NewRBF(2, 1, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rm, err := likelihood.NewRobustMax(3)
+		if err != nil {
+			t.Fatal(err)
+		}
+		k, lik := &recordingKernel{Stationary: st}, &recordingLik{RobustMax: rm}
+		if _, err := NewSOLVEGP(k, lik, z, randDense(rng, 4, 2, -1, 1), c.opts...); err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(k.rec.got, c.want) || !slices.Equal(lik.rec.got, c.want) {
+			t.Errorf("%d options: SetWorkers calls %v (kernel) and %v (likelihood), want %v", len(c.opts), k.rec.got, lik.rec.got, c.want)
+		}
 	}
 }

@@ -37,6 +37,17 @@ func newCombo(what string, parts []Kernel) (combo, error) {
 // Dim returns the common input dimension of the parts.
 func (c *combo) Dim() int { return c.dim }
 
+// SetWorkers calls SetWorkers(n) on every part that has that method (a
+// Stationary kernel, or a nested sum or product), bounding the goroutines
+// each part's evaluation uses (n ≤ 0: GOMAXPROCS).
+func (c *combo) SetWorkers(n int) {
+	for _, p := range c.parts {
+		if w, ok := p.(interface{ SetWorkers(int) }); ok {
+			w.SetWorkers(n)
+		}
+	}
+}
+
 // NumParams returns the total number of parameters of the parts.
 func (c *combo) NumParams() int { return c.offs[len(c.parts)] }
 

@@ -26,15 +26,18 @@ type chunkBody interface {
 }
 
 // forChunks calls body.chunk(c, i0, i1) for consecutive row ranges [i0, i1)
-// of [0, rows), chunk index c = i0/rowChunk, on up to GOMAXPROCS goroutines
-// of the parallel worker pool (only the caller's if work, the number of
-// elements touched, is small). Chunks are handed out dynamically, so that
+// of [0, rows), chunk index c = i0/rowChunk, on up to workers goroutines
+// (≤ 0: GOMAXPROCS) of the parallel worker pool (only the caller's if work,
+// the number of elements touched, is small). Chunks are handed out dynamically, so that
 // triangular workloads balance; callers that reduce across chunks store
 // per-chunk partials indexed by c and sum them in order, which keeps
 // results independent of scheduling.
-func forChunks(rows, work int, body chunkBody) {
+func forChunks(rows, work, workers int, body chunkBody) {
 	nc := numChunks(rows)
-	workers := min(runtime.GOMAXPROCS(0), nc)
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	workers = min(workers, nc)
 	if work < parallelMinWork || workers <= 1 {
 		for c := 0; c < nc; c++ {
 			body.chunk(c, c*rowChunk, min((c+1)*rowChunk, rows))
@@ -64,11 +67,11 @@ func numChunks(rows int) int { return (rows + rowChunk - 1) / rowChunk }
 
 // mirrorUpper copies the strict upper triangle of the n×n row-major
 // matrix a (stride lda) into its lower triangle, tile by tile so that the
-// transposed accesses stay in cache.
-func mirrorUpper(a []float64, n, lda int) {
+// transposed accesses stay in cache, on up to workers goroutines.
+func mirrorUpper(a []float64, n, lda, workers int) {
 	mt := mirrorTasks.Get().(*mirrorTask)
 	*mt = mirrorTask{a: a, n: n, lda: lda}
-	forChunks(n, n*n/2, mt)
+	forChunks(n, n*n/2, workers, mt)
 	*mt = mirrorTask{}
 	mirrorTasks.Put(mt)
 }

@@ -80,6 +80,7 @@ type Stationary struct {
 	ls       []float64 // lengthscales, len 1 or dim
 	inv      []float64 // 1/ℓ per dimension, len dim
 	variance float64
+	workers  int // goroutines per call (≤ 0: GOMAXPROCS); see SetWorkers
 }
 
 // Option configures a Stationary kernel at construction.
@@ -201,6 +202,11 @@ func (k *Stationary) Family() Family { return k.family }
 
 // Dim returns the input dimension.
 func (k *Stationary) Dim() int { return k.dim }
+
+// SetWorkers bounds the goroutines that one call of Matrix or MatrixGrad
+// uses to n (n ≤ 0, the default: GOMAXPROCS). Results do not depend on it.
+// A gp.Model built with gp.WithThreads sets it to its own budget.
+func (k *Stationary) SetWorkers(n int) { k.workers = n }
 
 // IsARD reports whether the kernel has one lengthscale per dimension.
 func (k *Stationary) IsARD() bool { return k.ard }
@@ -465,11 +471,11 @@ func (k *Stationary) Matrix(dst *mat.Dense, x, z mat.Matrix) {
 	}
 	mt := matrixTasks.Get().(*matrixTask)
 	*mt = matrixTask{k: k, data: raw.Data, ld: ld, xs: xs, zs: zs, nx: nx, nz: nz, d: d, m: m, same: same}
-	forChunks(n, work, mt)
+	forChunks(n, work, k.workers, mt)
 	*mt = matrixTask{}
 	matrixTasks.Put(mt)
 	if same {
-		mirrorUpper(raw.Data, n, ld)
+		mirrorUpper(raw.Data, n, ld, k.workers)
 	}
 }
 
@@ -648,7 +654,7 @@ func (k *Stationary) MatrixGrad(dK, K *mat.Dense, x, z mat.Matrix, dx, dz *mat.D
 	gt := weightTasks.Get().(*weightTask)
 	*gt = weightTask{k: k, w: w, xs: xs, zs: zs, nx: nx, nz: nz, d: d, m: m, same: same,
 		dk: dkr.Data, ldk: dkr.Stride, kk: kr.Data, ldkk: kr.Stride, iv: 1 / sc, part: part}
-	forChunks(n, n*m, gt)
+	forChunks(n, n*m, k.workers, gt)
 	*gt = weightTask{}
 	weightTasks.Put(gt)
 	var sumKdK, sumWs float64
@@ -669,7 +675,7 @@ func (k *Stationary) MatrixGrad(dK, K *mat.Dense, x, z mat.Matrix, dx, dz *mat.D
 		za = zaBuf
 		augment(za, zs, m)
 	}
-	impl := sblas.Implementation{}
+	impl := sblas.Implementation{Threads: k.workers}
 	if needP {
 		impl.Dgemm(blas.NoTrans, blas.NoTrans, n, d1, m, 1, w, m, za, d1, 0, pm, d1)
 	}

@@ -15,6 +15,7 @@ import (
 // p(y = 1) = Φ(μ/√(1 + v)).
 type Bernoulli struct {
 	rule ghRule
+	workerBound
 }
 
 // NewBernoulli returns a probit Bernoulli likelihood. It accepts the
@@ -84,7 +85,7 @@ func (b *Bernoulli) ExpectedLogLik(y, mu, variance []float64, dmu, dvar, dparams
 	checkGradLens(dmu, dvar, n)
 	checkParamLen(dparams, 0)
 	t, w := b.rule.t, b.rule.w
-	return chunkSum(n, n*len(t), func() struct{} { return struct{}{} }, func(_ struct{}, i0, i1 int) float64 {
+	return chunkSum(n, n*len(t), b.workers, func() struct{} { return struct{}{} }, func(_ struct{}, i0, i1 int) float64 {
 		sum := 0.0
 		for i := i0; i < i1; i++ {
 			s := bernoulliSign(y[i])

@@ -45,14 +45,17 @@ const pointChunk = 64
 const parallelMinWork = 1 << 14
 
 // chunkSum calls fn(scratch, i0, i1) for consecutive ranges [i0, i1) of
-// [0, n) of pointChunk points, on up to GOMAXPROCS goroutines of the
+// [0, n) of pointChunk points, on up to workers goroutines (≤ 0: GOMAXPROCS) of the
 // parallel worker pool, each with its own scratch from newScratch, and
 // returns the sum of fn's results added in chunk order. The chunking and the order of the additions do not
 // depend on the number of goroutines, so results are bit-for-bit
 // reproducible. work estimates the total cost; small calls run inline.
-func chunkSum[S any](n, work int, newScratch func() S, fn func(s S, i0, i1 int) float64) float64 {
+func chunkSum[S any](n, work, workers int, newScratch func() S, fn func(s S, i0, i1 int) float64) float64 {
 	nc := (n + pointChunk - 1) / pointChunk
-	workers := min(runtime.GOMAXPROCS(0), nc)
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	workers = min(workers, nc)
 	if work < parallelMinWork || workers <= 1 {
 		s := newScratch()
 		total := 0.0
@@ -96,3 +99,12 @@ func (t *chunkSumTask[S]) Run(int) {
 		t.part[c] = t.fn(s, c*pointChunk, min((c+1)*pointChunk, t.n))
 	}
 }
+
+// workerBound is embedded in the likelihoods that spread a call over
+// goroutines; it holds their SetWorkers bound.
+type workerBound struct{ workers int }
+
+// SetWorkers bounds the goroutines one call of the likelihood uses to n
+// (n ≤ 0, the default: GOMAXPROCS). Results do not depend on it. A gp.Model
+// built with gp.WithThreads sets it to its own budget.
+func (w *workerBound) SetWorkers(n int) { w.workers = n }

@@ -3,7 +3,9 @@ package likelihood
 import (
 	"math/rand/v2"
 	"runtime"
+	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // TestParallelDeterminism checks that the chunked parallel evaluation gives
@@ -47,5 +49,44 @@ func TestParallelDeterminism(t *testing.T) {
 				t.Fatalf("%T: log predictive %d differs between 1 and 4 goroutines", l, i)
 			}
 		}
+	}
+}
+
+// TestChunkSumWorkers checks that chunkSum keeps to its workers bound and
+// that SetWorkers reaches the likelihoods' calls: with one worker no two
+// chunks run at the same time.
+func TestChunkSumWorkers(t *testing.T) {
+	old := runtime.GOMAXPROCS(4)
+	defer runtime.GOMAXPROCS(old)
+	peak := func(workers int) int32 {
+		var active, peak atomic.Int32
+		chunkSum(64*pointChunk, 1<<30, workers, func() struct{} { return struct{}{} }, func(_ struct{}, _, _ int) float64 {
+			a := active.Add(1)
+			for {
+				p := peak.Load()
+				if a <= p || peak.CompareAndSwap(p, a) {
+					break
+				}
+			}
+			time.Sleep(200 * time.Microsecond)
+			active.Add(-1)
+			return 1
+		})
+		return peak.Load()
+	}
+	if p := peak(1); p != 1 {
+		t.Errorf("workers 1: %d chunks at once", p)
+	}
+	if p := peak(2); p > 2 {
+		t.Errorf("workers 2: %d chunks at once", p)
+	}
+	b, _ := NewBernoulli()
+	r, _ := NewRobustMax(3)
+	s, _ := NewSoftmax(3)
+	for _, w := range []interface{ SetWorkers(int) }{b, r, s} {
+		w.SetWorkers(1)
+	}
+	if b.workers != 1 || r.workers != 1 || s.workers != 1 {
+		t.Errorf("SetWorkers(1) gave bounds %d, %d, %d", b.workers, r.workers, s.workers)
 	}
 }

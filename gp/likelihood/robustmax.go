@@ -30,6 +30,7 @@ type RobustMax struct {
 	eps        float64
 	logA, logB float64 // log(1 − ε), log(ε/(C − 1))
 	rule       ghRule
+	workerBound
 }
 
 // NewRobustMax returns a RobustMax likelihood over classes ≥ 2 classes. It
@@ -226,7 +227,7 @@ func (r *RobustMax) ExpectedLogLik(y, mu, variance []float64, dmu, dvar, dparams
 	checkParamLen(dparams, 0)
 	diff := r.logA - r.logB
 	newWork := func() *rmWork { return newRMWork(C) }
-	return chunkSum(n, n*C*len(r.rule.t), newWork, func(w *rmWork, i0, i1 int) float64 {
+	return chunkSum(n, n*C*len(r.rule.t), r.workers, newWork, func(w *rmWork, i0, i1 int) float64 {
 		sum := 0.0
 		for i := i0; i < i1; i++ {
 			lo, hi := i*C, (i+1)*C
@@ -284,7 +285,7 @@ func (r *RobustMax) PredictY(mean, variance, mu, fvar []float64, _ *rand.Rand) {
 	checkPredictLens(mean, variance, mu, fvar, C, C)
 	b := r.eps / float64(C-1)
 	n := len(mu) / C
-	chunkSum(n, n*C*C*len(r.rule.t), func() *rmWork { return newRMWork(C) }, func(w *rmWork, i0, i1 int) float64 {
+	chunkSum(n, n*C*C*len(r.rule.t), r.workers, func() *rmWork { return newRMWork(C) }, func(w *rmWork, i0, i1 int) float64 {
 		for i := i0; i < i1; i++ {
 			for c := 0; c < C; c++ {
 				p := r.argmaxProb(c, mu[i*C:(i+1)*C], fvar[i*C:(i+1)*C], nil, nil, w)

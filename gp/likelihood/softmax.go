@@ -26,6 +26,7 @@ import (
 type Softmax struct {
 	classes int
 	samples int
+	workerBound
 }
 
 // NewSoftmax returns a Softmax likelihood over classes ≥ 2 classes. It
@@ -137,7 +138,7 @@ func (s *Softmax) ExpectedLogLik(y, mu, variance []float64, dmu, dvar, dparams [
 	s1, s2 := seeds(rng)
 	inv := 1 / float64(S)
 	newWork := func() *smWork { return newSMWork(C, s1, s2) }
-	return chunkSum(n, n*S*C, newWork, func(w *smWork, i0, i1 int) float64 {
+	return chunkSum(n, n*S*C, s.workers, newWork, func(w *smWork, i0, i1 int) float64 {
 		sum := 0.0
 		for i := i0; i < i1; i++ {
 			lo, hi := i*C, (i+1)*C
@@ -192,7 +193,7 @@ func (s *Softmax) LogPredictive(dst, y, mu, variance []float64, rng *rand.Rand) 
 	}
 	s1, s2 := seeds(rng)
 	newWork := func() *smWork { return newSMWork(C, s1, s2) }
-	chunkSum(n, n*S*C, newWork, func(w *smWork, i0, i1 int) float64 {
+	chunkSum(n, n*S*C, s.workers, newWork, func(w *smWork, i0, i1 int) float64 {
 		for i := i0; i < i1; i++ {
 			cls := classIndex(y[i], C)
 			if cls < 0 {
@@ -226,7 +227,7 @@ func (s *Softmax) PredictY(mean, variance, mu, fvar []float64, rng *rand.Rand) {
 	s1, s2 := seeds(rng)
 	n := len(mu) / C
 	newWork := func() *smWork { return newSMWork(C, s1, s2) }
-	chunkSum(n, n*S*C, newWork, func(w *smWork, i0, i1 int) float64 {
+	chunkSum(n, n*S*C, s.workers, newWork, func(w *smWork, i0, i1 int) float64 {
 		for i := i0; i < i1; i++ {
 			m := mu[i*C : (i+1)*C]
 			w.point(i, fvar[i*C:(i+1)*C])
