@@ -1,6 +1,7 @@
 package convgp
 
 import (
+	"flag"
 	"fmt"
 	"math/rand/v2"
 	"testing"
@@ -10,14 +11,19 @@ import (
 	"github.com/solvegp/solvegp/gp"
 )
 
+// stepThreads is the goroutine budget (DeepConfig.Threads) of BenchmarkStep.
+var stepThreads = flag.Int("step.threads", 1, "goroutines of BenchmarkStep's models")
+
 // BenchmarkStep times one training-objective evaluation with gradient (one
 // optimizer step without the parameter update) of the single-layer TICK
 // convolutional GP and of the two-layer model of bench/convgp (a 5×5
 // hidden layer with 10 channels and a linear mean, M/M2 = 64, under a 4×4
-// stride-2 TICK output layer) on 28×28 images with a batch of 64, one
-// thread, as in bench/convgp. Images are random fields thresholded to zero
+// stride-2 TICK output layer) on 28×28 images with a batch of 64, as in
+// bench/convgp. Images are random fields thresholded to zero
 // in places, so that patches repeat like the flat backgrounds of
-// Fashion-MNIST.
+// Fashion-MNIST. -step.threads sets the goroutine budget (default 1).
+//
+//	go test ./convgp -run '^$' -bench 'BenchmarkStep/.*/L=2' -benchtime 5x -step.threads 2
 func BenchmarkStep(b *testing.B) {
 	for _, c := range []struct {
 		kind   gp.Kind
@@ -41,7 +47,7 @@ func BenchmarkStep(b *testing.B) {
 				y[i] = float64(i % 10)
 			}
 			cfg := DeepConfig{Height: 28, Width: 28, Channels: 1, Classes: 10, Kind: c.kind,
-				Whiten: true, Threads: 1, Init: InitOptions{Images: 100, PerCentre: 10, Seed: 1},
+				Whiten: true, Threads: *stepThreads, Init: InitOptions{Images: 100, PerCentre: 10, Seed: 1},
 				Output: Output{PatchHeight: 5, PatchWidth: 5, Stride: 1, M: c.m, M2: c.m2, TICK: true}}
 			if c.layers == 2 {
 				hm, hm2 := 64, 0
