@@ -105,7 +105,9 @@ type hiddenLayer struct {
 	// per-evaluation buffers
 	cols           *mat.Dense
 	mu, vr, eps, f []float64
+	dmu, dvr       []float64 // gradients on the sampled marginals
 	dcols          *mat.Dense
+	dmap           *mat.Dense // gradient on the layer's input feature maps
 }
 
 // Deep is a deep convolutional GP classifier trained by doubly stochastic
@@ -520,7 +522,10 @@ func (d *Deep) Objective(x *mat.Dense, y []float64, nTotal int, grad []float64) 
 	for i := L - 1; i >= 0; i-- {
 		l := d.hidden[i]
 		sz := len(l.f)
-		ldmu, ldvr := make([]float64, sz), make([]float64, sz)
+		l.dmu, l.dvr = growF(l.dmu, sz), growF(l.dvr, sz)
+		ldmu, ldvr := l.dmu, l.dvr
+		clear(ldmu) // SampleMarginalsGrad accumulates
+		clear(ldvr)
 		gp.SampleMarginalsGrad(ldmu, ldvr, dh.RawMatrix().Data[:sz], l.vr, l.eps)
 		var dcols *mat.Dense
 		if i > 0 {
@@ -547,7 +552,10 @@ func (d *Deep) Objective(x *mat.Dense, y []float64, nTotal int, grad []float64) 
 		}
 		if i > 0 {
 			prev := d.hidden[i-1]
-			nd := mat.NewDense(n, prev.geom.NumPatches()*prev.c, nil)
+			if r, _ := dimsOr(l.dmap); r != n {
+				l.dmap = mat.NewDense(n, prev.geom.NumPatches()*prev.c, nil)
+			}
+			nd := l.dmap
 			if err := l.geom.Col2Im(nd.RawMatrix().Data, dcols.RawMatrix().Data, n); err != nil {
 				return 0, err
 			}

@@ -79,6 +79,19 @@ func TestDeepGradient(t *testing.T) {
 				if _, err := d.Objective(x, y, 50, grad); err != nil {
 					t.Fatal(err)
 				}
+				// A second evaluation with the same draws gives the same
+				// gradient bit for bit: the per-evaluation buffers the
+				// model reuses start clean.
+				again := make([]float64, len(th))
+				reset()
+				if _, err := d.Objective(x, y, 50, again); err != nil {
+					t.Fatal(err)
+				}
+				for i := range grad {
+					if math.Float64bits(again[i]) != math.Float64bits(grad[i]) {
+						t.Fatalf("param %d: gradient %v on the first evaluation, %v on the second", i, grad[i], again[i])
+					}
+				}
 				f := func() float64 {
 					if err := d.SetParams(th); err != nil {
 						t.Fatal(err)
