@@ -215,6 +215,10 @@ type gemmCtx struct {
 	pc, kcb int
 	beta    float64
 
+	// share is the length of each share's region of packB when the shares
+	// run the loops independently (columnShare), 0 otherwise.
+	share int
+
 	// rowBounds[t]…rowBounds[t+1] are the rows of row group t in the
 	// current block when only a triangle of C is updated (tri != 0); the
 	// groups are balanced by the work in the block, not by rows.
@@ -269,7 +273,16 @@ func (g *gemmProblem) plan(threads int) gemmPlan {
 		p.kc = gemmSplit(g.k, bl.KC, 1)
 	}
 	p.mc = gemmSplit(g.m, bl.MC, mr)
-	p.nc = gemmSplit(g.n, bl.NC, nr)
+	// The KC×NC block of B has a budget of values (a share of L3), not a
+	// width: with a shallow product (k < KC) the block is widened to keep
+	// it, so that a wide, shallow product (the 64 × 36864 × 64 updates of a
+	// convolutional GP's hidden layer) runs in a few blocks rather than
+	// dozens, each costing two parallel sections.
+	ncMax := bl.NC
+	if p.kc < bl.KC {
+		ncMax = bl.NC * (bl.KC / max(p.kc, 1))
+	}
+	p.nc = gemmSplit(g.n, ncMax, nr)
 	p.mTiles = (g.m + mr - 1) / mr
 	nTiles := (min(g.n, p.nc) + nr - 1) / nr
 	if threads < 1 || g.m*g.n*g.k < gemmParallelMin {
@@ -310,11 +323,73 @@ func (g *gemmProblem) plan(threads int) gemmPlan {
 // shares of the work on the parallel worker pool.
 func (g *gemmProblem) run(threads int) {
 	p := g.plan(threads)
+	if p.threads > 1 && p.tm == 1 && g.tri == 0 {
+		// Column shares only: each share runs the loops on its own.
+		nr := g.be.NR()
+		per := ((p.nc+nr-1)/nr + p.threads - 1) / p.threads * nr * p.kc
+		ctx := gemmGetCtx(p.threads, p.mc*p.kc, p.threads*per)
+		ctx.g, ctx.p, ctx.share = *g, p, per
+		parallel.For(p.threads, p.threads, ctx)
+		ctx.g, ctx.share = gemmProblem{}, 0
+		gemmPool.Put(ctx)
+		return
+	}
 	ctx := gemmGetCtx(p.threads, p.mc*p.kc, p.kc*p.nc)
 	ctx.g, ctx.p = *g, p
 	ctx.loops()
 	ctx.g = gemmProblem{} // drop the references to the operands
 	gemmPool.Put(ctx)
+}
+
+// columnShare runs the whole loop nest for share t of the columns of C
+// when the rows are not split among the shares (tm = 1, no triangle): the
+// panels q·T/threads … of every column block, with T panels in the block.
+// The shares then touch disjoint columns of C and their own regions of
+// packB (share values each), so they run without a barrier between blocks;
+// with two parallel sections per KC×NC block instead, a product with a
+// short dimension (64×64 with depth 36864: 72 blocks) spent more time
+// waking and waiting than computing on two threads. Every tile of C sees
+// the same packed panels and kernel calls as in loops, in the same order,
+// so the results are the same bit for bit.
+func (ctx *gemmCtx) columnShare(t int) {
+	g, p := &ctx.g, &ctx.p
+	mr, nr := g.be.MR(), g.be.NR()
+	wk := &ctx.workers[t]
+	pb := ctx.packB[t*ctx.share : (t+1)*ctx.share]
+	for jc := 0; jc < g.n; jc += p.nc {
+		ncb := min(p.nc, g.n-jc)
+		nPanels := (ncb + nr - 1) / nr
+		q0, q1 := t*nPanels/p.threads, (t+1)*nPanels/p.threads
+		if q0 == q1 {
+			continue
+		}
+		j0 := jc + q0*nr             // the share's first column
+		w := min(ncb, q1*nr) - q0*nr // and its width
+		for pc := 0; pc < g.k; pc += p.kc {
+			kcb := min(p.kc, g.k-pc)
+			beta := g.beta
+			if pc > 0 {
+				beta = 1
+			}
+			for q := 0; q < q1-q0; q++ {
+				j := j0 + q*nr
+				off := pc*g.ldb + j
+				if g.bTrans {
+					off = j*g.ldb + pc
+				}
+				asm.PackB(nr, pb[q*nr*kcb:(q+1)*nr*kcb], g.b[off:], g.ldb, g.bTrans, kcb, min(nr, j0+w-j))
+			}
+			for ic := 0; ic < g.m; ic += p.mc {
+				mcb := min(p.mc, g.m-ic)
+				off := ic*g.lda + pc
+				if g.aTrans {
+					off = pc*g.lda + ic
+				}
+				asm.PackA(mr, wk.packA, g.a[off:], g.lda, g.aTrans, mcb, kcb)
+				g.macroKernel(wk, ic, mcb, j0, w, 0, q1-q0, kcb, pb, beta)
+			}
+		}
+	}
 }
 
 // loops runs the jc (NC columns of C) and pc (KC of the inner dimension)
@@ -385,8 +460,13 @@ func (ctx *gemmCtx) balanceRows() {
 	ctx.rowBounds = b
 }
 
-// Run performs share t of the current parallel section.
+// Run performs share t of the current parallel section, or all of share
+// t's work when the shares run independently.
 func (ctx *gemmCtx) Run(t int) {
+	if ctx.share > 0 {
+		ctx.columnShare(t)
+		return
+	}
 	if ctx.pack {
 		ctx.packShare(t)
 	} else {

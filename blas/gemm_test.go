@@ -226,6 +226,55 @@ func TestDgemmThreads(t *testing.T) {
 	}
 }
 
+// TestDgemmThreadsBitwise checks that Dgemm's result does not depend on the
+// number of goroutines, bit for bit, for shapes above the parallel
+// threshold whose partition splits only columns (the shares then run the
+// loops independently, columnShare) or rows and columns, with blockings
+// small enough that each share crosses many MC, KC and NC blocks, partial
+// panels included.
+func TestDgemmThreadsBitwise(t *testing.T) {
+	rng := rand.New(rand.NewPCG(17, 18))
+	for _, be := range asm.Backends() {
+		for _, bl := range []asm.Blocking{{}, {MC: 2 * be.MR(), KC: 9, NC: 3 * be.NR()}} {
+			b := be.WithBlocking(bl)
+			for _, sh := range [][3]int{{64, 2000, 64}, {64, 64, 3000}, {100, 101, 97}, {13, 5000, 40}, {300, 257, 130}} {
+				m, n, k := sh[0], sh[1], sh[2]
+				for _, tr := range [][2]blas.Transpose{{blas.NoTrans, blas.NoTrans}, {blas.Trans, blas.Trans}} {
+					a := make([]float64, m*k)
+					bb := make([]float64, k*n)
+					c0 := make([]float64, m*n)
+					for _, x := range [][]float64{a, bb, c0} {
+						for i := range x {
+							x[i] = rng.NormFloat64()
+						}
+					}
+					lda, ldb := k, n
+					if tr[0] == blas.Trans {
+						lda = m
+					}
+					if tr[1] == blas.Trans {
+						ldb = k
+					}
+					var want []float64
+					for _, threads := range []int{1, 2, 3, 5} {
+						c := append([]float64(nil), c0...)
+						Implementation{Backend: b, Threads: threads}.Dgemm(tr[0], tr[1], m, n, k, 1.5, a, lda, bb, ldb, 0.5, c, n)
+						if threads == 1 {
+							want = c
+							continue
+						}
+						for i := range c {
+							if math.Float64bits(c[i]) != math.Float64bits(want[i]) {
+								t.Fatalf("%s %+v %v %v: C[%d] = %v with %d goroutines, %v with one", be.Name(), bl, sh, tr, i, c[i], threads, want[i])
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
 // TestDgemmPanics checks that argument errors panic with gonum's messages.
 func TestDgemmPanics(t *testing.T) {
 	a := make([]float64, 100)
