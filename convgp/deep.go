@@ -108,6 +108,7 @@ type hiddenLayer struct {
 	dmu, dvr       []float64 // gradients on the sampled marginals
 	dcols          *mat.Dense
 	dmap           *mat.Dense // gradient on the layer's input feature maps
+	smp            sampler    // the random streams of the sampling
 }
 
 // Deep is a deep convolutional GP classifier trained by doubly stochastic
@@ -437,10 +438,7 @@ func (d *Deep) propagate(x *mat.Dense, rng *rand.Rand) (*mat.Dense, float64, err
 			return nil, 0, fmt.Errorf("convgp: layer %d: %w", i, err)
 		}
 		kl += ku + kv
-		for j := range l.eps {
-			l.eps[j] = rng.NormFloat64()
-		}
-		gp.SampleMarginals(l.f, l.mu, l.vr, l.eps)
+		l.sample(rng.Uint64(), d.cfg.Threads)
 		if l.w != nil {
 			// Linear mean function: f += cols · W.
 			gemm(false, false, n*P, l.c, dl, 1, l.cols.RawMatrix().Data, dl, l.w, l.c, 1, l.f, l.c)
@@ -523,10 +521,8 @@ func (d *Deep) Objective(x *mat.Dense, y []float64, nTotal int, grad []float64) 
 		l := d.hidden[i]
 		sz := len(l.f)
 		l.dmu, l.dvr = growF(l.dmu, sz), growF(l.dvr, sz)
+		l.sampleGrad(dh.RawMatrix().Data[:sz], d.cfg.Threads)
 		ldmu, ldvr := l.dmu, l.dvr
-		clear(ldmu) // SampleMarginalsGrad accumulates
-		clear(ldvr)
-		gp.SampleMarginalsGrad(ldmu, ldvr, dh.RawMatrix().Data[:sz], l.vr, l.eps)
 		var dcols *mat.Dense
 		if i > 0 {
 			r, cc := l.cols.Dims()
