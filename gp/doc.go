@@ -88,6 +88,16 @@
 //
 // Kernel matrices and their adjoints are formed by the kernel (O(NMd)).
 //
+// # Threads
+//
+// A model's evaluations run on up to GOMAXPROCS goroutines, or on the budget
+// given by WithThreads: its linear algebra, its elementwise passes, and its
+// kernel and likelihood when they implement WorkerSetter (the kernels and
+// likelihoods of this module that parallelize do). Results do not depend on
+// the goroutines' scheduling; with one thread, the same seed gives the same
+// parameters bit for bit. A Model is not safe for concurrent use; its
+// Predictor is.
+//
 // # Numerical notes
 //
 // K_uu and C_vv are factorized with their own jitter policies
