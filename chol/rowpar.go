@@ -2,7 +2,6 @@ package chol
 
 import (
 	"math"
-	"runtime"
 	"sync"
 
 	"github.com/solvegp/solvegp/blas"
@@ -90,11 +89,7 @@ func rowParts(bi blas.Implementation, r, elems int) int {
 	if elems < rowParMin {
 		return 1
 	}
-	t := bi.Threads
-	if t <= 0 {
-		t = runtime.GOMAXPROCS(0)
-	}
-	return max(1, min(t, maxRowParts, (r+rowTile-1)/rowTile))
+	return parallel.Workers(bi.Threads, min(maxRowParts, (r+rowTile-1)/rowTile))
 }
 
 // runRows runs t over rows [0, r) in parts ranges, on the calling goroutine

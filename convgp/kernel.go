@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"runtime"
 	"sync"
 
 	gblas "gonum.org/v1/gonum/blas"
@@ -310,19 +309,7 @@ func gradRows(dst *mat.Dense, r, c int) ([]float64, func()) {
 	}
 }
 
-func (k *Kernel) nworkers(n int) int {
-	w := k.workers
-	if w <= 0 {
-		w = runtime.GOMAXPROCS(0)
-	}
-	if w > n {
-		w = n
-	}
-	if w < 1 {
-		w = 1
-	}
-	return w
-}
+func (k *Kernel) nworkers(n int) int { return parallel.Workers(k.workers, n) }
 
 // parallel runs f(worker, lo, hi) over contiguous ranges of [0, n).
 func (k *Kernel) parallel(n int, f func(w, lo, hi int)) int {

@@ -2,7 +2,6 @@ package convgp
 
 import (
 	"math/rand/v2"
-	"runtime"
 
 	"github.com/solvegp/solvegp/gp"
 	"github.com/solvegp/solvegp/internal/parallel"
@@ -66,10 +65,7 @@ func (t *sampleTask) Run(c int) {
 // sampleWorkers returns the goroutines a sampling pass of n values uses
 // under the budget threads (≤ 0: GOMAXPROCS).
 func sampleWorkers(threads, n int) int {
-	if threads <= 0 {
-		threads = runtime.GOMAXPROCS(0)
-	}
-	return max(1, min(threads, (n+sampleChunk-1)/sampleChunk))
+	return parallel.Workers(threads, (n+sampleChunk-1)/sampleChunk)
 }
 
 // sample draws one sample of the layer's feature map: eps ~ N(0, I) from

@@ -1,7 +1,6 @@
 package gp
 
 import (
-	"runtime"
 	"time"
 
 	gblas "gonum.org/v1/gonum/blas"
@@ -72,11 +71,7 @@ func (mod *Model) chunkCols(m, n int) int {
 // chunks, each taking a range of whole chunks: the evaluation's budget
 // (≤ 0: GOMAXPROCS), at most one per chunk.
 func (l *la) chunkParts(nch int) int {
-	threads := l.threads
-	if threads <= 0 {
-		threads = runtime.GOMAXPROCS(0)
-	}
-	return max(1, min(threads, nch))
+	return parallel.Workers(l.threads, nch)
 }
 
 // recInterleaved records the operations of a chunked loop, each repeated

@@ -1,7 +1,6 @@
 package kernel
 
 import (
-	"runtime"
 	"sync"
 
 	"github.com/solvegp/solvegp/internal/parallel"
@@ -34,10 +33,7 @@ type chunkBody interface {
 // results independent of scheduling.
 func forChunks(rows, work, workers int, body chunkBody) {
 	nc := numChunks(rows)
-	if workers <= 0 {
-		workers = runtime.GOMAXPROCS(0)
-	}
-	workers = min(workers, nc)
+	workers = parallel.Workers(workers, nc)
 	if work < parallelMinWork || workers <= 1 {
 		for c := 0; c < nc; c++ {
 			body.chunk(c, c*rowChunk, min((c+1)*rowChunk, rows))

@@ -2,7 +2,6 @@ package likelihood
 
 import (
 	"fmt"
-	"runtime"
 	"sync/atomic"
 
 	"github.com/solvegp/solvegp/internal/parallel"
@@ -52,10 +51,7 @@ const parallelMinWork = 1 << 14
 // reproducible. work estimates the total cost; small calls run inline.
 func chunkSum[S any](n, work, workers int, newScratch func() S, fn func(s S, i0, i1 int) float64) float64 {
 	nc := (n + pointChunk - 1) / pointChunk
-	if workers <= 0 {
-		workers = runtime.GOMAXPROCS(0)
-	}
-	workers = min(workers, nc)
+	workers = parallel.Workers(workers, nc)
 	if work < parallelMinWork || workers <= 1 {
 		s := newScratch()
 		total := 0.0

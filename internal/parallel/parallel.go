@@ -214,6 +214,16 @@ func putJob(j *job) {
 	pool.mu.Unlock()
 }
 
+// Workers returns the goroutines a loop over units independent pieces of
+// work uses under the budget (≤ 0: GOMAXPROCS): at most one per unit, and
+// at least one.
+func Workers(budget, units int) int {
+	if budget <= 0 {
+		budget = runtime.GOMAXPROCS(0)
+	}
+	return max(1, min(budget, units))
+}
+
 // Ranges splits [0, n) into parts contiguous ranges of nearly equal size
 // and calls f(part, lo, hi) for each on up to parts goroutines (the caller
 // included), returning when all calls have returned. It is a convenience

@@ -308,3 +308,16 @@ func TestRangesCoverEachIndexOnce(t *testing.T) {
 		}
 	}
 }
+
+// TestWorkers checks the goroutine count of a budget: the budget, or
+// GOMAXPROCS for a budget ≤ 0, at most one per unit and at least one.
+func TestWorkers(t *testing.T) {
+	procs := runtime.GOMAXPROCS(0)
+	for _, c := range []struct{ budget, units, want int }{
+		{3, 10, 3}, {3, 2, 2}, {3, 0, 1}, {0, 1 << 20, procs}, {-1, 1 << 20, procs}, {0, 1, 1}, {1, 5, 1},
+	} {
+		if got := Workers(c.budget, c.units); got != c.want {
+			t.Errorf("Workers(%d, %d) = %d, want %d", c.budget, c.units, got, c.want)
+		}
+	}
+}
