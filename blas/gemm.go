@@ -353,7 +353,7 @@ func (g *gemmProblem) run(threads int) {
 // so the results are the same bit for bit.
 func (ctx *gemmCtx) columnShare(t int) {
 	g, p := &ctx.g, &ctx.p
-	mr, nr := g.be.MR(), g.be.NR()
+	nr := g.be.NR()
 	wk := &ctx.workers[t]
 	pb := ctx.packB[t*ctx.share : (t+1)*ctx.share]
 	for jc := 0; jc < g.n; jc += p.nc {
@@ -373,19 +373,11 @@ func (ctx *gemmCtx) columnShare(t int) {
 			}
 			for q := 0; q < q1-q0; q++ {
 				j := j0 + q*nr
-				off := pc*g.ldb + j
-				if g.bTrans {
-					off = j*g.ldb + pc
-				}
-				asm.PackB(nr, pb[q*nr*kcb:(q+1)*nr*kcb], g.b[off:], g.ldb, g.bTrans, kcb, min(nr, j0+w-j))
+				g.packBPanel(pb[q*nr*kcb:(q+1)*nr*kcb], pc, kcb, j, min(nr, j0+w-j))
 			}
 			for ic := 0; ic < g.m; ic += p.mc {
 				mcb := min(p.mc, g.m-ic)
-				off := ic*g.lda + pc
-				if g.aTrans {
-					off = pc*g.lda + ic
-				}
-				asm.PackA(mr, wk.packA, g.a[off:], g.lda, g.aTrans, mcb, kcb)
+				g.packABlock(wk.packA, ic, mcb, pc, kcb)
 				g.macroKernel(wk, ic, mcb, j0, w, 0, q1-q0, kcb, pb, beta)
 			}
 		}
@@ -481,13 +473,28 @@ func (ctx *gemmCtx) packShare(t int) {
 	jc, ncb, kcb, pc := ctx.jc, ctx.ncb, ctx.kcb, ctx.pc
 	for q := t * ctx.nPanels / p.threads; q < (t+1)*ctx.nPanels/p.threads; q++ {
 		j := jc + q*nr
-		cols := min(nr, jc+ncb-j)
-		off := pc*g.ldb + j
-		if g.bTrans {
-			off = j*g.ldb + pc
-		}
-		asm.PackB(nr, ctx.packB[q*nr*kcb:(q+1)*nr*kcb], g.b[off:], g.ldb, g.bTrans, kcb, cols)
+		g.packBPanel(ctx.packB[q*nr*kcb:(q+1)*nr*kcb], pc, kcb, j, min(nr, jc+ncb-j))
 	}
+}
+
+// packBPanel packs rows pc…pc+kcb of columns j…j+cols of op(B) (cols ≤ NR)
+// as one micro-panel into dst.
+func (g *gemmProblem) packBPanel(dst []float64, pc, kcb, j, cols int) {
+	off := pc*g.ldb + j
+	if g.bTrans {
+		off = j*g.ldb + pc
+	}
+	asm.PackB(g.be.NR(), dst, g.b[off:], g.ldb, g.bTrans, kcb, cols)
+}
+
+// packABlock packs rows ic…ic+mcb, columns pc…pc+kcb of op(A) into dst as
+// MR-row micro-panels.
+func (g *gemmProblem) packABlock(dst []float64, ic, mcb, pc, kcb int) {
+	off := ic*g.lda + pc
+	if g.aTrans {
+		off = pc*g.lda + ic
+	}
+	asm.PackA(g.be.MR(), dst, g.a[off:], g.lda, g.aTrans, mcb, kcb)
 }
 
 // multiplyShare updates share t of the current block of C: the rows of row
@@ -511,11 +518,7 @@ func (ctx *gemmCtx) multiplyShare(t int) {
 		if g.tri == blas.Lower && ctx.jc > ic+mcb-1 || g.tri == blas.Upper && ctx.jc+ctx.ncb-1 < ic {
 			continue
 		}
-		off := ic*g.lda + pc
-		if g.aTrans {
-			off = pc*g.lda + ic
-		}
-		asm.PackA(mr, wk.packA, g.a[off:], g.lda, g.aTrans, mcb, kcb)
+		g.packABlock(wk.packA, ic, mcb, pc, kcb)
 		g.macroKernel(wk, ic, mcb, ctx.jc, ctx.ncb, q0, q1, kcb, ctx.packB, ctx.beta)
 	}
 }

@@ -5,7 +5,6 @@ import (
 
 	"gonum.org/v1/gonum/blas"
 
-	"github.com/solvegp/solvegp/asm"
 	"github.com/solvegp/solvegp/internal/parallel"
 )
 
@@ -158,7 +157,6 @@ func (t *trmmTask) share(w int) (lo, hi int) {
 // the dense block off the diagonal otherwise (beta 1).
 func (t *trmmTask) multiply(w, i0, i1 int, diag bool) {
 	g := &t.g
-	mr := g.be.MR()
 	wk := &t.ctx.workers[w]
 	kcb := t.p1 - t.p0
 	beta := 1.0
@@ -167,11 +165,7 @@ func (t *trmmTask) multiply(w, i0, i1 int, diag bool) {
 	}
 	for ic := i0; ic < i1; ic += t.mc {
 		mcb := min(t.mc, i1-ic)
-		off := ic*g.lda + t.p0
-		if g.aTrans {
-			off = t.p0*g.lda + ic
-		}
-		asm.PackA(mr, wk.packA, g.a[off:], g.lda, g.aTrans, mcb, kcb)
+		g.packABlock(wk.packA, ic, mcb, t.p0, kcb)
 		if diag {
 			t.maskDiagonal(wk.packA, ic, mcb, kcb)
 			t.diagonalKernel(wk, ic, mcb, kcb)

@@ -36,8 +36,9 @@ func (s *sampler) streams(n int, seed uint64) []*rand.Rand {
 	return s.rng[:n]
 }
 
-// sampleTask draws eps and sets f = μ + √v·eps (forward), or accumulates
-// the gradients of f into dmu and dvar (backward), chunk by chunk.
+// sampleTask draws eps and sets f = μ + √v·eps (forward), or sets dmu and
+// dvar to the gradients of the marginals given df (backward), chunk by
+// chunk.
 type sampleTask struct {
 	backward       bool
 	rng            []*rand.Rand
