@@ -57,6 +57,11 @@
 //
 // Besides the GEMM kernels the package has strided block copies for im2col
 // (CopyBlock and its variants) and a vector exponential, Exp, for kernel
-// matrices: AVX2+FMA assembly on amd64 (exp_avx2_amd64.s, hand-written) with
-// expGeneric as its bit-identical pure-Go twin, used everywhere else.
+// matrices: AVX2+FMA assembly on amd64 (exp_avx2_amd64.s, hand-written) and
+// NEON on arm64, with expGeneric as its bit-identical pure-Go twin, used
+// everywhere else. RadialProfile and RadialWeights turn squared distances
+// into the covariances of the RBF and Matérn kernels and into the weights
+// of their gradients; on amd64 they are fused AVX2+FMA kernels
+// (radial_avx2_amd64.s, sharing the exponential of exp_avx2_amd64.h), and
+// radialOne and radialWeightOne are their pure-Go twins.
 package asm

@@ -384,59 +384,26 @@ func directSqDist(a, b []float64) float64 {
 	return s
 }
 
-// profile overwrites each squared distance in row with σ² g(r). The
-// Matérn polynomial is multiplied by exp(−a) before σ², and skipped where
-// the exponential underflows, so that huge distances give 0, never NaN.
-// The exponentials are evaluated in blocks by asm.Exp (SIMD where the CPU
-// has it, within 2 ulp of math.Exp).
-func (k *Stationary) profile(row []float64) {
-	const block = 256
-	var ebuf [block]float64
-	v := k.variance
-	for len(row) > 0 {
-		seg := row[:min(block, len(row))]
-		row = row[len(seg):]
-		e := ebuf[:len(seg)]
-		switch k.family {
-		case RBF:
-			for j, s := range seg {
-				e[j] = -0.5 * s
-			}
-			asm.Exp(e, e)
-			for j := range seg {
-				seg[j] = v * e[j]
-			}
-		case Matern12:
-			for j, s := range seg {
-				e[j] = -math.Sqrt(s)
-			}
-			asm.Exp(e, e)
-			for j := range seg {
-				seg[j] = v * e[j]
-			}
-		case Matern32, Matern52:
-			// seg holds a = √(νs) while e holds exp(−a); the polynomial is
-			// 1 + a (ν = 3) or 1 + a + a²/3 (ν = 5). For ν = 3 the a²/q
-			// term is a²/∞ = 0 exactly (a is finite wherever e ≠ 0).
-			nu, q := 3.0, math.Inf(1)
-			if k.family == Matern52 {
-				nu, q = 5, 3
-			}
-			for j, s := range seg {
-				a := math.Sqrt(nu * s)
-				seg[j] = a
-				e[j] = -a
-			}
-			asm.Exp(e, e)
-			for j, a := range seg {
-				ej := e[j]
-				if ej != 0 {
-					ej *= 1 + a + a*a/q
-				}
-				seg[j] = v * ej
-			}
-		}
+// radial returns the family's profile as asm names it.
+func (f Family) radial() asm.Radial {
+	switch f {
+	case Matern12:
+		return asm.RadialMatern12
+	case Matern32:
+		return asm.RadialMatern32
+	case Matern52:
+		return asm.RadialMatern52
 	}
+	return asm.RadialRBF
+}
+
+// profile overwrites each squared distance in row with σ² g(r), by
+// asm.RadialProfile: square root, exponential and Matérn polynomial fused
+// in SIMD registers where the CPU has them, the same bits everywhere. The
+// Matérn polynomial is skipped where the exponential underflows, so that
+// huge distances give 0, never NaN.
+func (k *Stationary) profile(row []float64) {
+	asm.RadialProfile(row, row, k.family.radial(), k.variance)
 }
 
 // Matrix sets dst to k(x_i, z_j). An empty dst is resized to rows(x)×rows(z).
@@ -513,68 +480,12 @@ func (mt *matrixTask) chunk(_, i0, i1 int) {
 
 // weights overwrites the squared distances s in a row by
 // W = dK ⊙ ∂K/∂(r²), computed from K itself so that no exponential is
-// re-evaluated, and returns the row's contributions Σ dK·K and Σ W·r².
-// Pairs whose covariance underflowed to 0 have W = 0 and contribute
-// nothing, even where their squared distance overflowed to +Inf.
+// re-evaluated, and returns the row's contributions Σ dK·K and Σ W·r²
+// (asm.RadialWeights, fused SIMD kernels where the CPU has them). Pairs
+// whose covariance underflowed to 0 have W = 0 and contribute nothing,
+// even where their squared distance overflowed to +Inf.
 func (k *Stationary) weights(s, dk, kk []float64, iv float64) (sumKdK, sumWs float64) {
-	switch k.family {
-	case RBF:
-		// ∂K/∂s = −K/2.
-		for j, sj := range s {
-			g := dk[j] * (kk[j] * iv)
-			w := -0.5 * g
-			sumKdK += g
-			if w != 0 { // w = 0 where K underflowed, and r² may be +Inf there
-				sumWs += w * sj
-			}
-			s[j] = w
-		}
-	case Matern12:
-		// ∂K/∂s = −K/(2r); zero at r = 0 by convention (see type doc).
-		for j, sj := range s {
-			g := dk[j] * (kk[j] * iv)
-			sumKdK += g
-			w := 0.0
-			if sj > 0 {
-				w = -0.5 * g / math.Sqrt(sj)
-			}
-			if w != 0 { // w = 0 where K underflowed, and r² may be +Inf there
-				sumWs += w * sj
-			}
-			s[j] = w
-		}
-	case Matern32:
-		// ∂K/∂s = −(3/2) σ² e^{−a} = −(3/2) K / (1 + a), a = √(3s).
-		for j, sj := range s {
-			g := dk[j] * (kk[j] * iv)
-			sumKdK += g
-			a := math.Sqrt(3 * sj)
-			w := 0.0
-			if g != 0 {
-				w = -1.5 * g / (1 + a)
-			}
-			if w != 0 { // w = 0 where K underflowed, and r² may be +Inf there
-				sumWs += w * sj
-			}
-			s[j] = w
-		}
-	case Matern52:
-		// ∂K/∂s = −(5/6) σ² (1 + a) e^{−a} = −(5/6) K (1 + a) / (1 + a + a²/3).
-		for j, sj := range s {
-			g := dk[j] * (kk[j] * iv)
-			sumKdK += g
-			a := math.Sqrt(5 * sj)
-			w := 0.0
-			if g != 0 {
-				w = -(5.0 / 6) * g * ((1 + a) / (1 + a + a*a/3))
-			}
-			if w != 0 { // w = 0 where K underflowed, and r² may be +Inf there
-				sumWs += w * sj
-			}
-			s[j] = w
-		}
-	}
-	return sumKdK, sumWs
+	return asm.RadialWeights(s, s, dk, kk, k.family.radial(), iv)
 }
 
 // MatrixGrad adds the gradients of Σ_ij dK_ij k(x_i, z_j) with respect to

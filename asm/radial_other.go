@@ -1,0 +1,17 @@
+//go:build purego || noasm || !amd64
+
+package asm
+
+// radialKernelOK: no fused radial kernels here (on arm64 RadialProfile
+// runs radialGeneric, whose exponentials are NEON).
+const radialKernelOK = false
+
+// radialKernel is never called here (radialKernelOK is false).
+func radialKernel(dst, src *float64, n int, g Radial, v float64) bool {
+	panic("asm: no radial kernel")
+}
+
+// radialWeightsKernel is never called here (radialKernelOK is false).
+func radialWeightsKernel(w, s, dk, kk *float64, n int, g Radial, iv float64) (sumG, sumWs float64) {
+	panic("asm: no radial kernel")
+}
