@@ -61,7 +61,8 @@
 // NEON on arm64, with expGeneric as its bit-identical pure-Go twin, used
 // everywhere else. RadialProfile and RadialWeights turn squared distances
 // into the covariances of the RBF and Matérn kernels and into the weights
-// of their gradients; on amd64 they are fused AVX2+FMA kernels
-// (radial_avx2_amd64.s, sharing the exponential of exp_avx2_amd64.h), and
-// radialOne and radialWeightOne are their pure-Go twins.
+// of their gradients; they are fused AVX2+FMA kernels on amd64
+// (radial_avx2_amd64.s, sharing the exponential of exp_avx2_amd64.h) and
+// NEON kernels on arm64 (radial_neon_arm64.s), and radialOne and
+// radialWeightOne are their pure-Go twins.
 package asm

@@ -23,11 +23,10 @@ const (
 // RadialProfile sets dst[i] = v·g(src[i]) for the profile g, for
 // i < len(src); dst must be at least as long as src and may be src itself.
 // It is the elementwise pass that turns squared distances into a kernel
-// matrix. On amd64 with AVX2 and FMA it runs fused assembly kernels (square
-// root, exponential and polynomial in registers, four elements per
-// instruction); elsewhere, and under the purego and noasm tags, it runs
-// radialGeneric, which uses Exp. Every path gives the bits of radialOne,
-// the pure-Go twin:
+// matrix. On amd64 with AVX2 and FMA, and on arm64, it runs fused assembly
+// kernels (square root, exponential and polynomial in registers); elsewhere,
+// and under the purego and noasm tags, it runs radialGeneric, which uses
+// Exp. Every path gives the bits of radialOne, the pure-Go twin:
 //
 //	RBF:   e = exp(−0.5·s)                      result v·e
 //	ν=1/2: e = exp(−√s)                         result v·e
@@ -168,9 +167,9 @@ func radialImpl(dst, src []float64, g Radial, v float64) int {
 // kept in four interleaved partial sums (element j in sum j mod 4, for the
 // longest prefix whose length is a multiple of 4), combined as
 // (p0 + p2) + (p1 + p3), then the remaining elements are added in order.
-// w, dk and kk must be at least as long as s. On amd64 with AVX2 and FMA
-// the prefix runs in fused assembly kernels; every path gives the bits of
-// radialWeightOne and this summation order.
+// w, dk and kk must be at least as long as s. On amd64 with AVX2 and FMA,
+// and on arm64, the prefix runs in fused assembly kernels; every path gives
+// the bits of radialWeightOne and this summation order.
 func RadialWeights(w, s, dk, kk []float64, g Radial, iv float64) (sumG, sumWs float64) {
 	if g < RadialRBF || g > RadialMatern52 {
 		panic("asm: unknown radial profile")

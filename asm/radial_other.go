@@ -1,9 +1,9 @@
-//go:build purego || noasm || !amd64
+//go:build purego || noasm || !(amd64 || arm64)
 
 package asm
 
-// radialKernelOK: no fused radial kernels here (on arm64 RadialProfile
-// runs radialGeneric, whose exponentials are NEON).
+// radialKernelOK: no fused radial kernels here, so RadialProfile and
+// RadialWeights run their pure-Go paths throughout.
 const radialKernelOK = false
 
 // radialKernel is never called here (radialKernelOK is false).
