@@ -20,10 +20,11 @@ const (
 	RadialMatern52
 )
 
-// RadialProfile sets dst[i] = v·g(src[i]) for the profile g, for
+// RadialProfile sets dst[i] = v·g(max(src[i], 0)) for the profile g, for
 // i < len(src); dst must be at least as long as src and may be src itself.
 // It is the elementwise pass that turns squared distances into a kernel
-// matrix. On amd64 with AVX2 and FMA, and on arm64, it runs fused assembly
+// matrix; the clamp at 0 absorbs the rounding of ‖x‖² + ‖z‖² − 2xᵀz for
+// nearby points (NaN stays NaN). On amd64 with AVX2 and FMA, and on arm64, it runs fused assembly
 // kernels (square root, exponential and polynomial in registers); elsewhere,
 // and under the purego and noasm tags, it runs radialGeneric, which uses
 // Exp. Every path gives the bits of radialOne, the pure-Go twin:
@@ -46,9 +47,20 @@ func RadialProfile(dst, src []float64, g Radial, v float64) {
 	radialGeneric(dst[done:], src[done:], g, v)
 }
 
+// clampSq clamps a squared distance at 0: negative values, which rounding
+// in ‖x‖² + ‖z‖² − 2xᵀz produces for nearby points, become +0, while NaN
+// and −0 stay as they are.
+func clampSq(s float64) float64 {
+	if s < 0 {
+		return 0
+	}
+	return s
+}
+
 // radialArg returns the argument of the exponential for squared distance
-// s, and a = √(c·s) for the Matérn profiles.
+// s (clamped at 0), and a = √(c·s) for the Matérn profiles.
 func radialArg(s float64, g Radial) (x, a float64) {
+	s = clampSq(s)
 	switch g {
 	case RadialRBF:
 		return -0.5 * s, 0
@@ -154,7 +166,8 @@ func radialImpl(dst, src []float64, g Radial, v float64) int {
 //
 //	γ_j = dk_j·(kk_j·iv),   w_j = γ_j·h(s_j),   s_j ← w_j (w may be s)
 //
-// where s_j is a squared scaled distance, kk_j = v·g(s_j) the covariance
+// where s_j is a squared scaled distance (clamped at 0 first, as in
+// RadialProfile), kk_j = v·g(s_j) the covariance
 // (iv = 1/v, or any scale the caller undoes), dk_j the gradient with respect
 // to it, and h = g′/g for the profile g:
 //
@@ -194,6 +207,7 @@ func RadialWeights(w, s, dk, kk []float64, g Radial, iv float64) (sumG, sumWs fl
 // radialWeightOne is the pure-Go twin of the weight kernels for one
 // element: it returns γ, w and w·s (0 where w = 0).
 func radialWeightOne(s, dk, kk float64, g Radial, iv float64) (gamma, w, ws float64) {
+	s = clampSq(s)
 	gamma = dk * (kk * iv)
 	switch g {
 	case RadialRBF:

@@ -62,11 +62,13 @@ GLOBL radialConsts<>(SB), RODATA|NOPTR, $256
 
 // The per-profile steps for four elements at off(SI) into off(DI), with
 // X the exponential's argument, A = a, T, R and P scratch (EXPREG's), and
-// Y15 = v broadcast.
+// Y15 = v broadcast. Each first clamps s at 0: VMAXPD with zero as the first
+// source returns s itself when s is NaN or −0, as the twin's s < 0 test.
 
 // RBF: x = −0.5·s; result v·eˣ.
 #define RBF4(off, X, A, T, R, P) \
 	VMOVUPD off(SI), X \
+	VMAXPD X, Y13, X \
 	VMULPD NHALF, X, X \
 	CHECK(X, T) \
 	EXPREG(X, T, R, P) \
@@ -76,6 +78,7 @@ GLOBL radialConsts<>(SB), RODATA|NOPTR, $256
 // Matérn-1/2: x = −√s; result v·eˣ.
 #define M12_4(off, X, A, T, R, P) \
 	VMOVUPD off(SI), A \
+	VMAXPD A, Y13, A \
 	VSQRTPD A, A \
 	VXORPD SIGN, A, X \
 	CHECK(X, T) \
@@ -86,6 +89,7 @@ GLOBL radialConsts<>(SB), RODATA|NOPTR, $256
 // Matérn-3/2: a = √(3s), x = −a; result v·(e·(1 + a)).
 #define M32_4(off, X, A, T, R, P) \
 	VMOVUPD off(SI), A \
+	VMAXPD A, Y13, A \
 	VMULPD THREE, A, A \
 	VSQRTPD A, A \
 	VXORPD SIGN, A, X \
@@ -99,6 +103,7 @@ GLOBL radialConsts<>(SB), RODATA|NOPTR, $256
 // Matérn-5/2: a = √(5s), x = −a; result v·(e·((1 + a) + a·a/3)).
 #define M52_4(off, X, A, T, R, P) \
 	VMOVUPD off(SI), A \
+	VMAXPD A, Y13, A \
 	VMULPD FIVE, A, A \
 	VSQRTPD A, A \
 	VXORPD SIGN, A, X \
@@ -117,8 +122,8 @@ GLOBL radialConsts<>(SB), RODATA|NOPTR, $256
 // iteration, then single steps.
 //
 // Register map: DI dst, SI src, CX elements left (a multiple of 4), AX the
-// result mask; Y0–Y4 and Y5–Y9 the two chains (X, A, T, R, P), Y14 the
-// in-range mask, Y15 v.
+// result mask; Y0–Y4 and Y5–Y9 the two chains (X, A, T, R, P), Y13 zero,
+// Y14 the in-range mask, Y15 v.
 #define RADIAL(name, STEP) \
 TEXT name(SB), NOSPLIT, $0-33 \
 	MOVQ dst+0(FP), DI \
@@ -126,6 +131,7 @@ TEXT name(SB), NOSPLIT, $0-33 \
 	MOVQ n+16(FP), CX \
 	VBROADCASTSD v+24(FP), Y15 \
 	VPCMPEQQ Y14, Y14, Y14 \
+	VXORPD Y13, Y13, Y13 \
 loop8: \
 	CMPQ CX, $8 \
 	JLT loop4 \
@@ -164,7 +170,8 @@ RADIAL(·matern52AVX2, M52_4)
 
 // The weight kernels (asm.RadialWeights): for four elements at off, with
 // G = γ, S = s, W = w, M a mask and A, Q scratch; Y12 and Y13 the partial
-// sums of γ and w·s, Y14 zero, Y15 iv. WHEAD loads and accumulates γ,
+// sums of γ and w·s, Y14 zero, Y15 iv. WHEAD loads and accumulates γ and
+// loads s clamped at 0 (as in the profiles),
 // WTAIL accumulates w·s where w ≠ 0 and stores w (after S was loaded, so
 // w may be s).
 #define WHEAD(off, G, S) \
@@ -172,7 +179,8 @@ RADIAL(·matern52AVX2, M52_4)
 	VMULPD Y15, G, G \
 	VMULPD off(DX), G, G \
 	VADDPD G, Y12, Y12 \
-	VMOVUPD off(SI), S
+	VMOVUPD off(SI), S \
+	VMAXPD S, Y14, S
 
 #define WTAIL(off, S, A, W, M) \
 	VCMPPD $0x04, Y14, W, M \

@@ -6,9 +6,12 @@
 // asm.RadialWeights on arm64); radialOne and radialWeightOne in radial.go are
 // their pure-Go twins, operation for operation. Generated once by a script
 // and kept by hand since. Go's arm64 assembler has no mnemonics for the
-// vector FADD, FSUB, FMUL, FDIV, FSQRT, FNEG, FCMGE, FCMEQ, FCMGT, BIC and
+// vector FADD, FSUB, FMUL, FDIV, FSQRT, FNEG, FCMGE, FCMEQ, FCMGT, FCMLT, BIC and
 // scalar FADDP of double lanes, so they are WORD encodings, each with the
 // instruction in a comment.
+//
+// Both kinds first clamp s at +0 where s < 0 (FCMLT against zero, then BIC),
+// which keeps NaN and −0 as the twin's s < 0 test does.
 //
 // Profile kernels: two chains of two lanes per iteration (four elements).
 // Register map: R0 dst, R1 src, R2 elements left (a positive multiple of 4),
@@ -83,6 +86,10 @@ TEXT ·rbfNEON(SB), NOSPLIT, $0-33
 
 loop:
 	VLD1.P 32(R1), [V0.D2, V1.D2]
+	WORD $0x4ee0e80c // FCMLT V12.2D, V0.2D, #0
+	WORD $0x4e6c1c00 // BIC V0.16B, V0.16B, V12.16B
+	WORD $0x4ee0e82d // FCMLT V13.2D, V1.2D, #0
+	WORD $0x4e6d1c21 // BIC V1.16B, V1.16B, V13.16B
 	WORD $0x6e76dc02 // FMUL V2.2D, V0.2D, V22.2D
 	WORD $0x6e76dc23 // FMUL V3.2D, V1.2D, V22.2D
 	WORD $0x6e77e44c // FCMGE V12.2D, V2.2D, V23.2D
@@ -210,6 +217,10 @@ TEXT ·matern12NEON(SB), NOSPLIT, $0-33
 
 loop:
 	VLD1.P 32(R1), [V0.D2, V1.D2]
+	WORD $0x4ee0e80c // FCMLT V12.2D, V0.2D, #0
+	WORD $0x4e6c1c00 // BIC V0.16B, V0.16B, V12.16B
+	WORD $0x4ee0e82d // FCMLT V13.2D, V1.2D, #0
+	WORD $0x4e6d1c21 // BIC V1.16B, V1.16B, V13.16B
 	WORD $0x6ee1f800 // FSQRT V0.2D, V0.2D
 	WORD $0x6ee0f802 // FNEG V2.2D, V0.2D
 	WORD $0x6ee1f821 // FSQRT V1.2D, V1.2D
@@ -341,6 +352,10 @@ TEXT ·matern32NEON(SB), NOSPLIT, $0-33
 
 loop:
 	VLD1.P 32(R1), [V0.D2, V1.D2]
+	WORD $0x4ee0e80c // FCMLT V12.2D, V0.2D, #0
+	WORD $0x4e6c1c00 // BIC V0.16B, V0.16B, V12.16B
+	WORD $0x4ee0e82d // FCMLT V13.2D, V1.2D, #0
+	WORD $0x4e6d1c21 // BIC V1.16B, V1.16B, V13.16B
 	WORD $0x6e76dc00 // FMUL V0.2D, V0.2D, V22.2D
 	WORD $0x6ee1f800 // FSQRT V0.2D, V0.2D
 	WORD $0x6ee0f802 // FNEG V2.2D, V0.2D
@@ -478,6 +493,10 @@ TEXT ·matern52NEON(SB), NOSPLIT, $0-33
 
 loop:
 	VLD1.P 32(R1), [V0.D2, V1.D2]
+	WORD $0x4ee0e80c // FCMLT V12.2D, V0.2D, #0
+	WORD $0x4e6c1c00 // BIC V0.16B, V0.16B, V12.16B
+	WORD $0x4ee0e82d // FCMLT V13.2D, V1.2D, #0
+	WORD $0x4e6d1c21 // BIC V1.16B, V1.16B, V13.16B
 	WORD $0x6e76dc00 // FMUL V0.2D, V0.2D, V22.2D
 	WORD $0x6ee1f800 // FSQRT V0.2D, V0.2D
 	WORD $0x6ee0f802 // FNEG V2.2D, V0.2D
@@ -618,6 +637,10 @@ wloop:
 	VLD1.P 32(R4), [V0.D2, V1.D2]
 	VLD1.P 32(R2), [V6.D2, V7.D2]
 	VLD1.P 32(R1), [V2.D2, V3.D2]
+	WORD $0x4ee0e848 // FCMLT V8.2D, V2.2D, #0
+	WORD $0x4e681c42 // BIC V2.16B, V2.16B, V8.16B
+	WORD $0x4ee0e869 // FCMLT V9.2D, V3.2D, #0
+	WORD $0x4e691c63 // BIC V3.16B, V3.16B, V9.16B
 	WORD $0x6e74dc00 // FMUL V0.2D, V0.2D, V20.2D
 	WORD $0x6e60dcc0 // FMUL V0.2D, V6.2D, V0.2D
 	WORD $0x4e60d58c // FADD V12.2D, V12.2D, V0.2D
@@ -676,6 +699,10 @@ wloop:
 	VLD1.P 32(R4), [V0.D2, V1.D2]
 	VLD1.P 32(R2), [V6.D2, V7.D2]
 	VLD1.P 32(R1), [V2.D2, V3.D2]
+	WORD $0x4ee0e848 // FCMLT V8.2D, V2.2D, #0
+	WORD $0x4e681c42 // BIC V2.16B, V2.16B, V8.16B
+	WORD $0x4ee0e869 // FCMLT V9.2D, V3.2D, #0
+	WORD $0x4e691c63 // BIC V3.16B, V3.16B, V9.16B
 	WORD $0x6e74dc00 // FMUL V0.2D, V0.2D, V20.2D
 	WORD $0x6e60dcc0 // FMUL V0.2D, V6.2D, V0.2D
 	WORD $0x4e60d58c // FADD V12.2D, V12.2D, V0.2D
@@ -742,6 +769,10 @@ wloop:
 	VLD1.P 32(R4), [V0.D2, V1.D2]
 	VLD1.P 32(R2), [V6.D2, V7.D2]
 	VLD1.P 32(R1), [V2.D2, V3.D2]
+	WORD $0x4ee0e848 // FCMLT V8.2D, V2.2D, #0
+	WORD $0x4e681c42 // BIC V2.16B, V2.16B, V8.16B
+	WORD $0x4ee0e869 // FCMLT V9.2D, V3.2D, #0
+	WORD $0x4e691c63 // BIC V3.16B, V3.16B, V9.16B
 	WORD $0x6e74dc00 // FMUL V0.2D, V0.2D, V20.2D
 	WORD $0x6e60dcc0 // FMUL V0.2D, V6.2D, V0.2D
 	WORD $0x4e60d58c // FADD V12.2D, V12.2D, V0.2D
@@ -812,6 +843,10 @@ wloop:
 	VLD1.P 32(R4), [V0.D2, V1.D2]
 	VLD1.P 32(R2), [V6.D2, V7.D2]
 	VLD1.P 32(R1), [V2.D2, V3.D2]
+	WORD $0x4ee0e848 // FCMLT V8.2D, V2.2D, #0
+	WORD $0x4e681c42 // BIC V2.16B, V2.16B, V8.16B
+	WORD $0x4ee0e869 // FCMLT V9.2D, V3.2D, #0
+	WORD $0x4e691c63 // BIC V3.16B, V3.16B, V9.16B
 	WORD $0x6e74dc00 // FMUL V0.2D, V0.2D, V20.2D
 	WORD $0x6e60dcc0 // FMUL V0.2D, V6.2D, V0.2D
 	WORD $0x4e60d58c // FADD V12.2D, V12.2D, V0.2D

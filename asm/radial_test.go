@@ -87,7 +87,8 @@ func TestRadialProfileTwin(t *testing.T) {
 }
 
 // TestRadialProfileValues checks the profiles against their closed forms
-// with math.Exp, and the limits: g(0) = 1, g(+Inf) = 0, NaN in, NaN out.
+// with math.Exp, and the limits: g(0) = 1, g(+Inf) = 0, NaN in, NaN out, and
+// a slightly negative squared distance (rounding) clamped to g(0).
 func TestRadialProfileValues(t *testing.T) {
 	closed := map[Radial]func(s float64) float64{
 		RadialRBF:      func(s float64) float64 { return math.Exp(-s / 2) },
@@ -107,14 +108,14 @@ func TestRadialProfileValues(t *testing.T) {
 		for i := range src {
 			src[i] = 50 * rng.Float64() * rng.Float64()
 		}
-		src[0], src[1], src[2] = 0, math.Inf(1), math.NaN()
+		src[0], src[1], src[2], src[3] = 0, math.Inf(1), math.NaN(), -1e-13
 		dst := make([]float64, len(src))
 		const v = 1.7
 		RadialProfile(dst, src, g, v)
-		if dst[0] != v || dst[1] != 0 || !math.IsNaN(dst[2]) {
-			t.Fatalf("g=%d: limits give %v, %v, %v", g, dst[0], dst[1], dst[2])
+		if dst[0] != v || dst[1] != 0 || !math.IsNaN(dst[2]) || dst[3] != v {
+			t.Fatalf("g=%d: limits give %v, %v, %v, %v", g, dst[0], dst[1], dst[2], dst[3])
 		}
-		for i := 3; i < len(src); i++ {
+		for i := 4; i < len(src); i++ {
 			want := v * closed[g](src[i])
 			if math.Abs(dst[i]-want) > 1e-14*want+1e-300 {
 				t.Fatalf("g=%d: s=%v gives %v, closed form %v", g, src[i], dst[i], want)

@@ -374,6 +374,108 @@ func sqDistRows(s []float64, lds int, xs, zs, nx, nz []float64, d, i0, i1, j0, m
 	}
 }
 
+// distOperands writes the augmented rows xd_i = [x̃_i, ‖x̃_i‖², 1] (n×(d+2))
+// and, unless same, zd_j = [−2·z̃_j, 1, ‖z̃_j‖²] (m×(d+2)), whose products are
+// the squared distances ‖x̃_i‖² + ‖z̃_j‖² − 2·x̃_iᵀz̃_j (with same, zd is
+// formed into xd's place for the columns: callers pass both buffers). It
+// reports whether every squared norm is finite, without which the
+// expansion would give Inf − Inf and sqDistRows must be used instead.
+func distOperands(xd, zd, xs, zs, nx, nz []float64, d int) bool {
+	d2 := d + 2
+	fill := func(dst, src, nrm []float64, scale float64, cross bool) bool {
+		ok := true
+		for i, v := range nrm {
+			row := dst[i*d2 : i*d2+d2]
+			for c, u := range src[i*d : i*d+d] {
+				row[c] = scale * u
+			}
+			if cross {
+				row[d], row[d+1] = 1, v
+			} else {
+				row[d], row[d+1] = v, 1
+			}
+			ok = ok && !math.IsInf(v, 0)
+		}
+		return ok
+	}
+	okx := fill(xd, xs, nx, 1, false)
+	okz := fill(zd, zs, nz, -2, true)
+	return okx && okz
+}
+
+// sqDistProduct writes ‖x̃_i‖² + ‖z̃_j‖² − 2·x̃_iᵀz̃_j for rows [i0, i1) and
+// columns [j0, m) into s (row stride lds, indexed as the full matrix) with
+// one single-threaded product of the rows of distOperands: the norms ride
+// in the product instead of a separate pass. The results are not clamped
+// at 0 (asm.RadialProfile and asm.RadialWeights clamp).
+//
+// Every entry is the fused multiply-add chain over the d + 2 columns in
+// order from zero — the GEMM micro-kernels' contract (package asm) for
+// blocks that reach them, and a direct loop for blocks too small to —
+// which is also how rowSqNorms forms the norms. So coincident points get
+// (−2‖x̃‖² + ‖x̃‖²) + ‖x̃‖² = 0 exactly, however large the norms
+// (TestDistProductCoincident).
+func sqDistProduct(s []float64, lds int, xd, zd []float64, d, i0, i1, j0, m int) {
+	if i1 <= i0 || m <= j0 {
+		return
+	}
+	d2 := d + 2
+	if i1-i0 < sqDistDirectRows || (i1-i0)*(m-j0) < sqDistDirectElems {
+		for i := i0; i < i1; i++ {
+			xr := xd[i*d2 : i*d2+d2]
+			row := s[i*lds : i*lds+m]
+			for j := j0; j < m; j++ {
+				zr := zd[j*d2 : j*d2+d2]
+				acc := 0.0
+				for c, v := range xr {
+					acc = math.FMA(v, zr[c], acc)
+				}
+				row[j] = acc
+			}
+		}
+		return
+	}
+	single := sblas.Implementation{Threads: 1}
+	single.Dgemm(blas.NoTrans, blas.Trans, i1-i0, m-j0, d2, 1, xd[i0*d2:], d2, zd[j0*d2:], d2, 0, s[i0*lds+j0:], lds)
+}
+
+// Blocks with fewer rows or elements than these are computed by
+// sqDistProduct's direct loop: package blas hands very thin or tiny
+// products to gonum's loops, whose summation order differs from the
+// micro-kernels'.
+const (
+	sqDistDirectRows  = 8
+	sqDistDirectElems = 4096
+)
+
+// distRows writes rows of the squared distances of a kernel matrix: by
+// sqDistProduct when every squared norm is finite (fast), by sqDistRows
+// otherwise.
+type distRows struct {
+	xs, zs, nx, nz []float64 // scaled inputs and their squared norms
+	xd, zd         []float64 // distOperands
+	d              int
+	fast           bool
+}
+
+// prepare forms the augmented operands in xd and zd ((n+m)·(d+2) values
+// between them) and chooses the method.
+func (dr *distRows) prepare(xd, zd []float64) {
+	n, m := len(dr.nx), len(dr.nz)
+	dr.xd, dr.zd = xd[:n*(dr.d+2)], zd[:m*(dr.d+2)]
+	dr.fast = distOperands(dr.xd, dr.zd, dr.xs, dr.zs, dr.nx, dr.nz, dr.d)
+}
+
+// rows writes the distances of rows [i0, i1) and columns [j0, m) into s
+// (row stride lds), clamped at 0 only on the sqDistRows path.
+func (dr *distRows) rows(s []float64, lds, i0, i1, j0, m int) {
+	if dr.fast {
+		sqDistProduct(s, lds, dr.xd, dr.zd, dr.d, i0, i1, j0, m)
+		return
+	}
+	sqDistRows(s, lds, dr.xs, dr.zs, dr.nx, dr.nz, dr.d, i0, i1, j0, m)
+}
+
 // directSqDist returns Σ_k (a_k − b_k)², summed term by term.
 func directSqDist(a, b []float64) float64 {
 	s := 0.0
@@ -419,10 +521,12 @@ func (k *Stationary) Matrix(dst *mat.Dense, x, z mat.Matrix) {
 	prepareDst(dst, n, m)
 	same := sameDense(x, z)
 	d := k.dim
-	p, buf := getBuf(2*n*d + m*d + 2*n + m + d)
+	p, buf := getBuf(n*d + m*d + (n+m)*(d+2) + n + m + d)
 	defer putBuf(p)
 	xs, buf := buf[:n*d], buf[n*d:]
 	zs, buf := buf[:m*d], buf[m*d:]
+	xd, buf := buf[:n*(d+2)], buf[n*(d+2):]
+	zd, buf := buf[:m*(d+2)], buf[m*(d+2):]
 	nx, buf := buf[:n], buf[n:]
 	nz, buf := buf[:m], buf[m:]
 	shift := buf[:d]
@@ -430,6 +534,8 @@ func (k *Stationary) Matrix(dst *mat.Dense, x, z mat.Matrix) {
 	if same {
 		nz = nx
 	}
+	dr := distRows{xs: xs, zs: zs, nx: nx, nz: nz, d: d}
+	dr.prepare(xd, zd)
 	raw := dst.RawMatrix()
 	ld := raw.Stride
 	work := n * m
@@ -437,7 +543,7 @@ func (k *Stationary) Matrix(dst *mat.Dense, x, z mat.Matrix) {
 		work /= 2
 	}
 	mt := matrixTasks.Get().(*matrixTask)
-	*mt = matrixTask{k: k, data: raw.Data, ld: ld, xs: xs, zs: zs, nx: nx, nz: nz, d: d, m: m, same: same}
+	*mt = matrixTask{k: k, data: raw.Data, ld: ld, dr: &dr, m: m, same: same}
 	forChunks(n, work, k.workers, mt)
 	*mt = matrixTask{}
 	matrixTasks.Put(mt)
@@ -448,12 +554,12 @@ func (k *Stationary) Matrix(dst *mat.Dense, x, z mat.Matrix) {
 
 // matrixTask is the loop body of Matrix over row chunks.
 type matrixTask struct {
-	k              *Stationary
-	data           []float64 // the kernel matrix, stride ld
-	ld             int
-	xs, zs, nx, nz []float64
-	d, m           int
-	same           bool
+	k    *Stationary
+	data []float64 // the kernel matrix, stride ld
+	ld   int
+	dr   *distRows
+	m    int
+	same bool
 }
 
 var matrixTasks = sync.Pool{New: func() any { return new(matrixTask) }}
@@ -462,7 +568,7 @@ var matrixTasks = sync.Pool{New: func() any { return new(matrixTask) }}
 func (mt *matrixTask) chunk(_, i0, i1 int) {
 	data, ld, m := mt.data, mt.ld, mt.m
 	if !mt.same {
-		sqDistRows(data, ld, mt.xs, mt.zs, mt.nx, mt.nz, mt.d, i0, i1, 0, m)
+		mt.dr.rows(data, ld, i0, i1, 0, m)
 		for i := i0; i < i1; i++ {
 			mt.k.profile(data[i*ld : i*ld+m])
 		}
@@ -471,7 +577,7 @@ func (mt *matrixTask) chunk(_, i0, i1 int) {
 	// Upper triangle of rows [i0, i1): the diagonal block from column
 	// i0 (its strictly lower part is overwritten by mirrorUpper) and
 	// everything to its right.
-	sqDistRows(data, ld, mt.xs, mt.zs, mt.nx, mt.nz, mt.d, i0, i1, i0, m)
+	mt.dr.rows(data, ld, i0, i1, i0, m)
 	for i := i0; i < i1; i++ {
 		data[i*ld+i] = 0
 		mt.k.profile(data[i*ld+i : i*ld+m])
@@ -537,9 +643,11 @@ func (k *Stationary) MatrixGrad(dK, K *mat.Dense, x, z mat.Matrix, dx, dz *mat.D
 	d1 := d + 1
 	nc := numChunks(n)
 
-	p, buf := getBuf(n*m + n*d + m*d + 2*n*d1 + 2*m*d1 + n + m + 2*d + 2*nc)
+	p, buf := getBuf(n*m + n*d + m*d + 2*n*d1 + 2*m*d1 + (n+m)*(d+2) + n + m + 2*d + 2*nc)
 	defer putBuf(p)
 	w, buf := buf[:n*m], buf[n*m:]
+	xd, buf := buf[:n*(d+2)], buf[n*(d+2):]
+	zd, buf := buf[:m*(d+2)], buf[m*(d+2):]
 	xs, buf := buf[:n*d], buf[n*d:]
 	zsBuf, buf := buf[:m*d], buf[m*d:]
 	xa, buf := buf[:n*d1], buf[n*d1:]
@@ -563,7 +671,9 @@ func (k *Stationary) MatrixGrad(dK, K *mat.Dense, x, z mat.Matrix, dx, dz *mat.D
 	// themselves are representable (sc ≥ 1 keeps 1/sc finite).
 	sc := math.Max(k.variance, 1)
 	gt := weightTasks.Get().(*weightTask)
-	*gt = weightTask{k: k, w: w, xs: xs, zs: zs, nx: nx, nz: nz, d: d, m: m, same: same,
+	dr := distRows{xs: xs, zs: zs, nx: nx, nz: nz, d: d}
+	dr.prepare(xd, zd)
+	*gt = weightTask{k: k, w: w, dr: &dr, m: m, same: same,
 		dk: dkr.Data, ldk: dkr.Stride, kk: kr.Data, ldkk: kr.Stride, iv: 1 / sc, part: part}
 	forChunks(n, n*m, k.workers, gt)
 	*gt = weightTask{}
@@ -673,17 +783,17 @@ func sqTerm(w, v float64) float64 {
 
 // weightTask is the loop body of MatrixGrad over row chunks.
 type weightTask struct {
-	k              *Stationary
-	w              []float64 // the weights, n×m with stride m
-	xs, zs, nx, nz []float64
-	d, m           int
-	same           bool
-	dk             []float64 // dK, stride ldk
-	ldk            int
-	kk             []float64 // K, stride ldkk
-	ldkk           int
-	iv             float64 // 1/sc
-	part           []float64
+	k    *Stationary
+	w    []float64 // the weights, n×m with stride m
+	dr   *distRows
+	m    int
+	same bool
+	dk   []float64 // dK, stride ldk
+	ldk  int
+	kk   []float64 // K, stride ldkk
+	ldkk int
+	iv   float64 // 1/sc
+	part []float64
 }
 
 var weightTasks = sync.Pool{New: func() any { return new(weightTask) }}
@@ -692,7 +802,7 @@ var weightTasks = sync.Pool{New: func() any { return new(weightTask) }}
 // Σ W·r² in part[2c] and part[2c+1].
 func (gt *weightTask) chunk(c, i0, i1 int) {
 	w, m := gt.w, gt.m
-	sqDistRows(w, m, gt.xs, gt.zs, gt.nx, gt.nz, gt.d, i0, i1, 0, m)
+	gt.dr.rows(w, m, i0, i1, 0, m)
 	var a, b float64
 	for i := i0; i < i1; i++ {
 		if gt.same {

@@ -535,3 +535,43 @@ func TestMatrixGradHugeDistances(t *testing.T) {
 		}
 	}
 }
+
+// TestDistProductCoincident checks that coincident points get a covariance
+// of exactly σ² at any lengthscale, for blocks small enough for the direct
+// loop and large enough for the GEMM micro-kernels: the squared norms and
+// the distance product accumulate in the same order, so the expansion
+// ‖x‖² + ‖z‖² − 2xᵀz cancels exactly even when the norms are ~1e200.
+func TestDistProductCoincident(t *testing.T) {
+	rng := rand.New(rand.NewPCG(31, 37))
+	for _, sz := range []struct{ n, m, d int }{{5, 4, 3}, {300, 200, 8}, {70, 130, 20}} {
+		x := randDense(rng, sz.n, sz.d, 1)
+		z := randDense(rng, sz.m, sz.d, 1)
+		i2 := 1 + rng.IntN(sz.n-1)
+		copy(x.RawRowView(i2), x.RawRowView(0))
+		var pairs [][2]int
+		for _, j := range rng.Perm(sz.m)[:min(6, sz.m)] {
+			i := rng.IntN(sz.n)
+			copy(z.RawRowView(j), x.RawRowView(i))
+			pairs = append(pairs, [2]int{i, j})
+		}
+		for _, f := range []Family{RBF, Matern12, Matern32, Matern52} {
+			for _, ls := range []float64{1e-100, 1e-8, 1} {
+				k, err := NewStationary(f, sz.d, ls, 2, ARD())
+				if err != nil {
+					t.Fatal(err)
+				}
+				var K, S mat.Dense
+				k.Matrix(&K, x, z)
+				for _, p := range pairs {
+					if got := K.At(p[0], p[1]); got != 2 {
+						t.Fatalf("%v %dx%d ls=%g: k(x_%d, z_%d) = %v for coincident points, want 2", f, sz.n, sz.m, ls, p[0], p[1], got)
+					}
+				}
+				k.Matrix(&S, x, x)
+				if S.At(0, i2) != 2 {
+					t.Fatalf("%v %d ls=%g: k(x_0, x_%d) = %v for coincident points, want 2", f, sz.n, ls, i2, S.At(0, i2))
+				}
+			}
+		}
+	}
+}

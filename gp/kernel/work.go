@@ -152,12 +152,15 @@ func centre(dst []float64, x, z mat.Matrix, same bool) {
 }
 
 // rowSqNorms writes the squared Euclidean norm of each row of the
-// row-major r×d matrix a into dst.
+// row-major r×d matrix a into dst, accumulated with fused multiply-adds
+// from zero in column order: exactly as the GEMM micro-kernels accumulate
+// the inner products, so that for coincident points the distance product
+// ‖x‖² + ‖z‖² − 2xᵀz cancels to exactly 0, whatever the magnitude.
 func rowSqNorms(dst []float64, a []float64, d int) {
 	for i := range dst {
 		s := 0.0
 		for _, v := range a[i*d : i*d+d] {
-			s += v * v
+			s = math.FMA(v, v, s)
 		}
 		dst[i] = s
 	}
