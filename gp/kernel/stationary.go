@@ -611,7 +611,9 @@ func (k *Stationary) weights(s, dk, kk []float64, iv float64) (sumKdK, sumWs flo
 //
 // W is formed chunk by chunk (distance product plus an elementwise pass,
 // in parallel), and all O(n·m·d) work is in two matrix products W [z̃ 1]
-// and Wᵀ [x̃ 1], whose extra column of ones yields rW and cW. For a shared
+// and Wᵀ [x̃ 1], whose extra column of ones yields rW and cW; each chunk
+// multiplies its rows of W while they are still in cache, and the chunks'
+// partial Wᵀ [x̃ 1] are summed in chunk order. For a shared
 // lengthscale dℓ = −(2/ℓ) Σ_ij W_ij r²_ij is accumulated elementwise
 // without cancellation. When x and z are the same *mat.Dense and dx == dz,
 // the two products are summed so that both contributions land in dx.
@@ -643,7 +645,11 @@ func (k *Stationary) MatrixGrad(dK, K *mat.Dense, x, z mat.Matrix, dx, dz *mat.D
 	d1 := d + 1
 	nc := numChunks(n)
 
-	p, buf := getBuf(n*m + n*d + m*d + 2*n*d1 + 2*m*d1 + (n+m)*(d+2) + n + m + 2*d + 2*nc)
+	nrm := 0 // per-chunk partial products Wᵀ[x̃ 1], reduced in chunk order
+	if needR {
+		nrm = nc * m * d1
+	}
+	p, buf := getBuf(n*m + n*d + m*d + 2*n*d1 + 2*m*d1 + nrm + (n+m)*(d+2) + n + m + 2*d + 2*nc)
 	defer putBuf(p)
 	w, buf := buf[:n*m], buf[n*m:]
 	xd, buf := buf[:n*(d+2)], buf[n*(d+2):]
@@ -654,6 +660,7 @@ func (k *Stationary) MatrixGrad(dK, K *mat.Dense, x, z mat.Matrix, dx, dz *mat.D
 	zaBuf, buf := buf[:m*d1], buf[m*d1:]
 	pm, buf := buf[:n*d1], buf[n*d1:]
 	rm, buf := buf[:m*d1], buf[m*d1:]
+	rmPart, buf := buf[:nrm], buf[nrm:]
 	nx, buf := buf[:n], buf[n:]
 	nz, buf := buf[:m], buf[m:]
 	shift, buf := buf[:d], buf[d:]
@@ -670,20 +677,6 @@ func (k *Stationary) MatrixGrad(dK, K *mat.Dense, x, z mat.Matrix, dx, dz *mat.D
 	// overflow the intermediate matrix products when the gradients
 	// themselves are representable (sc ≥ 1 keeps 1/sc finite).
 	sc := math.Max(k.variance, 1)
-	gt := weightTasks.Get().(*weightTask)
-	dr := distRows{xs: xs, zs: zs, nx: nx, nz: nz, d: d}
-	dr.prepare(xd, zd)
-	*gt = weightTask{k: k, w: w, dr: &dr, m: m, same: same,
-		dk: dkr.Data, ldk: dkr.Stride, kk: kr.Data, ldkk: kr.Stride, iv: 1 / sc, part: part}
-	forChunks(n, n*m, k.workers, gt)
-	*gt = weightTask{}
-	weightTasks.Put(gt)
-	var sumKdK, sumWs float64
-	for c := 0; c < nc; c++ {
-		sumKdK += part[2*c]
-		sumWs += part[2*c+1]
-	}
-
 	augment := func(dst, src []float64, rows int) {
 		for i := 0; i < rows; i++ {
 			copy(dst[i*d1:i*d1+d], src[i*d:i*d+d])
@@ -696,12 +689,27 @@ func (k *Stationary) MatrixGrad(dK, K *mat.Dense, x, z mat.Matrix, dx, dz *mat.D
 		za = zaBuf
 		augment(za, zs, m)
 	}
-	impl := sblas.Implementation{Threads: k.workers}
-	if needP {
-		impl.Dgemm(blas.NoTrans, blas.NoTrans, n, d1, m, 1, w, m, za, d1, 0, pm, d1)
+	gt := weightTasks.Get().(*weightTask)
+	dr := distRows{xs: xs, zs: zs, nx: nx, nz: nz, d: d}
+	dr.prepare(xd, zd)
+	*gt = weightTask{k: k, w: w, dr: &dr, m: m, same: same,
+		dk: dkr.Data, ldk: dkr.Stride, kk: kr.Data, ldkk: kr.Stride, iv: 1 / sc, part: part,
+		d1: d1, xa: xa, za: za, needP: needP, needR: needR, pm: pm, rmPart: rmPart}
+	forChunks(n, n*m, k.workers, gt)
+	*gt = weightTask{}
+	weightTasks.Put(gt)
+	var sumKdK, sumWs float64
+	for c := 0; c < nc; c++ {
+		sumKdK += part[2*c]
+		sumWs += part[2*c+1]
 	}
 	if needR {
-		impl.Dgemm(blas.Trans, blas.NoTrans, m, d1, n, 1, w, m, xa, d1, 0, rm, d1)
+		copy(rm, rmPart[:m*d1])
+		for c := 1; c < nc; c++ {
+			for i, v := range rmPart[c*m*d1 : (c+1)*m*d1] {
+				rm[i] += v
+			}
+		}
 	}
 	if merged {
 		// Both arguments are x: pm ← (W + Wᵀ) [x̃ 1].
@@ -794,12 +802,20 @@ type weightTask struct {
 	ldkk int
 	iv   float64 // 1/sc
 	part []float64
+	// The products of the chunk's rows of W, formed while they are in
+	// cache: rows [i0, i1) of pm = W·[z̃ 1] (needP) and the chunk's partial
+	// Wᵀ[x̃ 1] over those rows in rmPart[c·m·d1:] (needR).
+	d1           int
+	xa, za       []float64 // [x̃ 1] and [z̃ 1], d1 columns
+	needP, needR bool
+	pm, rmPart   []float64
 }
 
 var weightTasks = sync.Pool{New: func() any { return new(weightTask) }}
 
-// chunk forms rows [i0, i1) of W and stores the chunk's sums Σ dK·K and
-// Σ W·r² in part[2c] and part[2c+1].
+// chunk forms rows [i0, i1) of W, stores the chunk's sums Σ dK·K and
+// Σ W·r² in part[2c] and part[2c+1], and multiplies the rows into pm and
+// rmPart.
 func (gt *weightTask) chunk(c, i0, i1 int) {
 	w, m := gt.w, gt.m
 	gt.dr.rows(w, m, i0, i1, 0, m)
@@ -813,4 +829,12 @@ func (gt *weightTask) chunk(c, i0, i1 int) {
 		b += bi
 	}
 	gt.part[2*c], gt.part[2*c+1] = a, b
+	single := sblas.Implementation{Threads: 1}
+	d1 := gt.d1
+	if gt.needP {
+		single.Dgemm(blas.NoTrans, blas.NoTrans, i1-i0, d1, m, 1, w[i0*m:], m, gt.za, d1, 0, gt.pm[i0*d1:], d1)
+	}
+	if gt.needR {
+		single.Dgemm(blas.Trans, blas.NoTrans, m, d1, i1-i0, 1, w[i0*m:], m, gt.xa[i0*d1:], d1, 0, gt.rmPart[c*m*d1:], d1)
+	}
 }
