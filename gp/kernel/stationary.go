@@ -323,14 +323,15 @@ func (k *Stationary) prepInputs(x, z mat.Matrix, same bool, xs, zs, shift, nx, n
 }
 
 // sqDistRows writes the clamped squared distances between rows [i0, i1)
-// of x̃ and rows [j0, m) of z̃ into s (row stride lds, indexed as the full
-// matrix), with one single-threaded matrix product.
+// of x̃ and rows [j0, m) of z̃ into s (row stride lds; row i of the matrix
+// is row i − i0 of s, column j is column j), with one single-threaded
+// matrix product.
 func sqDistRows(s []float64, lds int, xs, zs, nx, nz []float64, d, i0, i1, j0, m int) {
 	if i1 <= i0 || m <= j0 {
 		return
 	}
 	single := sblas.Implementation{Threads: 1}
-	single.Dgemm(blas.NoTrans, blas.Trans, i1-i0, m-j0, d, -2, xs[i0*d:], d, zs[j0*d:], d, 0, s[i0*lds+j0:], lds)
+	single.Dgemm(blas.NoTrans, blas.Trans, i1-i0, m-j0, d, -2, xs[i0*d:], d, zs[j0*d:], d, 0, s[j0:], lds)
 	nzs := nz[j0:m]
 	infZ := false
 	for _, v := range nzs {
@@ -340,7 +341,7 @@ func sqDistRows(s []float64, lds int, xs, zs, nx, nz []float64, d, i0, i1, j0, m
 		}
 	}
 	for i := i0; i < i1; i++ {
-		row := s[i*lds+j0 : i*lds+m]
+		row := s[(i-i0)*lds+j0 : (i-i0)*lds+m]
 		row = row[:len(nzs)]
 		ni := nx[i]
 		if !infZ && !math.IsInf(ni, 0) {
@@ -404,7 +405,7 @@ func distOperands(xd, zd, xs, zs, nx, nz []float64, d int) bool {
 }
 
 // sqDistProduct writes ‖x̃_i‖² + ‖z̃_j‖² − 2·x̃_iᵀz̃_j for rows [i0, i1) and
-// columns [j0, m) into s (row stride lds, indexed as the full matrix) with
+// columns [j0, m) into s (row stride lds, laid out as in sqDistRows) with
 // one single-threaded product of the rows of distOperands: the norms ride
 // in the product instead of a separate pass. The results are not clamped
 // at 0 (asm.RadialProfile and asm.RadialWeights clamp).
@@ -423,7 +424,7 @@ func sqDistProduct(s []float64, lds int, xd, zd []float64, d, i0, i1, j0, m int)
 	if i1-i0 < sqDistDirectRows || (i1-i0)*(m-j0) < sqDistDirectElems {
 		for i := i0; i < i1; i++ {
 			xr := xd[i*d2 : i*d2+d2]
-			row := s[i*lds : i*lds+m]
+			row := s[(i-i0)*lds : (i-i0)*lds+m]
 			for j := j0; j < m; j++ {
 				zr := zd[j*d2 : j*d2+d2]
 				acc := 0.0
@@ -436,7 +437,7 @@ func sqDistProduct(s []float64, lds int, xd, zd []float64, d, i0, i1, j0, m int)
 		return
 	}
 	single := sblas.Implementation{Threads: 1}
-	single.Dgemm(blas.NoTrans, blas.Trans, i1-i0, m-j0, d2, 1, xd[i0*d2:], d2, zd[j0*d2:], d2, 0, s[i0*lds+j0:], lds)
+	single.Dgemm(blas.NoTrans, blas.Trans, i1-i0, m-j0, d2, 1, xd[i0*d2:], d2, zd[j0*d2:], d2, 0, s[j0:], lds)
 }
 
 // Blocks with fewer rows or elements than these are computed by
@@ -467,7 +468,8 @@ func (dr *distRows) prepare(xd, zd []float64) {
 }
 
 // rows writes the distances of rows [i0, i1) and columns [j0, m) into s
-// (row stride lds), clamped at 0 only on the sqDistRows path.
+// (row stride lds, row i at row i − i0 of s), clamped at 0 only on the
+// sqDistRows path.
 func (dr *distRows) rows(s []float64, lds, i0, i1, j0, m int) {
 	if dr.fast {
 		sqDistProduct(s, lds, dr.xd, dr.zd, dr.d, i0, i1, j0, m)
@@ -568,7 +570,7 @@ var matrixTasks = sync.Pool{New: func() any { return new(matrixTask) }}
 func (mt *matrixTask) chunk(_, i0, i1 int) {
 	data, ld, m := mt.data, mt.ld, mt.m
 	if !mt.same {
-		mt.dr.rows(data, ld, i0, i1, 0, m)
+		mt.dr.rows(data[i0*ld:], ld, i0, i1, 0, m)
 		for i := i0; i < i1; i++ {
 			mt.k.profile(data[i*ld : i*ld+m])
 		}
@@ -577,7 +579,7 @@ func (mt *matrixTask) chunk(_, i0, i1 int) {
 	// Upper triangle of rows [i0, i1): the diagonal block from column
 	// i0 (its strictly lower part is overwritten by mirrorUpper) and
 	// everything to its right.
-	mt.dr.rows(data, ld, i0, i1, i0, m)
+	mt.dr.rows(data[i0*ld:], ld, i0, i1, i0, m)
 	for i := i0; i < i1; i++ {
 		data[i*ld+i] = 0
 		mt.k.profile(data[i*ld+i : i*ld+m])
@@ -612,8 +614,9 @@ func (k *Stationary) weights(s, dk, kk []float64, iv float64) (sumKdK, sumWs flo
 // W is formed chunk by chunk (distance product plus an elementwise pass,
 // in parallel), and all O(n·m·d) work is in two matrix products W [z̃ 1]
 // and Wᵀ [x̃ 1], whose extra column of ones yields rW and cW; each chunk
-// multiplies its rows of W while they are still in cache, and the chunks'
-// partial Wᵀ [x̃ 1] are summed in chunk order. For a shared
+// multiplies its rows of W while they are still in cache, in a scratch of
+// its own (W is never stored whole), and the chunks' partial Wᵀ [x̃ 1] are
+// summed in chunk order. For a shared
 // lengthscale dℓ = −(2/ℓ) Σ_ij W_ij r²_ij is accumulated elementwise
 // without cancellation. When x and z are the same *mat.Dense and dx == dz,
 // the two products are summed so that both contributions land in dx.
@@ -649,9 +652,8 @@ func (k *Stationary) MatrixGrad(dK, K *mat.Dense, x, z mat.Matrix, dx, dz *mat.D
 	if needR {
 		nrm = nc * m * d1
 	}
-	p, buf := getBuf(n*m + n*d + m*d + 2*n*d1 + 2*m*d1 + nrm + (n+m)*(d+2) + n + m + 2*d + 2*nc)
+	p, buf := getBuf(n*d + m*d + 2*n*d1 + 2*m*d1 + nrm + (n+m)*(d+2) + n + m + 2*d + 2*nc)
 	defer putBuf(p)
-	w, buf := buf[:n*m], buf[n*m:]
 	xd, buf := buf[:n*(d+2)], buf[n*(d+2):]
 	zd, buf := buf[:m*(d+2)], buf[m*(d+2):]
 	xs, buf := buf[:n*d], buf[n*d:]
@@ -692,7 +694,7 @@ func (k *Stationary) MatrixGrad(dK, K *mat.Dense, x, z mat.Matrix, dx, dz *mat.D
 	gt := weightTasks.Get().(*weightTask)
 	dr := distRows{xs: xs, zs: zs, nx: nx, nz: nz, d: d}
 	dr.prepare(xd, zd)
-	*gt = weightTask{k: k, w: w, dr: &dr, m: m, same: same,
+	*gt = weightTask{k: k, dr: &dr, m: m, same: same,
 		dk: dkr.Data, ldk: dkr.Stride, kk: kr.Data, ldkk: kr.Stride, iv: 1 / sc, part: part,
 		d1: d1, xa: xa, za: za, needP: needP, needR: needR, pm: pm, rmPart: rmPart}
 	forChunks(n, n*m, k.workers, gt)
@@ -817,14 +819,17 @@ var weightTasks = sync.Pool{New: func() any { return new(weightTask) }}
 // Σ W·r² in part[2c] and part[2c+1], and multiplies the rows into pm and
 // rmPart.
 func (gt *weightTask) chunk(c, i0, i1 int) {
-	w, m := gt.w, gt.m
+	m := gt.m
+	h, w := getBuf((i1 - i0) * m) // the chunk's rows of W
+	defer putBuf(h)
 	gt.dr.rows(w, m, i0, i1, 0, m)
 	var a, b float64
 	for i := i0; i < i1; i++ {
+		row := w[(i-i0)*m : (i-i0)*m+m]
 		if gt.same {
-			w[i*m+i] = 0
+			row[i] = 0
 		}
-		ai, bi := gt.k.weights(w[i*m:i*m+m], gt.dk[i*gt.ldk:i*gt.ldk+m], gt.kk[i*gt.ldkk:i*gt.ldkk+m], gt.iv)
+		ai, bi := gt.k.weights(row, gt.dk[i*gt.ldk:i*gt.ldk+m], gt.kk[i*gt.ldkk:i*gt.ldkk+m], gt.iv)
 		a += ai
 		b += bi
 	}
@@ -832,9 +837,9 @@ func (gt *weightTask) chunk(c, i0, i1 int) {
 	single := sblas.Implementation{Threads: 1}
 	d1 := gt.d1
 	if gt.needP {
-		single.Dgemm(blas.NoTrans, blas.NoTrans, i1-i0, d1, m, 1, w[i0*m:], m, gt.za, d1, 0, gt.pm[i0*d1:], d1)
+		single.Dgemm(blas.NoTrans, blas.NoTrans, i1-i0, d1, m, 1, w, m, gt.za, d1, 0, gt.pm[i0*d1:], d1)
 	}
 	if gt.needR {
-		single.Dgemm(blas.Trans, blas.NoTrans, m, d1, i1-i0, 1, w[i0*m:], m, gt.xa[i0*d1:], d1, 0, gt.rmPart[c*m*d1:], d1)
+		single.Dgemm(blas.Trans, blas.NoTrans, m, d1, i1-i0, 1, w, m, gt.xa[i0*d1:], d1, 0, gt.rmPart[c*m*d1:], d1)
 	}
 }
