@@ -794,7 +794,6 @@ func sqTerm(w, v float64) float64 {
 // weightTask is the loop body of MatrixGrad over row chunks.
 type weightTask struct {
 	k    *Stationary
-	w    []float64 // the weights, n×m with stride m
 	dr   *distRows
 	m    int
 	same bool
