@@ -5,17 +5,21 @@
 //
 // Every kernel in this package satisfies gp.Kernel. Kernel matrices are
 // computed through level-3 BLAS: squared distances between scaled inputs
-// are formed as ‖x‖² + ‖z‖² − 2xᵀz with one matrix product (clamped at
-// zero), and the gradients with respect to both inputs and every
-// lengthscale are formed from two more products with the adjoint-weighted
-// matrix W = dK ⊙ ∂k/∂(r²). Only O(n·m) elementwise work happens outside
-// the BLAS. To limit cancellation in the distance formula, inputs are
-// centred on the mean of both arguments before the product; distances
-// are invariant under the shift.
+// are formed as ‖x‖² + ‖z‖² − 2xᵀz by one matrix product of the augmented
+// rows [x, ‖x‖², 1] and [−2z, 1, ‖z‖²] (norms accumulated in the
+// micro-kernels' order, so coincident points give exactly 0), and the
+// gradients with respect to both inputs and every lengthscale are formed
+// from two more products with the adjoint-weighted matrix
+// W = dK ⊙ ∂k/∂(r²), chunk by chunk while W is in cache. The O(n·m)
+// elementwise work — distances to covariances, clamped at zero, and
+// covariances to W — runs in the fused SIMD kernels asm.RadialProfile and
+// asm.RadialWeights. To limit cancellation in the distance formula, inputs
+// are centred on the median of both arguments before the product;
+// distances are invariant under the shift.
 //
 // When the two arguments of Matrix or MatrixGrad are the same *mat.Dense,
-// the kernel matrix is computed with a symmetric rank-k update, its
-// diagonal distances are exactly zero and the result is exactly symmetric.
+// only the upper triangle of the kernel matrix is computed, its diagonal
+// distances are exactly zero and the result is exactly symmetric.
 //
 // Positive hyperparameters (lengthscales, variances) are stored in
 // unconstrained form u with value softplus(u) = log(1 + exp(u)), see package
