@@ -1,0 +1,70 @@
+package asm
+
+import (
+	"encoding/binary"
+	"math"
+	"testing"
+)
+
+// FuzzRadial checks RadialProfile and RadialWeights against their pure-Go
+// twins bit for bit (NaN payloads aside) on fuzzer-chosen squared
+// distances, gradients, scales and lengths, in place and out of place.
+func FuzzRadial(f *testing.F) {
+	seed := func(vals ...float64) []byte {
+		b := make([]byte, 8*len(vals))
+		for i, v := range vals {
+			binary.LittleEndian.PutUint64(b[8*i:], math.Float64bits(v))
+		}
+		return b
+	}
+	f.Add(seed(0, 1, 2.5, 30, 1e-300, 708*708/3, 5e5, 9), uint8(2), 1.3, 0.7)
+	f.Add(seed(math.Inf(1), math.NaN(), -1e-12, math.Copysign(0, -1), 1416, 1417, 3, 4, 5), uint8(0), 2.0, 0.5)
+	f.Add(seed(1e308, 1e-310, 0.25), uint8(3), 1e300, 1e-300)
+	f.Add(seed(4, 9, 16, 25, 36), uint8(1), 1.0, 1.0)
+	f.Fuzz(func(t *testing.T, data []byte, gsel uint8, v, iv float64) {
+		g := Radial(gsel % 4)
+		n := len(data) / 8
+		s := make([]float64, n)
+		for i := range s {
+			s[i] = math.Float64frombits(binary.LittleEndian.Uint64(data[8*i:]))
+		}
+		out := make([]float64, n)
+		RadialProfile(out, s, g, v)
+		for i, si := range s {
+			if want := radialOne(si, g, v); !sameBits(out[i], want) {
+				t.Fatalf("profile %d: s=%v v=%v gives %v, twin %v", g, si, v, out[i], want)
+			}
+		}
+		in := append([]float64(nil), s...)
+		RadialProfile(in, in, g, v)
+		for i := range in {
+			if !sameBits(in[i], out[i]) {
+				t.Fatalf("profile %d in place: element %d differs", g, i)
+			}
+		}
+		// Weights with kk = out and dk taken from the distances reversed.
+		dk := make([]float64, n)
+		for i := range dk {
+			dk[i] = s[n-1-i]
+		}
+		want := make([]float64, n)
+		done := n &^ 3
+		wg, ww := radialWeightsLanes(want[:done], s[:done], dk[:done], out[:done], g, iv)
+		for j := done; j < n; j++ {
+			gj, wj, ws := radialWeightOne(s[j], dk[j], out[j], g, iv)
+			wg += gj
+			ww += ws
+			want[j] = wj
+		}
+		got := append([]float64(nil), s...)
+		sg, sw := RadialWeights(got, got, dk, out, g, iv)
+		for j := range want {
+			if !sameBits(got[j], want[j]) {
+				t.Fatalf("weights %d: element %d = %v, twin %v", g, j, got[j], want[j])
+			}
+		}
+		if !sameBits(sg, wg) || !sameBits(sw, ww) {
+			t.Fatalf("weights %d: sums %v, %v, twin %v, %v", g, sg, sw, wg, ww)
+		}
+	})
+}
