@@ -814,3 +814,47 @@ func TestDtrmmLeftSmallBlocks(t *testing.T) {
 		}
 	}
 }
+
+// TestDtrmmThreadsBitwise checks that Dtrmm gives the same bits for any
+// goroutine budget: the left products split their columns among
+// goroutines (or, for few columns, the rows of each block), and every
+// element still sees the same packed blocks in the same order.
+func TestDtrmmThreadsBitwise(t *testing.T) {
+	rnd := rand.New(rand.NewPCG(41, 43))
+	sizes := [][2]int{{300, 700}, {130, 129}, {520, 90}, {64, 1000}}
+	threadCounts := []int{1, 2, 3}
+	if testing.Short() { // CI's qemu run: each size still splits columns
+		sizes, threadCounts = [][2]int{{130, 129}, {96, 260}}, []int{1, 3}
+	}
+	for _, mn := range sizes {
+		m, n := mn[0], mn[1]
+		for _, s := range level3Sides {
+			for _, ul := range level3Uplos {
+				for _, tA := range []blas.Transpose{blas.NoTrans, blas.Trans} {
+					k := m
+					if s == blas.Right {
+						k = n
+					}
+					a := level3TriMat(rnd, ul, blas.NonUnit, k, k+3)
+					b := newLevel3Mat(m, n, n+1, func(i, j int) float64 { return 2*rnd.Float64() - 1 })
+					var ref *level3Mat
+					for _, threads := range threadCounts {
+						got := b.clone()
+						Implementation{Threads: threads}.Dtrmm(s, ul, tA, blas.NonUnit, m, n, 1.5, a.data(), a.ld, got.data(), got.ld)
+						if ref == nil {
+							ref = got
+							continue
+						}
+						for i := 0; i < m; i++ {
+							for j := 0; j < n; j++ {
+								if x, y := got.at(i, j), ref.at(i, j); math.Float64bits(x) != math.Float64bits(y) {
+									t.Fatalf("%v,%v,%v m=%d n=%d: %d goroutines give B[%d,%d] = %v, one gives %v", s, ul, tA, m, n, threads, i, j, x, y)
+								}
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+}

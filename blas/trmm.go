@@ -31,11 +31,11 @@ func (impl Implementation) Dtrmm(s blas.Side, ul blas.Uplo, tA blas.Transpose, d
 		trsmZero(m, n, b, ldb)
 		return
 	}
-	if s == blas.Left && m >= trmmLeftBlockedMin {
-		impl.trmmLeftBlocked(ul, tA, d, m, n, alpha, a, lda, b, ldb)
-		return
-	}
 	if trsmThreads(impl, s, m, n, k) < 2 {
+		if s == blas.Left && m >= trmmLeftBlockedMin {
+			impl.trmmLeftBlocked(ul, tA, d, m, n, alpha, a, lda, b, ldb)
+			return
+		}
 		if s == blas.Left {
 			impl.trmmLeft(ul, tA, d, m, n, alpha, a, lda, b, ldb)
 		} else {
@@ -43,6 +43,9 @@ func (impl Implementation) Dtrmm(s blas.Side, ul blas.Uplo, tA blas.Transpose, d
 		}
 		return
 	}
+	// Columns of B (rows, for side Right) are independent: each goroutine
+	// runs the serial algorithm on a slab of them, packing its own blocks
+	// of A, with no synchronization between blocks.
 	trsmParallel(impl, true, s, ul, tA, d, m, n, k, alpha, a, lda, b, ldb)
 }
 

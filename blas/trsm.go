@@ -235,6 +235,8 @@ func (tk *trsmTask) Run(w int) {
 		serial.trsmLeft(tk.ul, tk.tA, tk.d, m, n, tk.alpha, tk.a, tk.lda, b, tk.ldb)
 	case !tk.mul:
 		serial.trsmRight(tk.ul, tk.tA, tk.d, m, n, tk.alpha, tk.a, tk.lda, b, tk.ldb)
+	case tk.s == blas.Left && m >= trmmLeftBlockedMin:
+		serial.trmmLeftBlocked(tk.ul, tk.tA, tk.d, m, n, tk.alpha, tk.a, tk.lda, b, tk.ldb)
 	case tk.s == blas.Left:
 		serial.trmmLeft(tk.ul, tk.tA, tk.d, m, n, tk.alpha, tk.a, tk.lda, b, tk.ldb)
 	default:
