@@ -123,6 +123,25 @@ func BenchmarkLevel3Dsyrk(b *testing.B) {
 	}
 }
 
+// BenchmarkLevel3DsyrkDeep times the deep, narrow lower Dsyrk of a
+// convolutional GP's hidden layer: C (n×n) = Aᵀ·A with 36864 rows of A
+// (batch 64 × 576 patches), where the blocked loops have 72 KC blocks.
+func BenchmarkLevel3DsyrkDeep(b *testing.B) {
+	const k = 36864
+	for _, n := range []int{64, 128, 300} {
+		rnd := rand.New(rand.NewPCG(2, uint64(n)))
+		a := level3BenchRand(rnd, n*k)
+		c := level3BenchRand(rnd, n*n)
+		for _, im := range level3BenchImpls[:2] { // gonum's serial Dsyrk takes seconds here
+			b.Run(fmt.Sprintf("n=%d/k=%d/%s", n, k, im.name), func(b *testing.B) {
+				level3Run(b, float64(n)*float64(n)*float64(k), im.serial, nil, func() {
+					im.impl.Dsyrk(blas.Lower, blas.Trans, n, k, 1, a, n, 0, c, n)
+				})
+			})
+		}
+	}
+}
+
 // level3BenchTriangular benchmarks Dtrsm (or Dtrmm when mul is true) on an
 // m×m lower triangle with rhs right-hand sides on the given side. B is
 // refreshed outside the timing so that repeated calls neither underflow nor

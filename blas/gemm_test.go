@@ -327,3 +327,68 @@ func TestDgemmPanics(t *testing.T) {
 		}
 	}
 }
+
+// TestDgemmtThreadsBitwise checks that the triangle-restricted products
+// (Dgemmt and Dsyrk) give the same bits for any goroutine budget, whose
+// rows are split by work in each block (balanceRows), and that the strict
+// other triangle stays untouched. With the tiny blocking every call has
+// many KC blocks and row groups end inside tiles of the diagonal.
+func TestDgemmtThreadsBitwise(t *testing.T) {
+	rng := rand.New(rand.NewPCG(19, 20))
+	shapes := [][2]int{{64, 3000}, {100, 97}, {300, 130}, {257, 40}, {9, 600}}
+	threadCounts := []int{1, 2, 3, 5}
+	if testing.Short() { // the arm64 run under qemu
+		shapes, threadCounts = [][2]int{{100, 97}, {64, 700}}, []int{1, 3}
+	}
+	for _, be := range asm.Backends() {
+		for _, bl := range []asm.Blocking{{}, {MC: 2 * be.MR(), KC: 9, NC: 3 * be.NR()}} {
+			b := be.WithBlocking(bl)
+			for _, sh := range shapes {
+				n, k := sh[0], sh[1]
+				for _, ul := range []blas.Uplo{blas.Lower, blas.Upper} {
+					for _, tr := range [][2]blas.Transpose{{blas.NoTrans, blas.Trans}, {blas.Trans, blas.NoTrans}} {
+						a := make([]float64, n*k)
+						bb := make([]float64, k*n)
+						c0 := make([]float64, n*n)
+						for _, x := range [][]float64{a, bb, c0} {
+							for i := range x {
+								x[i] = rng.NormFloat64()
+							}
+						}
+						lda, ldb := k, k // op(A) n×k, op(B) k×n
+						if tr[0] == blas.Trans {
+							lda = n
+						}
+						if tr[1] == blas.NoTrans {
+							ldb = n
+						}
+						var want, wantSyrk []float64
+						for _, threads := range threadCounts {
+							impl := Implementation{Backend: b, Threads: threads}
+							c := append([]float64(nil), c0...)
+							impl.Dgemmt(ul, tr[0], tr[1], n, k, 1.5, a, lda, bb, ldb, 0.5, c, n)
+							cs := append([]float64(nil), c0...)
+							impl.Dsyrk(ul, tr[0], n, k, -0.75, a, lda, 2, cs, n)
+							for i := 0; i < n; i++ {
+								for j := 0; j < n; j++ {
+									if (ul == blas.Lower && j > i || ul == blas.Upper && j < i) && (c[i*n+j] != c0[i*n+j] || cs[i*n+j] != c0[i*n+j]) {
+										t.Fatalf("%s %v %v %v: element (%d,%d) outside the triangle written", be.Name(), sh, ul, tr, i, j)
+									}
+								}
+							}
+							if threads == 1 {
+								want, wantSyrk = c, cs
+								continue
+							}
+							for i := range c {
+								if math.Float64bits(c[i]) != math.Float64bits(want[i]) || math.Float64bits(cs[i]) != math.Float64bits(wantSyrk[i]) {
+									t.Fatalf("%s %+v %v %v %v: C[%d] = %v (Dsyrk %v) with %d goroutines, %v (%v) with one", be.Name(), bl, sh, ul, tr, i, c[i], cs[i], threads, want[i], wantSyrk[i])
+								}
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+}
