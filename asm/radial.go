@@ -190,12 +190,25 @@ func RadialWeights(w, s, dk, kk []float64, g Radial, iv float64) (sumG, sumWs fl
 	n := len(s)
 	w, dk, kk = w[:n], dk[:n], kk[:n]
 	done := n &^ 3
-	if radialKernelOK && done > 0 {
-		sumG, sumWs = radialWeightsKernel(&w[0], &s[0], &dk[0], &kk[0], done, g, iv)
-	} else {
-		sumG, sumWs = radialWeightsLanes(w[:done], s[:done], dk[:done], kk[:done], g, iv)
+	if !radialKernelOK || done == 0 {
+		return radialWeightsGeneric(w, s, dk, kk, g, iv)
 	}
-	for j := done; j < n; j++ {
+	sumG, sumWs = radialWeightsKernel(&w[0], &s[0], &dk[0], &kk[0], done, g, iv)
+	return radialWeightsTail(w, s, dk, kk, done, g, iv, sumG, sumWs)
+}
+
+// radialWeightsGeneric is RadialWeights without the assembly kernels: the
+// pure-Go twin of a whole call (w, dk and kk as long as s).
+func radialWeightsGeneric(w, s, dk, kk []float64, g Radial, iv float64) (sumG, sumWs float64) {
+	done := len(s) &^ 3
+	sumG, sumWs = radialWeightsLanes(w[:done], s[:done], dk[:done], kk[:done], g, iv)
+	return radialWeightsTail(w, s, dk, kk, done, g, iv, sumG, sumWs)
+}
+
+// radialWeightsTail computes the elements from done on, adding them in
+// order to the sums of the prefix.
+func radialWeightsTail(w, s, dk, kk []float64, done int, g Radial, iv, sumG, sumWs float64) (float64, float64) {
+	for j := done; j < len(s); j++ {
 		gj, wj, ws := radialWeightOne(s[j], dk[j], kk[j], g, iv)
 		sumG += gj
 		sumWs += ws

@@ -48,14 +48,7 @@ func FuzzRadial(f *testing.F) {
 			dk[i] = s[n-1-i]
 		}
 		want := make([]float64, n)
-		done := n &^ 3
-		wg, ww := radialWeightsLanes(want[:done], s[:done], dk[:done], out[:done], g, iv)
-		for j := done; j < n; j++ {
-			gj, wj, ws := radialWeightOne(s[j], dk[j], out[j], g, iv)
-			wg += gj
-			ww += ws
-			want[j] = wj
-		}
+		wg, ww := radialWeightsGeneric(want, s, dk, out, g, iv)
 		got := append([]float64(nil), s...)
 		sg, sw := RadialWeights(got, got, dk, out, g, iv)
 		for j := range want {
