@@ -4,39 +4,45 @@
 
 // NEON fused radial profiles and gradient weights (asm.RadialProfile and
 // asm.RadialWeights on arm64); radialOne and radialWeightOne in radial.go are
-// their pure-Go twins, operation for operation. Generated once by a script
-// and kept by hand since. Go's arm64 assembler has no mnemonics for the
-// vector FADD, FSUB, FMUL, FDIV, FSQRT, FNEG, FCMGE, FCMEQ, FCMGT, FCMLT, BIC and
-// scalar FADDP of double lanes, so they are WORD encodings, each with the
-// instruction in a comment.
+// their pure-Go twins, operation for operation.
 //
-// Both kinds first clamp s at +0 where s < 0 (FCMLT against zero, then BIC),
-// which keeps NaN and −0 as the twin's s < 0 test does.
-//
-// Profile kernels: two chains of two lanes per iteration (four elements).
-// Register map: R0 dst, R1 src, R2 elements left (a positive multiple of 4),
-// R3 scratch for constants, R5 the Horner coefficients c13 … c0 (radialCoef),
-// R6 the running coefficient pointer, R7/R8 the result; chain 0/1: V0/V1 s
-// then a, V2/V3 x then r, V4/V5 t then 2ᵏ, V6/V7 k then polynomial scratch,
-// V8–V11 the alternating Horner accumulators, V12/V13 comparison masks;
-// V16 log2e, V17 1.5·2⁵², V18 ln 2 (high), V19 ln 2 (low), V20 1023<<52
-// (integer), V21 1, V22 the scale of s (−0.5, 3 or 5), V23 expLo, V24
-// expHi, V25 v, V26 3, V27 the in-range mask.
-//
-// The exponential is expFast's: t = fma(x, log2e, magic) (VFMLA into a copy
-// of magic), k = t − magic, r = fma(k, −ln2hi, x) and fma(k, −ln2lo, r)
-// (VFMLS), p = fma(r, p, c[i]) for i = 12 … 0 from p = c13 (VFMLA into the
-// loaded c[i]), 2ᵏ from the bits of t, e = p·2ᵏ.
-//
-// Weight kernels: two chains of two lanes; lanes of chain 0 hold elements
-// 4i and 4i+1, of chain 1 elements 4i+2 and 4i+3, so the four partial sums
-// are V12 = (p0, p1), V15 = (p2, p3) for γ and V13, V14 for w·s, combined
-// as (p0 + p2) + (p1 + p3). Register map: R0 w, R1 s, R2 dk, R4 kk, R5
-// elements left, R3 scratch; V0/V1 γ, V2/V3 s, V4/V5 w, V6/V7 dk then masks,
-// V8/V9 and V10/V11 scratch; V20 iv, V21 1, V22 the scale of s, V23 −1.5,
-// V24 −5/6, V25 −0.5, V26 3.
+// Go's arm64 assembler has no mnemonics for the vector FADD, FSUB, FMUL,
+// FDIV, FSQRT, FNEG and the floating-point compares, so the arithmetic is
+// written with the macros below, WORD encodings over register numbers
+// (d the destination, n and m the sources; lanes are two doubles). The rest
+// of the vector work uses them too, so that every step of a chain is a
+// macro over the same register numbers.
 
+// Floating-point, 2 × 64-bit lanes.
+#define VFADD(d, n, m) WORD $(0x4E60D400 | (m)<<16 | (n)<<5 | (d))
+#define VFSUB(d, n, m) WORD $(0x4EE0D400 | (m)<<16 | (n)<<5 | (d))
+#define VFMUL(d, n, m) WORD $(0x6E60DC00 | (m)<<16 | (n)<<5 | (d))
+#define VFDIV(d, n, m) WORD $(0x6E60FC00 | (m)<<16 | (n)<<5 | (d))
+#define VFSQRT(d, n) WORD $(0x6EE1F800 | (n)<<5 | (d))
+#define VFNEG(d, n) WORD $(0x6EE0F800 | (n)<<5 | (d))
+// FMLA and FMLS: d += n·m and d −= n·m, fused.
+#define VFMLA(d, n, m) WORD $(0x4E60CC00 | (m)<<16 | (n)<<5 | (d))
+#define VFMLS(d, n, m) WORD $(0x4EE0CC00 | (m)<<16 | (n)<<5 | (d))
+// Compares: all-ones lanes where d = (n ≥ m), (n = 0), (n > 0), (n < 0).
+#define VFCMGE(d, n, m) WORD $(0x6E60E400 | (m)<<16 | (n)<<5 | (d))
+#define VFCMEQZ(d, n) WORD $(0x4EE0D800 | (n)<<5 | (d))
+#define VFCMGTZ(d, n) WORD $(0x4EE0C800 | (n)<<5 | (d))
+#define VFCMLTZ(d, n) WORD $(0x4EE0E800 | (n)<<5 | (d))
+// Bitwise: d = n AND m, d = n AND NOT m, d = n.
+#define VANDV(d, n, m) WORD $(0x4E201C00 | (m)<<16 | (n)<<5 | (d))
+#define VBICV(d, n, m) WORD $(0x4E601C00 | (m)<<16 | (n)<<5 | (d))
+#define VMOVV(d, n) WORD $(0x4EA01C00 | (n)<<16 | (n)<<5 | (d))
+// Integer lanes: d = n << 52, d = n + m.
+#define VSHL52(d, n) WORD $(0x4F745400 | (n)<<5 | (d))
+#define VADDI(d, n, m) WORD $(0x4EE08400 | (m)<<16 | (n)<<5 | (d))
+// LD1R: both lanes of t from [Xn]; LD1RP also adds 8 to Xn.
+#define LD1R(t, n) WORD $(0x4D40CC00 | (n)<<5 | (t))
+#define LD1RP(t, n) WORD $(0x4DDFCC00 | (n)<<5 | (t))
+// FADDP (scalar): Dd = Vn[0] + Vn[1].
+#define FADDP(d, n) WORD $(0x7E70D800 | (n)<<5 | (d))
 
+// The Taylor coefficients of eʳ, c13 first, in the order the Horner
+// recurrence reads them (R5 points here, R6 walks it).
 DATA radialCoef<>+0(SB)/8, $0x3de6124613a86d09
 DATA radialCoef<>+8(SB)/8, $0x3e21eed8eff8d898
 DATA radialCoef<>+16(SB)/8, $0x3e5ae64567f544e4
@@ -53,844 +59,315 @@ DATA radialCoef<>+96(SB)/8, $0x3ff0000000000000
 DATA radialCoef<>+104(SB)/8, $0x3ff0000000000000
 GLOBL radialCoef<>(SB), RODATA|NOPTR, $112
 
-// func rbfNEON(dst, src *float64, n int, v float64) bool
-TEXT ·rbfNEON(SB), NOSPLIT, $0-33
-	MOVD dst+0(FP), R0
-	MOVD src+8(FP), R1
-	MOVD n+16(FP), R2
-	FMOVD v+24(FP), F25
-	VDUP V25.D[0], V25.D2 // v
-	MOVD $radialCoef<>(SB), R5
-	MOVD $0x3ff71547652b82fe, R3
-	VDUP R3, V16.D2 // log2e
-	MOVD $0x4338000000000000, R3
-	VDUP R3, V17.D2 // 1.5·2⁵²
-	MOVD $0x3fe62e42fee00000, R3
-	VDUP R3, V18.D2 // ln 2 (high)
-	MOVD $0x3dea39ef35793c76, R3
-	VDUP R3, V19.D2 // ln 2 (low)
-	MOVD $0x3ff0000000000000, R3
-	VDUP R3, V20.D2 // 1023<<52
-	MOVD $0x3ff0000000000000, R3
-	VDUP R3, V21.D2 // 1
-	MOVD $0xbfe0000000000000, R3
-	VDUP R3, V22.D2 // -0.5
-	MOVD $0xc086200000000000, R3
-	VDUP R3, V23.D2 // expLo
-	MOVD $0x4086280000000000, R3
-	VDUP R3, V24.D2 // expHi
-	MOVD $0x4008000000000000, R3
-	VDUP R3, V26.D2 // 3
-	MOVD $-1, R3
-	VDUP R3, V27.D2 // in-range mask
+// Constant registers (broadcast to both lanes).
+#define LOG2E 16
+#define MAGIC 17
+#define LN2HI 18
+#define LN2LO 19
+#define BIAS 20
+#define ONE 21
+#define SC 22
+#define LO 23
+#define HI 24
+#define VB 25
+#define THREE 26
+#define OK 27
 
-loop:
-	VLD1.P 32(R1), [V0.D2, V1.D2]
-	WORD $0x4ee0e80c // FCMLT V12.2D, V0.2D, #0
-	WORD $0x4e6c1c00 // BIC V0.16B, V0.16B, V12.16B
-	WORD $0x4ee0e82d // FCMLT V13.2D, V1.2D, #0
-	WORD $0x4e6d1c21 // BIC V1.16B, V1.16B, V13.16B
-	WORD $0x6e76dc02 // FMUL V2.2D, V0.2D, V22.2D
-	WORD $0x6e76dc23 // FMUL V3.2D, V1.2D, V22.2D
-	WORD $0x6e77e44c // FCMGE V12.2D, V2.2D, V23.2D
-	VAND V12.B16, V27.B16, V27.B16
-	WORD $0x6e62e70c // FCMGE V12.2D, V24.2D, V2.2D
-	VAND V12.B16, V27.B16, V27.B16
-	WORD $0x6e77e46d // FCMGE V13.2D, V3.2D, V23.2D
-	VAND V13.B16, V27.B16, V27.B16
-	WORD $0x6e63e70d // FCMGE V13.2D, V24.2D, V3.2D
-	VAND V13.B16, V27.B16, V27.B16
-	VMOV V17.B16, V4.B16
-	VFMLA V16.D2, V2.D2, V4.D2
-	VMOV V17.B16, V5.B16
-	VFMLA V16.D2, V3.D2, V5.D2
-	WORD $0x4ef1d486 // FSUB V6.2D, V4.2D, V17.2D
-	WORD $0x4ef1d4a7 // FSUB V7.2D, V5.2D, V17.2D
-	VFMLS V18.D2, V6.D2, V2.D2
-	VFMLS V18.D2, V7.D2, V3.D2
-	VFMLS V19.D2, V6.D2, V2.D2
-	VFMLS V19.D2, V7.D2, V3.D2
-	VSHL $52, V4.D2, V4.D2
-	VADD V20.D2, V4.D2, V4.D2
-	VSHL $52, V5.D2, V5.D2
-	VADD V20.D2, V5.D2, V5.D2
-	MOVD R5, R6
-	VLD1R (R6), [V8.D2]
-	VLD1R.P 8(R6), [V9.D2]
-	VLD1R (R6), [V10.D2]
-	VLD1R.P 8(R6), [V11.D2]
-	VFMLA V8.D2, V2.D2, V10.D2
-	VFMLA V9.D2, V3.D2, V11.D2
-	VLD1R (R6), [V8.D2]
-	VLD1R.P 8(R6), [V9.D2]
-	VFMLA V10.D2, V2.D2, V8.D2
-	VFMLA V11.D2, V3.D2, V9.D2
-	VLD1R (R6), [V10.D2]
-	VLD1R.P 8(R6), [V11.D2]
-	VFMLA V8.D2, V2.D2, V10.D2
-	VFMLA V9.D2, V3.D2, V11.D2
-	VLD1R (R6), [V8.D2]
-	VLD1R.P 8(R6), [V9.D2]
-	VFMLA V10.D2, V2.D2, V8.D2
-	VFMLA V11.D2, V3.D2, V9.D2
-	VLD1R (R6), [V10.D2]
-	VLD1R.P 8(R6), [V11.D2]
-	VFMLA V8.D2, V2.D2, V10.D2
-	VFMLA V9.D2, V3.D2, V11.D2
-	VLD1R (R6), [V8.D2]
-	VLD1R.P 8(R6), [V9.D2]
-	VFMLA V10.D2, V2.D2, V8.D2
-	VFMLA V11.D2, V3.D2, V9.D2
-	VLD1R (R6), [V10.D2]
-	VLD1R.P 8(R6), [V11.D2]
-	VFMLA V8.D2, V2.D2, V10.D2
-	VFMLA V9.D2, V3.D2, V11.D2
-	VLD1R (R6), [V8.D2]
-	VLD1R.P 8(R6), [V9.D2]
-	VFMLA V10.D2, V2.D2, V8.D2
-	VFMLA V11.D2, V3.D2, V9.D2
-	VLD1R (R6), [V10.D2]
-	VLD1R.P 8(R6), [V11.D2]
-	VFMLA V8.D2, V2.D2, V10.D2
-	VFMLA V9.D2, V3.D2, V11.D2
-	VLD1R (R6), [V8.D2]
-	VLD1R.P 8(R6), [V9.D2]
-	VFMLA V10.D2, V2.D2, V8.D2
-	VFMLA V11.D2, V3.D2, V9.D2
-	VLD1R (R6), [V10.D2]
-	VLD1R.P 8(R6), [V11.D2]
-	VFMLA V8.D2, V2.D2, V10.D2
-	VFMLA V9.D2, V3.D2, V11.D2
-	VLD1R (R6), [V8.D2]
-	VLD1R.P 8(R6), [V9.D2]
-	VFMLA V10.D2, V2.D2, V8.D2
-	VFMLA V11.D2, V3.D2, V9.D2
-	VLD1R (R6), [V10.D2]
-	VLD1R.P 8(R6), [V11.D2]
-	VFMLA V8.D2, V2.D2, V10.D2
-	VFMLA V9.D2, V3.D2, V11.D2
-	WORD $0x6e64dd4a // FMUL V10.2D, V10.2D, V4.2D
-	WORD $0x6e65dd6b // FMUL V11.2D, V11.2D, V5.2D
-	WORD $0x6e79dd4a // FMUL V10.2D, V10.2D, V25.2D
-	WORD $0x6e79dd6b // FMUL V11.2D, V11.2D, V25.2D
-	VST1.P [V10.D2], 16(R0)
-	VST1.P [V11.D2], 16(R0)
-	SUBS $4, R2, R2
-	BNE loop
+// Profile registers, chain 0 and chain 1 (two lanes each): A0/A1 s, then a;
+// X0/X1 the exponential's argument x, then r; T0/T1 t, then 2ᵏ; K0/K1 k,
+// then polynomial scratch; H0/H1 and G0/G1 the alternating Horner
+// accumulators (the result ends in G0/G1); M0/M1 comparison masks.
+#define A0 0
+#define A1 1
+#define X0 2
+#define X1 3
+#define T0 4
+#define T1 5
+#define K0 6
+#define K1 7
+#define H0 8
+#define H1 9
+#define G0 10
+#define G1 11
+#define M0 12
+#define M1 13
 
-	VMOV V27.D[0], R7
-	VMOV V27.D[1], R8
-	AND R7, R8, R7
-	CMN $1, R7
-	CSET EQ, R7
-	MOVB R7, ret+32(FP)
+// HSTEP is one step of the Horner recurrence p = fma(r, p, c[i]) on both
+// chains: c[i] loaded into d0 and d1 (R6 advancing to c[i−1] after the
+// second load), then d += r·p with p in p0/p1.
+#define HSTEP(d0, d1, p0, p1, r0, r1) \
+	LD1R(d0, 6) \
+	LD1RP(d1, 6) \
+	VFMLA(d0, r0, p0) \
+	VFMLA(d1, r1, p1)
+
+// EXP2 sets G0/G1 = eˣ for x in X0/X1, expFast's method: t = fma(x, log2e,
+// magic) (FMLA into a copy of magic), k = t − magic, r = fma(k, −ln2hi, x)
+// and fma(k, −ln2lo, r) (FMLS), p = fma(r, p, c[i]) for i = 12 … 0 from
+// p = c13, 2ᵏ from the bits of t, e = p·2ᵏ.
+#define EXP2 \
+	VMOVV(T0, MAGIC) \
+	VFMLA(T0, X0, LOG2E) \
+	VMOVV(T1, MAGIC) \
+	VFMLA(T1, X1, LOG2E) \
+	VFSUB(K0, T0, MAGIC) \
+	VFSUB(K1, T1, MAGIC) \
+	VFMLS(X0, K0, LN2HI) \
+	VFMLS(X1, K1, LN2HI) \
+	VFMLS(X0, K0, LN2LO) \
+	VFMLS(X1, K1, LN2LO) \
+	VSHL52(T0, T0) \
+	VADDI(T0, T0, BIAS) \
+	VSHL52(T1, T1) \
+	VADDI(T1, T1, BIAS) \
+	MOVD R5, R6 \
+	LD1R(H0, 6) \
+	LD1RP(H1, 6) \
+	HSTEP(G0, G1, H0, H1, X0, X1) \
+	HSTEP(H0, H1, G0, G1, X0, X1) \
+	HSTEP(G0, G1, H0, H1, X0, X1) \
+	HSTEP(H0, H1, G0, G1, X0, X1) \
+	HSTEP(G0, G1, H0, H1, X0, X1) \
+	HSTEP(H0, H1, G0, G1, X0, X1) \
+	HSTEP(G0, G1, H0, H1, X0, X1) \
+	HSTEP(H0, H1, G0, G1, X0, X1) \
+	HSTEP(G0, G1, H0, H1, X0, X1) \
+	HSTEP(H0, H1, G0, G1, X0, X1) \
+	HSTEP(G0, G1, H0, H1, X0, X1) \
+	HSTEP(H0, H1, G0, G1, X0, X1) \
+	HSTEP(G0, G1, H0, H1, X0, X1) \
+	VFMUL(G0, G0, T0) \
+	VFMUL(G1, G1, T1)
+
+// CLAMP sets lanes of d below zero to +0 (NaN and −0 stay), using mask m.
+#define CLAMP(d, m) \
+	VFCMLTZ(m, d) \
+	VBICV(d, d, m)
+
+// CHECK clears lanes of OK where x is outside [expLo, expHi] or NaN (the
+// compares are ordered, so NaN fails them).
+#define CHECK(x, m) \
+	VFCMGE(m, x, LO) \
+	VANDV(OK, OK, m) \
+	VFCMGE(m, HI, x) \
+	VANDV(OK, OK, m)
+
+// The per-profile steps on one chain: ARG forms x (and a) from s in a;
+// POLY multiplies e in g by the Matérn polynomial in a, with k and h scratch.
+#define ARG_RBF(a, x) VFMUL(x, a, SC)
+#define ARG_SQRT(a, x) \
+	VFSQRT(a, a) \
+	VFNEG(x, a)
+#define ARG_SCALED_SQRT(a, x) \
+	VFMUL(a, a, SC) \
+	VFSQRT(a, a) \
+	VFNEG(x, a)
+#define POLY_NONE(a, g, k, h)
+#define POLY_M32(a, g, k, h) \
+	VFADD(k, a, ONE) \
+	VFMUL(g, g, k)
+#define POLY_M52(a, g, k, h) \
+	VFMUL(k, a, a) \
+	VFDIV(k, k, THREE) \
+	VFADD(h, a, ONE) \
+	VFADD(k, h, k) \
+	VFMUL(g, g, k)
+
+// PROFILE defines func name(dst, src *float64, n int, v float64) bool: four
+// elements per iteration, two chains of two lanes; scale is the factor of
+// s in x or a (−0.5, 3 or 5; 1 for Matérn-1/2, unused there). It returns
+// whether every x was in [expLo, expHi].
+//
+// Register map: R0 dst, R1 src, R2 elements left (a positive multiple of 4),
+// R3 scratch for constants, R5 radialCoef, R6 the running coefficient
+// pointer, R7 and R8 the result; vector registers as above.
+#define PROFILE(name, scale, ARG, POLY) \
+TEXT name(SB), NOSPLIT, $0-33 \
+	MOVD dst+0(FP), R0 \
+	MOVD src+8(FP), R1 \
+	MOVD n+16(FP), R2 \
+	FMOVD v+24(FP), F25 \
+	VDUP V25.D[0], V25.D2 \
+	MOVD $radialCoef<>(SB), R5 \
+	MOVD $0x3ff71547652b82fe, R3 \
+	VDUP R3, V16.D2 \
+	MOVD $0x4338000000000000, R3 \
+	VDUP R3, V17.D2 \
+	MOVD $0x3fe62e42fee00000, R3 \
+	VDUP R3, V18.D2 \
+	MOVD $0x3dea39ef35793c76, R3 \
+	VDUP R3, V19.D2 \
+	MOVD $0x3ff0000000000000, R3 \
+	VDUP R3, V20.D2 \
+	MOVD $0x3ff0000000000000, R3 \
+	VDUP R3, V21.D2 \
+	MOVD $scale, R3 \
+	VDUP R3, V22.D2 \
+	MOVD $0xc086200000000000, R3 \
+	VDUP R3, V23.D2 \
+	MOVD $0x4086280000000000, R3 \
+	VDUP R3, V24.D2 \
+	MOVD $0x4008000000000000, R3 \
+	VDUP R3, V26.D2 \
+	MOVD $-1, R3 \
+	VDUP R3, V27.D2 \
+loop: \
+	VLD1.P 32(R1), [V0.D2, V1.D2] \
+	CLAMP(A0, M0) \
+	CLAMP(A1, M1) \
+	ARG(A0, X0) \
+	ARG(A1, X1) \
+	CHECK(X0, M0) \
+	CHECK(X1, M1) \
+	EXP2 \
+	POLY(A0, G0, K0, H0) \
+	POLY(A1, G1, K1, H1) \
+	VFMUL(G0, G0, VB) \
+	VFMUL(G1, G1, VB) \
+	VST1.P [V10.D2, V11.D2], 32(R0) \
+	SUBS $4, R2, R2 \
+	BNE loop \
+	VMOV V27.D[0], R7 \
+	VMOV V27.D[1], R8 \
+	AND R7, R8, R7 \
+	CMN $1, R7 \
+	CSET EQ, R7 \
+	MOVB R7, ret+32(FP) \
 	RET
+
+// func rbfNEON(dst, src *float64, n int, v float64) bool
+PROFILE(·rbfNEON, 0xbfe0000000000000, ARG_RBF, POLY_NONE)
 
 // func matern12NEON(dst, src *float64, n int, v float64) bool
-TEXT ·matern12NEON(SB), NOSPLIT, $0-33
-	MOVD dst+0(FP), R0
-	MOVD src+8(FP), R1
-	MOVD n+16(FP), R2
-	FMOVD v+24(FP), F25
-	VDUP V25.D[0], V25.D2 // v
-	MOVD $radialCoef<>(SB), R5
-	MOVD $0x3ff71547652b82fe, R3
-	VDUP R3, V16.D2 // log2e
-	MOVD $0x4338000000000000, R3
-	VDUP R3, V17.D2 // 1.5·2⁵²
-	MOVD $0x3fe62e42fee00000, R3
-	VDUP R3, V18.D2 // ln 2 (high)
-	MOVD $0x3dea39ef35793c76, R3
-	VDUP R3, V19.D2 // ln 2 (low)
-	MOVD $0x3ff0000000000000, R3
-	VDUP R3, V20.D2 // 1023<<52
-	MOVD $0x3ff0000000000000, R3
-	VDUP R3, V21.D2 // 1
-	MOVD $0xc086200000000000, R3
-	VDUP R3, V23.D2 // expLo
-	MOVD $0x4086280000000000, R3
-	VDUP R3, V24.D2 // expHi
-	MOVD $0x4008000000000000, R3
-	VDUP R3, V26.D2 // 3
-	MOVD $-1, R3
-	VDUP R3, V27.D2 // in-range mask
-
-loop:
-	VLD1.P 32(R1), [V0.D2, V1.D2]
-	WORD $0x4ee0e80c // FCMLT V12.2D, V0.2D, #0
-	WORD $0x4e6c1c00 // BIC V0.16B, V0.16B, V12.16B
-	WORD $0x4ee0e82d // FCMLT V13.2D, V1.2D, #0
-	WORD $0x4e6d1c21 // BIC V1.16B, V1.16B, V13.16B
-	WORD $0x6ee1f800 // FSQRT V0.2D, V0.2D
-	WORD $0x6ee0f802 // FNEG V2.2D, V0.2D
-	WORD $0x6ee1f821 // FSQRT V1.2D, V1.2D
-	WORD $0x6ee0f823 // FNEG V3.2D, V1.2D
-	WORD $0x6e77e44c // FCMGE V12.2D, V2.2D, V23.2D
-	VAND V12.B16, V27.B16, V27.B16
-	WORD $0x6e62e70c // FCMGE V12.2D, V24.2D, V2.2D
-	VAND V12.B16, V27.B16, V27.B16
-	WORD $0x6e77e46d // FCMGE V13.2D, V3.2D, V23.2D
-	VAND V13.B16, V27.B16, V27.B16
-	WORD $0x6e63e70d // FCMGE V13.2D, V24.2D, V3.2D
-	VAND V13.B16, V27.B16, V27.B16
-	VMOV V17.B16, V4.B16
-	VFMLA V16.D2, V2.D2, V4.D2
-	VMOV V17.B16, V5.B16
-	VFMLA V16.D2, V3.D2, V5.D2
-	WORD $0x4ef1d486 // FSUB V6.2D, V4.2D, V17.2D
-	WORD $0x4ef1d4a7 // FSUB V7.2D, V5.2D, V17.2D
-	VFMLS V18.D2, V6.D2, V2.D2
-	VFMLS V18.D2, V7.D2, V3.D2
-	VFMLS V19.D2, V6.D2, V2.D2
-	VFMLS V19.D2, V7.D2, V3.D2
-	VSHL $52, V4.D2, V4.D2
-	VADD V20.D2, V4.D2, V4.D2
-	VSHL $52, V5.D2, V5.D2
-	VADD V20.D2, V5.D2, V5.D2
-	MOVD R5, R6
-	VLD1R (R6), [V8.D2]
-	VLD1R.P 8(R6), [V9.D2]
-	VLD1R (R6), [V10.D2]
-	VLD1R.P 8(R6), [V11.D2]
-	VFMLA V8.D2, V2.D2, V10.D2
-	VFMLA V9.D2, V3.D2, V11.D2
-	VLD1R (R6), [V8.D2]
-	VLD1R.P 8(R6), [V9.D2]
-	VFMLA V10.D2, V2.D2, V8.D2
-	VFMLA V11.D2, V3.D2, V9.D2
-	VLD1R (R6), [V10.D2]
-	VLD1R.P 8(R6), [V11.D2]
-	VFMLA V8.D2, V2.D2, V10.D2
-	VFMLA V9.D2, V3.D2, V11.D2
-	VLD1R (R6), [V8.D2]
-	VLD1R.P 8(R6), [V9.D2]
-	VFMLA V10.D2, V2.D2, V8.D2
-	VFMLA V11.D2, V3.D2, V9.D2
-	VLD1R (R6), [V10.D2]
-	VLD1R.P 8(R6), [V11.D2]
-	VFMLA V8.D2, V2.D2, V10.D2
-	VFMLA V9.D2, V3.D2, V11.D2
-	VLD1R (R6), [V8.D2]
-	VLD1R.P 8(R6), [V9.D2]
-	VFMLA V10.D2, V2.D2, V8.D2
-	VFMLA V11.D2, V3.D2, V9.D2
-	VLD1R (R6), [V10.D2]
-	VLD1R.P 8(R6), [V11.D2]
-	VFMLA V8.D2, V2.D2, V10.D2
-	VFMLA V9.D2, V3.D2, V11.D2
-	VLD1R (R6), [V8.D2]
-	VLD1R.P 8(R6), [V9.D2]
-	VFMLA V10.D2, V2.D2, V8.D2
-	VFMLA V11.D2, V3.D2, V9.D2
-	VLD1R (R6), [V10.D2]
-	VLD1R.P 8(R6), [V11.D2]
-	VFMLA V8.D2, V2.D2, V10.D2
-	VFMLA V9.D2, V3.D2, V11.D2
-	VLD1R (R6), [V8.D2]
-	VLD1R.P 8(R6), [V9.D2]
-	VFMLA V10.D2, V2.D2, V8.D2
-	VFMLA V11.D2, V3.D2, V9.D2
-	VLD1R (R6), [V10.D2]
-	VLD1R.P 8(R6), [V11.D2]
-	VFMLA V8.D2, V2.D2, V10.D2
-	VFMLA V9.D2, V3.D2, V11.D2
-	VLD1R (R6), [V8.D2]
-	VLD1R.P 8(R6), [V9.D2]
-	VFMLA V10.D2, V2.D2, V8.D2
-	VFMLA V11.D2, V3.D2, V9.D2
-	VLD1R (R6), [V10.D2]
-	VLD1R.P 8(R6), [V11.D2]
-	VFMLA V8.D2, V2.D2, V10.D2
-	VFMLA V9.D2, V3.D2, V11.D2
-	WORD $0x6e64dd4a // FMUL V10.2D, V10.2D, V4.2D
-	WORD $0x6e65dd6b // FMUL V11.2D, V11.2D, V5.2D
-	WORD $0x6e79dd4a // FMUL V10.2D, V10.2D, V25.2D
-	WORD $0x6e79dd6b // FMUL V11.2D, V11.2D, V25.2D
-	VST1.P [V10.D2], 16(R0)
-	VST1.P [V11.D2], 16(R0)
-	SUBS $4, R2, R2
-	BNE loop
-
-	VMOV V27.D[0], R7
-	VMOV V27.D[1], R8
-	AND R7, R8, R7
-	CMN $1, R7
-	CSET EQ, R7
-	MOVB R7, ret+32(FP)
-	RET
+PROFILE(·matern12NEON, 0x3ff0000000000000, ARG_SQRT, POLY_NONE)
 
 // func matern32NEON(dst, src *float64, n int, v float64) bool
-TEXT ·matern32NEON(SB), NOSPLIT, $0-33
-	MOVD dst+0(FP), R0
-	MOVD src+8(FP), R1
-	MOVD n+16(FP), R2
-	FMOVD v+24(FP), F25
-	VDUP V25.D[0], V25.D2 // v
-	MOVD $radialCoef<>(SB), R5
-	MOVD $0x3ff71547652b82fe, R3
-	VDUP R3, V16.D2 // log2e
-	MOVD $0x4338000000000000, R3
-	VDUP R3, V17.D2 // 1.5·2⁵²
-	MOVD $0x3fe62e42fee00000, R3
-	VDUP R3, V18.D2 // ln 2 (high)
-	MOVD $0x3dea39ef35793c76, R3
-	VDUP R3, V19.D2 // ln 2 (low)
-	MOVD $0x3ff0000000000000, R3
-	VDUP R3, V20.D2 // 1023<<52
-	MOVD $0x3ff0000000000000, R3
-	VDUP R3, V21.D2 // 1
-	MOVD $0x4008000000000000, R3
-	VDUP R3, V22.D2 // 3.0
-	MOVD $0xc086200000000000, R3
-	VDUP R3, V23.D2 // expLo
-	MOVD $0x4086280000000000, R3
-	VDUP R3, V24.D2 // expHi
-	MOVD $0x4008000000000000, R3
-	VDUP R3, V26.D2 // 3
-	MOVD $-1, R3
-	VDUP R3, V27.D2 // in-range mask
-
-loop:
-	VLD1.P 32(R1), [V0.D2, V1.D2]
-	WORD $0x4ee0e80c // FCMLT V12.2D, V0.2D, #0
-	WORD $0x4e6c1c00 // BIC V0.16B, V0.16B, V12.16B
-	WORD $0x4ee0e82d // FCMLT V13.2D, V1.2D, #0
-	WORD $0x4e6d1c21 // BIC V1.16B, V1.16B, V13.16B
-	WORD $0x6e76dc00 // FMUL V0.2D, V0.2D, V22.2D
-	WORD $0x6ee1f800 // FSQRT V0.2D, V0.2D
-	WORD $0x6ee0f802 // FNEG V2.2D, V0.2D
-	WORD $0x6e76dc21 // FMUL V1.2D, V1.2D, V22.2D
-	WORD $0x6ee1f821 // FSQRT V1.2D, V1.2D
-	WORD $0x6ee0f823 // FNEG V3.2D, V1.2D
-	WORD $0x6e77e44c // FCMGE V12.2D, V2.2D, V23.2D
-	VAND V12.B16, V27.B16, V27.B16
-	WORD $0x6e62e70c // FCMGE V12.2D, V24.2D, V2.2D
-	VAND V12.B16, V27.B16, V27.B16
-	WORD $0x6e77e46d // FCMGE V13.2D, V3.2D, V23.2D
-	VAND V13.B16, V27.B16, V27.B16
-	WORD $0x6e63e70d // FCMGE V13.2D, V24.2D, V3.2D
-	VAND V13.B16, V27.B16, V27.B16
-	VMOV V17.B16, V4.B16
-	VFMLA V16.D2, V2.D2, V4.D2
-	VMOV V17.B16, V5.B16
-	VFMLA V16.D2, V3.D2, V5.D2
-	WORD $0x4ef1d486 // FSUB V6.2D, V4.2D, V17.2D
-	WORD $0x4ef1d4a7 // FSUB V7.2D, V5.2D, V17.2D
-	VFMLS V18.D2, V6.D2, V2.D2
-	VFMLS V18.D2, V7.D2, V3.D2
-	VFMLS V19.D2, V6.D2, V2.D2
-	VFMLS V19.D2, V7.D2, V3.D2
-	VSHL $52, V4.D2, V4.D2
-	VADD V20.D2, V4.D2, V4.D2
-	VSHL $52, V5.D2, V5.D2
-	VADD V20.D2, V5.D2, V5.D2
-	MOVD R5, R6
-	VLD1R (R6), [V8.D2]
-	VLD1R.P 8(R6), [V9.D2]
-	VLD1R (R6), [V10.D2]
-	VLD1R.P 8(R6), [V11.D2]
-	VFMLA V8.D2, V2.D2, V10.D2
-	VFMLA V9.D2, V3.D2, V11.D2
-	VLD1R (R6), [V8.D2]
-	VLD1R.P 8(R6), [V9.D2]
-	VFMLA V10.D2, V2.D2, V8.D2
-	VFMLA V11.D2, V3.D2, V9.D2
-	VLD1R (R6), [V10.D2]
-	VLD1R.P 8(R6), [V11.D2]
-	VFMLA V8.D2, V2.D2, V10.D2
-	VFMLA V9.D2, V3.D2, V11.D2
-	VLD1R (R6), [V8.D2]
-	VLD1R.P 8(R6), [V9.D2]
-	VFMLA V10.D2, V2.D2, V8.D2
-	VFMLA V11.D2, V3.D2, V9.D2
-	VLD1R (R6), [V10.D2]
-	VLD1R.P 8(R6), [V11.D2]
-	VFMLA V8.D2, V2.D2, V10.D2
-	VFMLA V9.D2, V3.D2, V11.D2
-	VLD1R (R6), [V8.D2]
-	VLD1R.P 8(R6), [V9.D2]
-	VFMLA V10.D2, V2.D2, V8.D2
-	VFMLA V11.D2, V3.D2, V9.D2
-	VLD1R (R6), [V10.D2]
-	VLD1R.P 8(R6), [V11.D2]
-	VFMLA V8.D2, V2.D2, V10.D2
-	VFMLA V9.D2, V3.D2, V11.D2
-	VLD1R (R6), [V8.D2]
-	VLD1R.P 8(R6), [V9.D2]
-	VFMLA V10.D2, V2.D2, V8.D2
-	VFMLA V11.D2, V3.D2, V9.D2
-	VLD1R (R6), [V10.D2]
-	VLD1R.P 8(R6), [V11.D2]
-	VFMLA V8.D2, V2.D2, V10.D2
-	VFMLA V9.D2, V3.D2, V11.D2
-	VLD1R (R6), [V8.D2]
-	VLD1R.P 8(R6), [V9.D2]
-	VFMLA V10.D2, V2.D2, V8.D2
-	VFMLA V11.D2, V3.D2, V9.D2
-	VLD1R (R6), [V10.D2]
-	VLD1R.P 8(R6), [V11.D2]
-	VFMLA V8.D2, V2.D2, V10.D2
-	VFMLA V9.D2, V3.D2, V11.D2
-	VLD1R (R6), [V8.D2]
-	VLD1R.P 8(R6), [V9.D2]
-	VFMLA V10.D2, V2.D2, V8.D2
-	VFMLA V11.D2, V3.D2, V9.D2
-	VLD1R (R6), [V10.D2]
-	VLD1R.P 8(R6), [V11.D2]
-	VFMLA V8.D2, V2.D2, V10.D2
-	VFMLA V9.D2, V3.D2, V11.D2
-	WORD $0x6e64dd4a // FMUL V10.2D, V10.2D, V4.2D
-	WORD $0x6e65dd6b // FMUL V11.2D, V11.2D, V5.2D
-	WORD $0x4e75d406 // FADD V6.2D, V0.2D, V21.2D
-	WORD $0x6e66dd4a // FMUL V10.2D, V10.2D, V6.2D
-	WORD $0x6e79dd4a // FMUL V10.2D, V10.2D, V25.2D
-	WORD $0x4e75d427 // FADD V7.2D, V1.2D, V21.2D
-	WORD $0x6e67dd6b // FMUL V11.2D, V11.2D, V7.2D
-	WORD $0x6e79dd6b // FMUL V11.2D, V11.2D, V25.2D
-	VST1.P [V10.D2], 16(R0)
-	VST1.P [V11.D2], 16(R0)
-	SUBS $4, R2, R2
-	BNE loop
-
-	VMOV V27.D[0], R7
-	VMOV V27.D[1], R8
-	AND R7, R8, R7
-	CMN $1, R7
-	CSET EQ, R7
-	MOVB R7, ret+32(FP)
-	RET
+PROFILE(·matern32NEON, 0x4008000000000000, ARG_SCALED_SQRT, POLY_M32)
 
 // func matern52NEON(dst, src *float64, n int, v float64) bool
-TEXT ·matern52NEON(SB), NOSPLIT, $0-33
-	MOVD dst+0(FP), R0
-	MOVD src+8(FP), R1
-	MOVD n+16(FP), R2
-	FMOVD v+24(FP), F25
-	VDUP V25.D[0], V25.D2 // v
-	MOVD $radialCoef<>(SB), R5
-	MOVD $0x3ff71547652b82fe, R3
-	VDUP R3, V16.D2 // log2e
-	MOVD $0x4338000000000000, R3
-	VDUP R3, V17.D2 // 1.5·2⁵²
-	MOVD $0x3fe62e42fee00000, R3
-	VDUP R3, V18.D2 // ln 2 (high)
-	MOVD $0x3dea39ef35793c76, R3
-	VDUP R3, V19.D2 // ln 2 (low)
-	MOVD $0x3ff0000000000000, R3
-	VDUP R3, V20.D2 // 1023<<52
-	MOVD $0x3ff0000000000000, R3
-	VDUP R3, V21.D2 // 1
-	MOVD $0x4014000000000000, R3
-	VDUP R3, V22.D2 // 5.0
-	MOVD $0xc086200000000000, R3
-	VDUP R3, V23.D2 // expLo
-	MOVD $0x4086280000000000, R3
-	VDUP R3, V24.D2 // expHi
-	MOVD $0x4008000000000000, R3
-	VDUP R3, V26.D2 // 3
-	MOVD $-1, R3
-	VDUP R3, V27.D2 // in-range mask
+PROFILE(·matern52NEON, 0x4014000000000000, ARG_SCALED_SQRT, POLY_M52)
 
-loop:
-	VLD1.P 32(R1), [V0.D2, V1.D2]
-	WORD $0x4ee0e80c // FCMLT V12.2D, V0.2D, #0
-	WORD $0x4e6c1c00 // BIC V0.16B, V0.16B, V12.16B
-	WORD $0x4ee0e82d // FCMLT V13.2D, V1.2D, #0
-	WORD $0x4e6d1c21 // BIC V1.16B, V1.16B, V13.16B
-	WORD $0x6e76dc00 // FMUL V0.2D, V0.2D, V22.2D
-	WORD $0x6ee1f800 // FSQRT V0.2D, V0.2D
-	WORD $0x6ee0f802 // FNEG V2.2D, V0.2D
-	WORD $0x6e76dc21 // FMUL V1.2D, V1.2D, V22.2D
-	WORD $0x6ee1f821 // FSQRT V1.2D, V1.2D
-	WORD $0x6ee0f823 // FNEG V3.2D, V1.2D
-	WORD $0x6e77e44c // FCMGE V12.2D, V2.2D, V23.2D
-	VAND V12.B16, V27.B16, V27.B16
-	WORD $0x6e62e70c // FCMGE V12.2D, V24.2D, V2.2D
-	VAND V12.B16, V27.B16, V27.B16
-	WORD $0x6e77e46d // FCMGE V13.2D, V3.2D, V23.2D
-	VAND V13.B16, V27.B16, V27.B16
-	WORD $0x6e63e70d // FCMGE V13.2D, V24.2D, V3.2D
-	VAND V13.B16, V27.B16, V27.B16
-	VMOV V17.B16, V4.B16
-	VFMLA V16.D2, V2.D2, V4.D2
-	VMOV V17.B16, V5.B16
-	VFMLA V16.D2, V3.D2, V5.D2
-	WORD $0x4ef1d486 // FSUB V6.2D, V4.2D, V17.2D
-	WORD $0x4ef1d4a7 // FSUB V7.2D, V5.2D, V17.2D
-	VFMLS V18.D2, V6.D2, V2.D2
-	VFMLS V18.D2, V7.D2, V3.D2
-	VFMLS V19.D2, V6.D2, V2.D2
-	VFMLS V19.D2, V7.D2, V3.D2
-	VSHL $52, V4.D2, V4.D2
-	VADD V20.D2, V4.D2, V4.D2
-	VSHL $52, V5.D2, V5.D2
-	VADD V20.D2, V5.D2, V5.D2
-	MOVD R5, R6
-	VLD1R (R6), [V8.D2]
-	VLD1R.P 8(R6), [V9.D2]
-	VLD1R (R6), [V10.D2]
-	VLD1R.P 8(R6), [V11.D2]
-	VFMLA V8.D2, V2.D2, V10.D2
-	VFMLA V9.D2, V3.D2, V11.D2
-	VLD1R (R6), [V8.D2]
-	VLD1R.P 8(R6), [V9.D2]
-	VFMLA V10.D2, V2.D2, V8.D2
-	VFMLA V11.D2, V3.D2, V9.D2
-	VLD1R (R6), [V10.D2]
-	VLD1R.P 8(R6), [V11.D2]
-	VFMLA V8.D2, V2.D2, V10.D2
-	VFMLA V9.D2, V3.D2, V11.D2
-	VLD1R (R6), [V8.D2]
-	VLD1R.P 8(R6), [V9.D2]
-	VFMLA V10.D2, V2.D2, V8.D2
-	VFMLA V11.D2, V3.D2, V9.D2
-	VLD1R (R6), [V10.D2]
-	VLD1R.P 8(R6), [V11.D2]
-	VFMLA V8.D2, V2.D2, V10.D2
-	VFMLA V9.D2, V3.D2, V11.D2
-	VLD1R (R6), [V8.D2]
-	VLD1R.P 8(R6), [V9.D2]
-	VFMLA V10.D2, V2.D2, V8.D2
-	VFMLA V11.D2, V3.D2, V9.D2
-	VLD1R (R6), [V10.D2]
-	VLD1R.P 8(R6), [V11.D2]
-	VFMLA V8.D2, V2.D2, V10.D2
-	VFMLA V9.D2, V3.D2, V11.D2
-	VLD1R (R6), [V8.D2]
-	VLD1R.P 8(R6), [V9.D2]
-	VFMLA V10.D2, V2.D2, V8.D2
-	VFMLA V11.D2, V3.D2, V9.D2
-	VLD1R (R6), [V10.D2]
-	VLD1R.P 8(R6), [V11.D2]
-	VFMLA V8.D2, V2.D2, V10.D2
-	VFMLA V9.D2, V3.D2, V11.D2
-	VLD1R (R6), [V8.D2]
-	VLD1R.P 8(R6), [V9.D2]
-	VFMLA V10.D2, V2.D2, V8.D2
-	VFMLA V11.D2, V3.D2, V9.D2
-	VLD1R (R6), [V10.D2]
-	VLD1R.P 8(R6), [V11.D2]
-	VFMLA V8.D2, V2.D2, V10.D2
-	VFMLA V9.D2, V3.D2, V11.D2
-	VLD1R (R6), [V8.D2]
-	VLD1R.P 8(R6), [V9.D2]
-	VFMLA V10.D2, V2.D2, V8.D2
-	VFMLA V11.D2, V3.D2, V9.D2
-	VLD1R (R6), [V10.D2]
-	VLD1R.P 8(R6), [V11.D2]
-	VFMLA V8.D2, V2.D2, V10.D2
-	VFMLA V9.D2, V3.D2, V11.D2
-	WORD $0x6e64dd4a // FMUL V10.2D, V10.2D, V4.2D
-	WORD $0x6e65dd6b // FMUL V11.2D, V11.2D, V5.2D
-	WORD $0x6e60dc06 // FMUL V6.2D, V0.2D, V0.2D
-	WORD $0x6e7afcc6 // FDIV V6.2D, V6.2D, V26.2D
-	WORD $0x4e75d408 // FADD V8.2D, V0.2D, V21.2D
-	WORD $0x4e66d506 // FADD V6.2D, V8.2D, V6.2D
-	WORD $0x6e66dd4a // FMUL V10.2D, V10.2D, V6.2D
-	WORD $0x6e79dd4a // FMUL V10.2D, V10.2D, V25.2D
-	WORD $0x6e61dc27 // FMUL V7.2D, V1.2D, V1.2D
-	WORD $0x6e7afce7 // FDIV V7.2D, V7.2D, V26.2D
-	WORD $0x4e75d429 // FADD V9.2D, V1.2D, V21.2D
-	WORD $0x4e67d527 // FADD V7.2D, V9.2D, V7.2D
-	WORD $0x6e67dd6b // FMUL V11.2D, V11.2D, V7.2D
-	WORD $0x6e79dd6b // FMUL V11.2D, V11.2D, V25.2D
-	VST1.P [V10.D2], 16(R0)
-	VST1.P [V11.D2], 16(R0)
-	SUBS $4, R2, R2
-	BNE loop
+// Weight registers, chain 0 and chain 1: WG γ (first kk), WS s, WW w, WM dk
+// then masks, WQ and WP scratch; the partial sums of γ in 12 (lanes p0, p1)
+// and 15 (p2, p3), of w·s in 13 and 14.
+#define WG0 0
+#define WG1 1
+#define WS0 2
+#define WS1 3
+#define WW0 4
+#define WW1 5
+#define WM0 6
+#define WM1 7
+#define WQ0 8
+#define WQ1 9
+#define WP0 10
+#define WP1 11
+#define IV 20
+#define N15 23
+#define N56 24
+#define NHALF 25
 
-	VMOV V27.D[0], R7
-	VMOV V27.D[1], R8
-	AND R7, R8, R7
-	CMN $1, R7
-	CSET EQ, R7
-	MOVB R7, ret+32(FP)
+// The per-profile weight of one chain from γ in g and s in s into w, with
+// m a mask and q, p scratch (see radialWeightOne).
+#define W_RBF(g, s, w, m, q, p) VFMUL(w, g, NHALF)
+#define W_M12(g, s, w, m, q, p) \
+	VFSQRT(q, s) \
+	VFMUL(w, g, NHALF) \
+	VFDIV(w, w, q) \
+	VFCMGTZ(m, s) \
+	VANDV(w, w, m)
+#define W_M32(g, s, w, m, q, p) \
+	VFMUL(q, s, SC) \
+	VFSQRT(q, q) \
+	VFADD(q, q, ONE) \
+	VFMUL(w, g, N15) \
+	VFDIV(w, w, q) \
+	VFCMEQZ(m, g) \
+	VBICV(w, w, m)
+#define W_M52(g, s, w, m, q, p) \
+	VFMUL(q, s, SC) \
+	VFSQRT(q, q) \
+	VFMUL(p, q, q) \
+	VFDIV(p, p, THREE) \
+	VFADD(q, q, ONE) \
+	VFADD(p, q, p) \
+	VFDIV(q, q, p) \
+	VFMUL(w, g, N56) \
+	VFMUL(w, w, q) \
+	VFCMEQZ(m, g) \
+	VBICV(w, w, m)
+
+// WCHAIN is one chain: clamp s, γ = dk·(kk·iv) into the partial sums ag,
+// the weight, and w·s (0 where w = 0) into the partial sums aw.
+#define WCHAIN(W, g, s, w, m, q, p, ag, aw) \
+	CLAMP(s, q) \
+	VFMUL(g, g, IV) \
+	VFMUL(g, m, g) \
+	VFADD(ag, ag, g) \
+	W(g, s, w, m, q, p) \
+	VFCMEQZ(m, w) \
+	VFMUL(q, w, s) \
+	VBICV(q, q, m) \
+	VFADD(aw, aw, q)
+
+// WEIGHTS defines func name(w, s, dk, kk *float64, n int, iv float64)
+// (sumG, sumWs float64): four elements per iteration, elements 4i and 4i+1
+// in chain 0, 4i+2 and 4i+3 in chain 1, so the partial sums combine as
+// (p0 + p2) + (p1 + p3).
+//
+// Register map: R0 w, R1 s, R2 dk, R4 kk, R5 elements left (a positive
+// multiple of 4), R3 scratch; vector registers as above, with iv in 20, 1
+// in 21, the scale of s in 22, −1.5 in 23, −5/6 in 24, −0.5 in 25, 3 in 26.
+#define WEIGHTS(name, scale, W) \
+TEXT name(SB), NOSPLIT, $0-64 \
+	MOVD w+0(FP), R0 \
+	MOVD s+8(FP), R1 \
+	MOVD dk+16(FP), R2 \
+	MOVD kk+24(FP), R4 \
+	MOVD n+32(FP), R5 \
+	FMOVD iv+40(FP), F20 \
+	VDUP V20.D[0], V20.D2 \
+	MOVD $0x3ff0000000000000, R3 \
+	VDUP R3, V21.D2 \
+	MOVD $scale, R3 \
+	VDUP R3, V22.D2 \
+	MOVD $0xbff8000000000000, R3 \
+	VDUP R3, V23.D2 \
+	MOVD $0xbfeaaaaaaaaaaaab, R3 \
+	VDUP R3, V24.D2 \
+	MOVD $0xbfe0000000000000, R3 \
+	VDUP R3, V25.D2 \
+	MOVD $0x4008000000000000, R3 \
+	VDUP R3, V26.D2 \
+	VEOR V12.B16, V12.B16, V12.B16 \
+	VEOR V13.B16, V13.B16, V13.B16 \
+	VEOR V14.B16, V14.B16, V14.B16 \
+	VEOR V15.B16, V15.B16, V15.B16 \
+wloop: \
+	VLD1.P 32(R4), [V0.D2, V1.D2] \
+	VLD1.P 32(R2), [V6.D2, V7.D2] \
+	VLD1.P 32(R1), [V2.D2, V3.D2] \
+	WCHAIN(W, WG0, WS0, WW0, WM0, WQ0, WP0, 12, 13) \
+	WCHAIN(W, WG1, WS1, WW1, WM1, WQ1, WP1, 15, 14) \
+	VST1.P [V4.D2, V5.D2], 32(R0) \
+	SUBS $4, R5, R5 \
+	BNE wloop \
+	VFADD(12, 12, 15) \
+	FADDP(12, 12) \
+	FMOVD F12, sumG+48(FP) \
+	VFADD(13, 13, 14) \
+	FADDP(13, 13) \
+	FMOVD F13, sumWs+56(FP) \
 	RET
 
 // func rbfWeightsNEON(w, s, dk, kk *float64, n int, iv float64) (sumG, sumWs float64)
-TEXT ·rbfWeightsNEON(SB), NOSPLIT, $0-64
-	MOVD w+0(FP), R0
-	MOVD s+8(FP), R1
-	MOVD dk+16(FP), R2
-	MOVD kk+24(FP), R4
-	MOVD n+32(FP), R5
-	FMOVD iv+40(FP), F20
-	VDUP V20.D[0], V20.D2 // iv
-	MOVD $0x3ff0000000000000, R3
-	VDUP R3, V21.D2 // 1
-	MOVD $0x4008000000000000, R3
-	VDUP R3, V26.D2 // 3
-	MOVD $0x3ff0000000000000, R3
-	VDUP R3, V22.D2 // c
-	MOVD $0xbff8000000000000, R3
-	VDUP R3, V23.D2 // −1.5
-	MOVD $0xbfeaaaaaaaaaaaab, R3
-	VDUP R3, V24.D2 // −5/6
-	MOVD $0xbfe0000000000000, R3
-	VDUP R3, V25.D2 // −0.5
-	VEOR V12.B16, V12.B16, V12.B16
-	VEOR V15.B16, V15.B16, V15.B16
-	VEOR V13.B16, V13.B16, V13.B16
-	VEOR V14.B16, V14.B16, V14.B16
-
-wloop:
-	VLD1.P 32(R4), [V0.D2, V1.D2]
-	VLD1.P 32(R2), [V6.D2, V7.D2]
-	VLD1.P 32(R1), [V2.D2, V3.D2]
-	WORD $0x4ee0e848 // FCMLT V8.2D, V2.2D, #0
-	WORD $0x4e681c42 // BIC V2.16B, V2.16B, V8.16B
-	WORD $0x4ee0e869 // FCMLT V9.2D, V3.2D, #0
-	WORD $0x4e691c63 // BIC V3.16B, V3.16B, V9.16B
-	WORD $0x6e74dc00 // FMUL V0.2D, V0.2D, V20.2D
-	WORD $0x6e60dcc0 // FMUL V0.2D, V6.2D, V0.2D
-	WORD $0x4e60d58c // FADD V12.2D, V12.2D, V0.2D
-	WORD $0x6e74dc21 // FMUL V1.2D, V1.2D, V20.2D
-	WORD $0x6e61dce1 // FMUL V1.2D, V7.2D, V1.2D
-	WORD $0x4e61d5ef // FADD V15.2D, V15.2D, V1.2D
-	WORD $0x6e79dc04 // FMUL V4.2D, V0.2D, V25.2D
-	WORD $0x6e79dc25 // FMUL V5.2D, V1.2D, V25.2D
-	WORD $0x4ee0d886 // FCMEQ V6.2D, V4.2D, #0
-	WORD $0x6e62dc88 // FMUL V8.2D, V4.2D, V2.2D
-	WORD $0x4e661d08 // BIC V8.16B, V8.16B, V6.16B
-	WORD $0x4e68d5ad // FADD V13.2D, V13.2D, V8.2D
-	WORD $0x4ee0d8a7 // FCMEQ V7.2D, V5.2D, #0
-	WORD $0x6e63dca9 // FMUL V9.2D, V5.2D, V3.2D
-	WORD $0x4e671d29 // BIC V9.16B, V9.16B, V7.16B
-	WORD $0x4e69d5ce // FADD V14.2D, V14.2D, V9.2D
-	VST1.P [V4.D2, V5.D2], 32(R0)
-	SUBS $4, R5, R5
-	BNE wloop
-
-	WORD $0x4e6fd58c // FADD V12.2D, V12.2D, V15.2D
-	WORD $0x7e70d98c // FADDP D12, V12.2D
-	FMOVD F12, sumG+48(FP)
-	WORD $0x4e6ed5ad // FADD V13.2D, V13.2D, V14.2D
-	WORD $0x7e70d9ad // FADDP D13, V13.2D
-	FMOVD F13, sumWs+56(FP)
-	RET
+WEIGHTS(·rbfWeightsNEON, 0x3ff0000000000000, W_RBF)
 
 // func matern12WeightsNEON(w, s, dk, kk *float64, n int, iv float64) (sumG, sumWs float64)
-TEXT ·matern12WeightsNEON(SB), NOSPLIT, $0-64
-	MOVD w+0(FP), R0
-	MOVD s+8(FP), R1
-	MOVD dk+16(FP), R2
-	MOVD kk+24(FP), R4
-	MOVD n+32(FP), R5
-	FMOVD iv+40(FP), F20
-	VDUP V20.D[0], V20.D2 // iv
-	MOVD $0x3ff0000000000000, R3
-	VDUP R3, V21.D2 // 1
-	MOVD $0x4008000000000000, R3
-	VDUP R3, V26.D2 // 3
-	MOVD $0x3ff0000000000000, R3
-	VDUP R3, V22.D2 // c
-	MOVD $0xbff8000000000000, R3
-	VDUP R3, V23.D2 // −1.5
-	MOVD $0xbfeaaaaaaaaaaaab, R3
-	VDUP R3, V24.D2 // −5/6
-	MOVD $0xbfe0000000000000, R3
-	VDUP R3, V25.D2 // −0.5
-	VEOR V12.B16, V12.B16, V12.B16
-	VEOR V15.B16, V15.B16, V15.B16
-	VEOR V13.B16, V13.B16, V13.B16
-	VEOR V14.B16, V14.B16, V14.B16
-
-wloop:
-	VLD1.P 32(R4), [V0.D2, V1.D2]
-	VLD1.P 32(R2), [V6.D2, V7.D2]
-	VLD1.P 32(R1), [V2.D2, V3.D2]
-	WORD $0x4ee0e848 // FCMLT V8.2D, V2.2D, #0
-	WORD $0x4e681c42 // BIC V2.16B, V2.16B, V8.16B
-	WORD $0x4ee0e869 // FCMLT V9.2D, V3.2D, #0
-	WORD $0x4e691c63 // BIC V3.16B, V3.16B, V9.16B
-	WORD $0x6e74dc00 // FMUL V0.2D, V0.2D, V20.2D
-	WORD $0x6e60dcc0 // FMUL V0.2D, V6.2D, V0.2D
-	WORD $0x4e60d58c // FADD V12.2D, V12.2D, V0.2D
-	WORD $0x6e74dc21 // FMUL V1.2D, V1.2D, V20.2D
-	WORD $0x6e61dce1 // FMUL V1.2D, V7.2D, V1.2D
-	WORD $0x4e61d5ef // FADD V15.2D, V15.2D, V1.2D
-	WORD $0x6ee1f848 // FSQRT V8.2D, V2.2D
-	WORD $0x6e79dc04 // FMUL V4.2D, V0.2D, V25.2D
-	WORD $0x6e68fc84 // FDIV V4.2D, V4.2D, V8.2D
-	WORD $0x4ee0c846 // FCMGT V6.2D, V2.2D, #0
-	VAND V6.B16, V4.B16, V4.B16
-	WORD $0x6ee1f869 // FSQRT V9.2D, V3.2D
-	WORD $0x6e79dc25 // FMUL V5.2D, V1.2D, V25.2D
-	WORD $0x6e69fca5 // FDIV V5.2D, V5.2D, V9.2D
-	WORD $0x4ee0c867 // FCMGT V7.2D, V3.2D, #0
-	VAND V7.B16, V5.B16, V5.B16
-	WORD $0x4ee0d886 // FCMEQ V6.2D, V4.2D, #0
-	WORD $0x6e62dc88 // FMUL V8.2D, V4.2D, V2.2D
-	WORD $0x4e661d08 // BIC V8.16B, V8.16B, V6.16B
-	WORD $0x4e68d5ad // FADD V13.2D, V13.2D, V8.2D
-	WORD $0x4ee0d8a7 // FCMEQ V7.2D, V5.2D, #0
-	WORD $0x6e63dca9 // FMUL V9.2D, V5.2D, V3.2D
-	WORD $0x4e671d29 // BIC V9.16B, V9.16B, V7.16B
-	WORD $0x4e69d5ce // FADD V14.2D, V14.2D, V9.2D
-	VST1.P [V4.D2, V5.D2], 32(R0)
-	SUBS $4, R5, R5
-	BNE wloop
-
-	WORD $0x4e6fd58c // FADD V12.2D, V12.2D, V15.2D
-	WORD $0x7e70d98c // FADDP D12, V12.2D
-	FMOVD F12, sumG+48(FP)
-	WORD $0x4e6ed5ad // FADD V13.2D, V13.2D, V14.2D
-	WORD $0x7e70d9ad // FADDP D13, V13.2D
-	FMOVD F13, sumWs+56(FP)
-	RET
+WEIGHTS(·matern12WeightsNEON, 0x3ff0000000000000, W_M12)
 
 // func matern32WeightsNEON(w, s, dk, kk *float64, n int, iv float64) (sumG, sumWs float64)
-TEXT ·matern32WeightsNEON(SB), NOSPLIT, $0-64
-	MOVD w+0(FP), R0
-	MOVD s+8(FP), R1
-	MOVD dk+16(FP), R2
-	MOVD kk+24(FP), R4
-	MOVD n+32(FP), R5
-	FMOVD iv+40(FP), F20
-	VDUP V20.D[0], V20.D2 // iv
-	MOVD $0x3ff0000000000000, R3
-	VDUP R3, V21.D2 // 1
-	MOVD $0x4008000000000000, R3
-	VDUP R3, V26.D2 // 3
-	MOVD $0x4008000000000000, R3
-	VDUP R3, V22.D2 // c
-	MOVD $0xbff8000000000000, R3
-	VDUP R3, V23.D2 // −1.5
-	MOVD $0xbfeaaaaaaaaaaaab, R3
-	VDUP R3, V24.D2 // −5/6
-	MOVD $0xbfe0000000000000, R3
-	VDUP R3, V25.D2 // −0.5
-	VEOR V12.B16, V12.B16, V12.B16
-	VEOR V15.B16, V15.B16, V15.B16
-	VEOR V13.B16, V13.B16, V13.B16
-	VEOR V14.B16, V14.B16, V14.B16
-
-wloop:
-	VLD1.P 32(R4), [V0.D2, V1.D2]
-	VLD1.P 32(R2), [V6.D2, V7.D2]
-	VLD1.P 32(R1), [V2.D2, V3.D2]
-	WORD $0x4ee0e848 // FCMLT V8.2D, V2.2D, #0
-	WORD $0x4e681c42 // BIC V2.16B, V2.16B, V8.16B
-	WORD $0x4ee0e869 // FCMLT V9.2D, V3.2D, #0
-	WORD $0x4e691c63 // BIC V3.16B, V3.16B, V9.16B
-	WORD $0x6e74dc00 // FMUL V0.2D, V0.2D, V20.2D
-	WORD $0x6e60dcc0 // FMUL V0.2D, V6.2D, V0.2D
-	WORD $0x4e60d58c // FADD V12.2D, V12.2D, V0.2D
-	WORD $0x6e74dc21 // FMUL V1.2D, V1.2D, V20.2D
-	WORD $0x6e61dce1 // FMUL V1.2D, V7.2D, V1.2D
-	WORD $0x4e61d5ef // FADD V15.2D, V15.2D, V1.2D
-	WORD $0x6e76dc48 // FMUL V8.2D, V2.2D, V22.2D
-	WORD $0x6ee1f908 // FSQRT V8.2D, V8.2D
-	WORD $0x4e75d508 // FADD V8.2D, V8.2D, V21.2D
-	WORD $0x6e77dc04 // FMUL V4.2D, V0.2D, V23.2D
-	WORD $0x6e68fc84 // FDIV V4.2D, V4.2D, V8.2D
-	WORD $0x4ee0d806 // FCMEQ V6.2D, V0.2D, #0
-	WORD $0x4e661c84 // BIC V4.16B, V4.16B, V6.16B
-	WORD $0x6e76dc69 // FMUL V9.2D, V3.2D, V22.2D
-	WORD $0x6ee1f929 // FSQRT V9.2D, V9.2D
-	WORD $0x4e75d529 // FADD V9.2D, V9.2D, V21.2D
-	WORD $0x6e77dc25 // FMUL V5.2D, V1.2D, V23.2D
-	WORD $0x6e69fca5 // FDIV V5.2D, V5.2D, V9.2D
-	WORD $0x4ee0d827 // FCMEQ V7.2D, V1.2D, #0
-	WORD $0x4e671ca5 // BIC V5.16B, V5.16B, V7.16B
-	WORD $0x4ee0d886 // FCMEQ V6.2D, V4.2D, #0
-	WORD $0x6e62dc88 // FMUL V8.2D, V4.2D, V2.2D
-	WORD $0x4e661d08 // BIC V8.16B, V8.16B, V6.16B
-	WORD $0x4e68d5ad // FADD V13.2D, V13.2D, V8.2D
-	WORD $0x4ee0d8a7 // FCMEQ V7.2D, V5.2D, #0
-	WORD $0x6e63dca9 // FMUL V9.2D, V5.2D, V3.2D
-	WORD $0x4e671d29 // BIC V9.16B, V9.16B, V7.16B
-	WORD $0x4e69d5ce // FADD V14.2D, V14.2D, V9.2D
-	VST1.P [V4.D2, V5.D2], 32(R0)
-	SUBS $4, R5, R5
-	BNE wloop
-
-	WORD $0x4e6fd58c // FADD V12.2D, V12.2D, V15.2D
-	WORD $0x7e70d98c // FADDP D12, V12.2D
-	FMOVD F12, sumG+48(FP)
-	WORD $0x4e6ed5ad // FADD V13.2D, V13.2D, V14.2D
-	WORD $0x7e70d9ad // FADDP D13, V13.2D
-	FMOVD F13, sumWs+56(FP)
-	RET
+WEIGHTS(·matern32WeightsNEON, 0x4008000000000000, W_M32)
 
 // func matern52WeightsNEON(w, s, dk, kk *float64, n int, iv float64) (sumG, sumWs float64)
-TEXT ·matern52WeightsNEON(SB), NOSPLIT, $0-64
-	MOVD w+0(FP), R0
-	MOVD s+8(FP), R1
-	MOVD dk+16(FP), R2
-	MOVD kk+24(FP), R4
-	MOVD n+32(FP), R5
-	FMOVD iv+40(FP), F20
-	VDUP V20.D[0], V20.D2 // iv
-	MOVD $0x3ff0000000000000, R3
-	VDUP R3, V21.D2 // 1
-	MOVD $0x4008000000000000, R3
-	VDUP R3, V26.D2 // 3
-	MOVD $0x4014000000000000, R3
-	VDUP R3, V22.D2 // c
-	MOVD $0xbff8000000000000, R3
-	VDUP R3, V23.D2 // −1.5
-	MOVD $0xbfeaaaaaaaaaaaab, R3
-	VDUP R3, V24.D2 // −5/6
-	MOVD $0xbfe0000000000000, R3
-	VDUP R3, V25.D2 // −0.5
-	VEOR V12.B16, V12.B16, V12.B16
-	VEOR V15.B16, V15.B16, V15.B16
-	VEOR V13.B16, V13.B16, V13.B16
-	VEOR V14.B16, V14.B16, V14.B16
-
-wloop:
-	VLD1.P 32(R4), [V0.D2, V1.D2]
-	VLD1.P 32(R2), [V6.D2, V7.D2]
-	VLD1.P 32(R1), [V2.D2, V3.D2]
-	WORD $0x4ee0e848 // FCMLT V8.2D, V2.2D, #0
-	WORD $0x4e681c42 // BIC V2.16B, V2.16B, V8.16B
-	WORD $0x4ee0e869 // FCMLT V9.2D, V3.2D, #0
-	WORD $0x4e691c63 // BIC V3.16B, V3.16B, V9.16B
-	WORD $0x6e74dc00 // FMUL V0.2D, V0.2D, V20.2D
-	WORD $0x6e60dcc0 // FMUL V0.2D, V6.2D, V0.2D
-	WORD $0x4e60d58c // FADD V12.2D, V12.2D, V0.2D
-	WORD $0x6e74dc21 // FMUL V1.2D, V1.2D, V20.2D
-	WORD $0x6e61dce1 // FMUL V1.2D, V7.2D, V1.2D
-	WORD $0x4e61d5ef // FADD V15.2D, V15.2D, V1.2D
-	WORD $0x6e76dc48 // FMUL V8.2D, V2.2D, V22.2D
-	WORD $0x6ee1f908 // FSQRT V8.2D, V8.2D
-	WORD $0x6e68dd0a // FMUL V10.2D, V8.2D, V8.2D
-	WORD $0x6e7afd4a // FDIV V10.2D, V10.2D, V26.2D
-	WORD $0x4e75d508 // FADD V8.2D, V8.2D, V21.2D
-	WORD $0x4e6ad50a // FADD V10.2D, V8.2D, V10.2D
-	WORD $0x6e6afd08 // FDIV V8.2D, V8.2D, V10.2D
-	WORD $0x6e78dc04 // FMUL V4.2D, V0.2D, V24.2D
-	WORD $0x6e68dc84 // FMUL V4.2D, V4.2D, V8.2D
-	WORD $0x4ee0d806 // FCMEQ V6.2D, V0.2D, #0
-	WORD $0x4e661c84 // BIC V4.16B, V4.16B, V6.16B
-	WORD $0x6e76dc69 // FMUL V9.2D, V3.2D, V22.2D
-	WORD $0x6ee1f929 // FSQRT V9.2D, V9.2D
-	WORD $0x6e69dd2b // FMUL V11.2D, V9.2D, V9.2D
-	WORD $0x6e7afd6b // FDIV V11.2D, V11.2D, V26.2D
-	WORD $0x4e75d529 // FADD V9.2D, V9.2D, V21.2D
-	WORD $0x4e6bd52b // FADD V11.2D, V9.2D, V11.2D
-	WORD $0x6e6bfd29 // FDIV V9.2D, V9.2D, V11.2D
-	WORD $0x6e78dc25 // FMUL V5.2D, V1.2D, V24.2D
-	WORD $0x6e69dca5 // FMUL V5.2D, V5.2D, V9.2D
-	WORD $0x4ee0d827 // FCMEQ V7.2D, V1.2D, #0
-	WORD $0x4e671ca5 // BIC V5.16B, V5.16B, V7.16B
-	WORD $0x4ee0d886 // FCMEQ V6.2D, V4.2D, #0
-	WORD $0x6e62dc88 // FMUL V8.2D, V4.2D, V2.2D
-	WORD $0x4e661d08 // BIC V8.16B, V8.16B, V6.16B
-	WORD $0x4e68d5ad // FADD V13.2D, V13.2D, V8.2D
-	WORD $0x4ee0d8a7 // FCMEQ V7.2D, V5.2D, #0
-	WORD $0x6e63dca9 // FMUL V9.2D, V5.2D, V3.2D
-	WORD $0x4e671d29 // BIC V9.16B, V9.16B, V7.16B
-	WORD $0x4e69d5ce // FADD V14.2D, V14.2D, V9.2D
-	VST1.P [V4.D2, V5.D2], 32(R0)
-	SUBS $4, R5, R5
-	BNE wloop
-
-	WORD $0x4e6fd58c // FADD V12.2D, V12.2D, V15.2D
-	WORD $0x7e70d98c // FADDP D12, V12.2D
-	FMOVD F12, sumG+48(FP)
-	WORD $0x4e6ed5ad // FADD V13.2D, V13.2D, V14.2D
-	WORD $0x7e70d9ad // FADDP D13, V13.2D
-	FMOVD F13, sumWs+56(FP)
-	RET
+WEIGHTS(·matern52WeightsNEON, 0x4014000000000000, W_M52)
