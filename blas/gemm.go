@@ -163,15 +163,20 @@ func gemmScaleC(m, n int, beta float64, c []float64, ldc int) {
 type gemmProblem struct {
 	be             *asm.Backend
 	aTrans, bTrans bool
-	m, n, k        int
-	alpha          float64
-	a              []float64
-	lda            int
-	b              []float64
-	ldb            int
-	beta           float64
-	c              []float64
-	ldc            int
+	// aSym (bSym) marks op(A) (op(B)) as a symmetric matrix of which only
+	// the named triangle of a (b) is stored (Dsymm): the packing reads
+	// each element from the stored triangle, so the other one is never
+	// formed. The matching Trans flag is false.
+	aSym, bSym blas.Uplo
+	m, n, k    int
+	alpha      float64
+	a          []float64
+	lda        int
+	b          []float64
+	ldb        int
+	beta       float64
+	c          []float64
+	ldc        int
 
 	// tri restricts the update to one triangle of a square C (for Dsyrk):
 	// zero updates all of C; blas.Lower updates only the elements on and
@@ -480,6 +485,10 @@ func (ctx *gemmCtx) packShare(t int) {
 // packBPanel packs rows pc…pc+kcb of columns j…j+cols of op(B) (cols ≤ NR)
 // as one micro-panel into dst.
 func (g *gemmProblem) packBPanel(dst []float64, pc, kcb, j, cols int) {
+	if g.bSym != 0 {
+		g.packSymBPanel(dst, pc, kcb, j, cols)
+		return
+	}
 	off := pc*g.ldb + j
 	if g.bTrans {
 		off = j*g.ldb + pc
@@ -490,6 +499,10 @@ func (g *gemmProblem) packBPanel(dst []float64, pc, kcb, j, cols int) {
 // packABlock packs rows ic…ic+mcb, columns pc…pc+kcb of op(A) into dst as
 // MR-row micro-panels.
 func (g *gemmProblem) packABlock(dst []float64, ic, mcb, pc, kcb int) {
+	if g.aSym != 0 {
+		g.packSymABlock(dst, ic, mcb, pc, kcb)
+		return
+	}
 	off := ic*g.lda + pc
 	if g.aTrans {
 		off = pc*g.lda + ic
