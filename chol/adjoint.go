@@ -23,18 +23,24 @@ func congruenceWork(n int) int {
 	return potrfSplit(n) * n
 }
 
-// congruence overwrites the symmetric n×n matrix W (both triangles stored)
-// with the symmetric L⁻ᵀ·W·L⁻¹ for the lower-triangular L, by recursion on
-// the 2×2 block form of Lᵀ·C·L = W:
+// congruence overwrites the lower triangle of the symmetric n×n matrix W
+// (only the lower triangle is read) with the lower triangle of the
+// symmetric L⁻ᵀ·W·L⁻¹ for the lower-triangular L, by recursion on the 2×2
+// block form of Lᵀ·C·L = W:
 //
 //	C22 = L22⁻ᵀ·W22·L22⁻¹
 //	V   = L22⁻ᵀ·W21 − C22·L21,   C21 = V·L11⁻¹
 //	C11 = L11⁻ᵀ·(W11 − L21ᵀ·Z − Zᵀ·L21)·L11⁻¹,   Z = V + ½·C22·L21.
 //
-// Per level it does two triangular solves and two products of half order,
-// so its cost is about n³ flops (two dense triangular solves would cost 2n³).
-// The strict upper triangle of L is not referenced; work must hold
-// congruenceWork(n) elements.
+// Per level it does two triangular solves and two products of half order
+// (C22·L21 by Dsymm, which reads C22's lower triangle only), so its cost is
+// about n³ flops (two dense triangular solves would cost 2n³). Working on
+// one triangle spares the passes that kept both: every strided transposing
+// pass over a matrix with rows 8 KiB apart costs about 3 ns per element
+// (L1 set conflicts), as much as a few hundred flops. The strict upper
+// triangle of W is overwritten only inside the diagonal blocks of order
+// congruenceBase or less (scratch of the base case); that of L is not
+// referenced. work must hold congruenceWork(n) elements.
 func congruence(bi blas.Implementation, n int, l []float64, ldl int, w []float64, ldw int, work []float64) {
 	if n <= congruenceSerial {
 		bi.Threads = 1
@@ -43,13 +49,16 @@ func congruence(bi blas.Implementation, n int, l []float64, ldl int, w []float64
 		if n == 0 {
 			return
 		}
+		for i := 0; i < n; i++ {
+			for j := 0; j < i; j++ {
+				w[j*ldw+i] = w[i*ldw+j]
+			}
+		}
 		bi.Dtrsm(gblas.Left, gblas.Lower, gblas.Trans, gblas.NonUnit, n, n, 1, l, ldl, w, ldw)
 		bi.Dtrsm(gblas.Right, gblas.Lower, gblas.NoTrans, gblas.NonUnit, n, n, 1, l, ldl, w, ldw)
 		for i := 0; i < n; i++ {
 			for j := 0; j < i; j++ {
-				v := 0.5 * (w[i*ldw+j] + w[j*ldw+i])
-				w[i*ldw+j] = v
-				w[j*ldw+i] = v
+				w[i*ldw+j] = 0.5 * (w[i*ldw+j] + w[j*ldw+i])
 			}
 		}
 		return
@@ -57,20 +66,19 @@ func congruence(bi blas.Implementation, n int, l []float64, ldl int, w []float64
 	h1 := potrfSplit(n)
 	h2 := n - h1
 	l21, l22 := l[h1*ldl:], l[h1*ldl+h1:]
-	w21, w12, w22 := w[h1*ldw:], w[h1:], w[h1*ldw+h1:]
+	w21, w22 := w[h1*ldw:], w[h1*ldw+h1:]
 	congruence(bi, h2, l22, ldl, w22, ldw, work)
 	u := work[:h2*h1]
 	g := work[h2*h1 : h2*h1+h1*h1]
 	bi.Dtrsm(gblas.Left, gblas.Lower, gblas.Trans, gblas.NonUnit, h2, h1, 1, l22, ldl, w21, ldw)
-	bi.Dgemm(gblas.NoTrans, gblas.NoTrans, h2, h1, h2, 1, w22, ldw, l21, ldl, 0, u, h1)
+	bi.Dsymm(gblas.Left, gblas.Lower, h2, h1, 1, w22, ldw, l21, ldl, 0, u, h1)
 	// V = L22⁻ᵀ·W21 − C22·L21 and Z = V + ½·C22·L21.
 	rowPassRun(bi, passVZ, false, h2, h1, w21, ldw, u, h1, 0)
 	bi.Dgemm(gblas.Trans, gblas.NoTrans, h1, h1, h2, 1, l21, ldl, u, h1, 0, g, h1)
-	// W11 −= G + Gᵀ.
+	// W11 −= G + Gᵀ (lower triangle).
 	rowPassRun(bi, passSymUpdate, true, h1, h1, w, ldw, g, h1, 0)
 	bi.Dtrsm(gblas.Right, gblas.Lower, gblas.NoTrans, gblas.NonUnit, h2, h1, 1, l, ldl, w21, ldw)
 	congruence(bi, h1, l, ldl, w, ldw, work)
-	transposeBlock(bi, h2, h1, w21, ldw, w12, ldw)
 }
 
 // adjointFromProduct overwrites the n×n matrix p, whose lower triangle
@@ -86,9 +94,9 @@ func adjointFromProduct(bi blas.Implementation, n int, l []float64, ldl int, alp
 	if n == 0 {
 		return
 	}
-	mirrorStrictLower(bi, n, p, ldp)
 	congruence(bi, n, l, ldl, p, ldp, work)
 	rowPassRun(bi, passScale, false, n, n, p, ldp, nil, 0, 0.5*alpha)
+	mirrorStrictLower(bi, n, p, ldp)
 }
 
 // adjointBase is the order at and below which the recursive Cholesky

@@ -9,16 +9,17 @@ import (
 )
 
 // The symmetric congruence behind the adjoints does O(n²) elementwise work
-// between its level-3 calls: mirroring and transposing blocks, forming V
-// and Z, the symmetric update W11 −= G + Gᵀ and the final scaling. Run on
+// between its level-3 calls: forming V and Z, the symmetric update
+// W11 −= G + Gᵀ, and the final scaling and mirroring. Run on
 // the calling goroutine alone, these passes left the other cores idle for
 // about half of the adjoint's wall time at n = 1024 on two cores. They are
-// split here into ranges of rows (of tiles, for the transposing passes),
+// split here into ranges of rows (of tiles, for the passes that read
+// transposed),
 // each written by one goroutine, so that the results are bitwise the same
 // for any number of goroutines.
 
-// rowTile is the tile order of the transposing passes; row ranges start at
-// multiples of it.
+// rowTile is the tile order of the passes that read or write transposed;
+// row ranges start at multiples of it.
 const rowTile = 32
 
 // rowParMin is the number of elements below which a pass stays on the
@@ -34,7 +35,6 @@ type rowPass int
 
 const (
 	passMirror    rowPass = iota // mirrorStrictLower
-	passTranspose                // transposeBlock
 	passScale                    // scaleRows
 	passVZ                       // formVZ
 	passSymUpdate                // symUpdate
@@ -70,8 +70,6 @@ func (t *rowTask) Run(p int) {
 	switch t.pass {
 	case passMirror:
 		mirrorStrictLowerRows(t.r, t.a, t.lda, i0, i1)
-	case passTranspose:
-		transposeBlockRows(t.r, t.c, t.a, t.lda, t.b, t.ldb, i0, i1)
 	case passScale:
 		scaleRows(t.c, t.s, t.a, t.lda, i0, i1)
 	case passVZ:
@@ -129,24 +127,6 @@ func rowPassRun(bi blas.Implementation, pass rowPass, triangular bool, r, c int,
 	rowTasks.Put(t)
 }
 
-// transposeBlock sets dst (c×r) to the transpose of src (r×c), by tiles.
-func transposeBlock(bi blas.Implementation, r, c int, src []float64, lds int, dst []float64, ldd int) {
-	rowPassRun(bi, passTranspose, false, r, c, src, lds, dst, ldd, 0)
-}
-
-// transposeBlockRows transposes the rows [i0, i1) of src.
-func transposeBlockRows(r, c int, src []float64, lds int, dst []float64, ldd int, i0, i1 int) {
-	for ib := i0; ib < i1; ib += rowTile {
-		for jb := 0; jb < c; jb += rowTile {
-			for i := ib; i < min(ib+rowTile, i1, r); i++ {
-				for j := jb; j < min(jb+rowTile, c); j++ {
-					dst[j*ldd+i] = src[i*lds+j]
-				}
-			}
-		}
-	}
-}
-
 // mirrorStrictLower copies the strict lower triangle of the n×n matrix a
 // into its strict upper triangle, by tiles.
 func mirrorStrictLower(bi blas.Implementation, n int, a []float64, lda int) {
@@ -192,16 +172,14 @@ func formVZRows(c int, w []float64, ldw int, u []float64, ldu int, i0, i1 int) {
 }
 
 // symUpdateRows sets W −= G + Gᵀ on rows [i0, i1) of the lower triangle of
-// the n×n matrix w and mirrors them into the upper triangle (columns
-// [i0, i1)), by tiles so that the transposed reads stay in cache.
+// the n×n matrix w, by tiles so that the transposed reads of G stay in
+// cache.
 func symUpdateRows(n int, w []float64, ldw int, g []float64, ldg int, i0, i1 int) {
 	for ib := i0; ib < i1; ib += rowTile {
 		for jb := 0; jb <= ib; jb += rowTile {
 			for i := ib; i < min(ib+rowTile, i1, n); i++ {
 				for j := jb; j < min(jb+rowTile, i+1); j++ {
-					v := w[i*ldw+j] - g[i*ldg+j] - g[j*ldg+i]
-					w[i*ldw+j] = v
-					w[j*ldw+i] = v
+					w[i*ldw+j] = w[i*ldw+j] - g[i*ldg+j] - g[j*ldg+i]
 				}
 			}
 		}
