@@ -376,9 +376,9 @@ func sqDistRows(s []float64, lds int, xs, zs, nx, nz []float64, d, i0, i1, j0, m
 }
 
 // distOperands writes the augmented rows xd_i = [x̃_i, ‖x̃_i‖², 1] (n×(d+2))
-// and, unless same, zd_j = [−2·z̃_j, 1, ‖z̃_j‖²] (m×(d+2)), whose products are
-// the squared distances ‖x̃_i‖² + ‖z̃_j‖² − 2·x̃_iᵀz̃_j (with same, zd is
-// formed into xd's place for the columns: callers pass both buffers). It
+// and zd_j = [−2·z̃_j, 1, ‖z̃_j‖²] (m×(d+2)), whose products are the squared
+// distances ‖x̃_i‖² + ‖z̃_j‖² − 2·x̃_iᵀz̃_j (when x and z are the same, zs and
+// nz are xs and nx, and zd is still needed: its rows differ from xd's). It
 // reports whether every squared norm is finite, without which the
 // expansion would give Inf − Inf and sqDistRows must be used instead.
 func distOperands(xd, zd, xs, zs, nx, nz []float64, d int) bool {
