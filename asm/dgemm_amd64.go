@@ -52,7 +52,7 @@ func first(s []float64) *float64 {
 func archBackends() []*Backend {
 	var bs []*Backend
 	if cpu.X86.HasAVX512F {
-		bs = append(bs, &Backend{name: "avx512", mr: avx512MR, nr: avx512NR, kernel: kernelAVX512, partial: partialAVX512,
+		bs = append(bs, &Backend{name: "avx512", mr: avx512MR, nr: avx512NR, kernel: kernelAVX512, partial: partialAVX512, trsm: trsmAVX512,
 			block: blockingFor(avx512MR, avx512NR)})
 	}
 	if cpu.X86.HasAVX2 && cpu.X86.HasFMA {

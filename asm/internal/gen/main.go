@@ -6,6 +6,7 @@
 //	dgemm_partial_amd64.go (Go declarations of the partial-row kernels)
 //	pack_avx512_amd64.s   (transposing pack of 14- and 16-wide panels)
 //	pack_avx2_amd64.s     (transposing pack of 6- and 8-wide panels)
+//	trsm_avx512_amd64.s   (14×16 gemm-trsm tiles, lower and upper)
 //	trsm_avx2_amd64.s     (6×8 gemm-trsm tiles, lower and upper)
 //	trsm_neon_arm64.s     (the same for arm64 Advanced SIMD)
 //
@@ -39,6 +40,7 @@ func main() {
 	write(filepath.Join(*out, "dgemm_partial_amd64.go"), partialDecls())
 	write(filepath.Join(*out, "pack_avx512_amd64.s"), packAVX512())
 	write(filepath.Join(*out, "pack_avx2_amd64.s"), packAVX2())
+	write(filepath.Join(*out, "trsm_avx512_amd64.s"), trsmFile("AVX512", trsmAVX512Kernel))
 	write(filepath.Join(*out, "trsm_avx2_amd64.s"), trsmFile("AVX2", trsmAVX2Kernel))
 	write(filepath.Join(*out, "trsm_neon_arm64.s"), trsmFile("NEON", trsmNEONKernel))
 }
@@ -92,8 +94,6 @@ func avx512() []byte {
 // (rows < MR: the partial kernels for the last row tile of a block, which
 // read the same MR-strided A panels).
 func avx512Kernel(w *asmWriter, rows int, name string) {
-	const mr, nr, unroll = 14, 16, 4
-	const aStep, bStep = mr * 8, nr * 8
 	w.f("// func %s(k int, alpha float64, a, b *float64, beta float64, c *float64, ldc int)", name)
 	w.f("//")
 	w.f("// C[0:%d, 0:16] := beta*C + alpha*A*B on packed 14-row A panels (package doc). Each accumulator", rows)
@@ -115,6 +115,47 @@ func avx512Kernel(w *asmWriter, rows int, name string) {
 	w.i("MOVQ c+40(FP), DI")
 	w.i("MOVQ ldc+48(FP), SI")
 	w.i("SHLQ $3, SI")
+	avx512Loop(w, rows)
+	w.i("VBROADCASTSD alpha+8(FP), Z30")
+	for r := 0; r < 2*rows; r++ {
+		w.i("VMULPD Z30, Z%d, Z%d", r, r)
+	}
+	w.i("MOVQ beta+32(FP), R8")
+	w.i("SHLQ $1, R8") // beta == ±0 exactly when the shifted bits are zero
+	w.i("JZ   store")
+	w.i("VBROADCASTSD beta+32(FP), Z31")
+	for r := 0; r < rows; r++ {
+		w.i("VFMADD231PD (DI), Z31, Z%d", 2*r)
+		w.i("VFMADD231PD 64(DI), Z31, Z%d", 2*r+1)
+		w.i("VMOVUPD Z%d, (DI)", 2*r)
+		w.i("VMOVUPD Z%d, 64(DI)", 2*r+1)
+		if r < rows-1 {
+			w.i("ADDQ SI, DI")
+		}
+	}
+	w.i("VZEROUPPER")
+	w.i("RET")
+	w.f("store:")
+	for r := 0; r < rows; r++ {
+		w.i("VMOVUPD Z%d, (DI)", 2*r)
+		w.i("VMOVUPD Z%d, 64(DI)", 2*r+1)
+		if r < rows-1 {
+			w.i("ADDQ SI, DI")
+		}
+	}
+	w.i("VZEROUPPER")
+	w.i("RET")
+	w.f("")
+}
+
+// avx512Loop writes the k loop of the 14×16 AVX-512 kernels for the first
+// rows rows of the tile: it zeroes the accumulators Z0..Z(2·rows−1),
+// prefetches the C tile at DI (row stride SI) and accumulates A·B with each
+// accumulator seeing its FMAs in order p = 0, 1, ..., k−1. It ends at the
+// label done with AX and BX past the panels; CX, DX and R8 are clobbered.
+func avx512Loop(w *asmWriter, rows int) {
+	const mr, nr, unroll = 14, 16, 4
+	const aStep, bStep = mr * 8, nr * 8
 	for r := 0; r < 2*rows; r++ {
 		w.i("VPXORQ Z%d, Z%d, Z%d", r, r, r)
 	}
@@ -172,36 +213,6 @@ func avx512Kernel(w *asmWriter, rows int, name string) {
 	w.i("DECQ CX")
 	w.i("JNZ  loop1")
 	w.f("done:")
-	w.i("VBROADCASTSD alpha+8(FP), Z30")
-	for r := 0; r < 2*rows; r++ {
-		w.i("VMULPD Z30, Z%d, Z%d", r, r)
-	}
-	w.i("MOVQ beta+32(FP), R8")
-	w.i("SHLQ $1, R8") // beta == ±0 exactly when the shifted bits are zero
-	w.i("JZ   store")
-	w.i("VBROADCASTSD beta+32(FP), Z31")
-	for r := 0; r < rows; r++ {
-		w.i("VFMADD231PD (DI), Z31, Z%d", 2*r)
-		w.i("VFMADD231PD 64(DI), Z31, Z%d", 2*r+1)
-		w.i("VMOVUPD Z%d, (DI)", 2*r)
-		w.i("VMOVUPD Z%d, 64(DI)", 2*r+1)
-		if r < rows-1 {
-			w.i("ADDQ SI, DI")
-		}
-	}
-	w.i("VZEROUPPER")
-	w.i("RET")
-	w.f("store:")
-	for r := 0; r < rows; r++ {
-		w.i("VMOVUPD Z%d, (DI)", 2*r)
-		w.i("VMOVUPD Z%d, 64(DI)", 2*r+1)
-		if r < rows-1 {
-			w.i("ADDQ SI, DI")
-		}
-	}
-	w.i("VZEROUPPER")
-	w.i("RET")
-	w.f("")
 }
 
 // avx2 generates the 6×8 AVX2+FMA kernel.
@@ -609,13 +620,80 @@ func trsmFile(isa string, kernel func(w *asmWriter, upper bool, name string)) []
 	return w.Bytes()
 }
 
+// trsmAVX512Kernel writes one 14×16 gemm-trsm kernel: the GEMM loop of
+// avx512Kernel, then R := alpha*C - acc and the substitution with the 14×14
+// triangle held in t, rows solved first to last (lower) or last to first
+// (upper), each row stored to C and to x as soon as it is final. The
+// triangle's entries come in as embedded broadcasts of the FMAs.
+func trsmAVX512Kernel(w *asmWriter, upper bool, name string) {
+	const mr, nr = 14, 16
+	trsmKernelDoc(w, mr, nr, upper, name)
+	w.f("//")
+	w.f("// Register map:")
+	w.f("//")
+	w.f("//	CX      k, then remaining steps; DX unrolled-loop counter")
+	w.f("//	AX      packed A micro-panel (14 values per step p)")
+	w.f("//	BX      packed B micro-panel (16 values per step p)")
+	w.f("//	DI      tile C; SI ldc in bytes; R8 scratch; R9 x; R10 t")
+	w.f("//	Z0-Z27  accumulators, then rows of X: row i is Z(2i) (columns 0-7), Z(2i+1) (columns 8-15)")
+	w.f("//	Z28,Z29 row p of B")
+	w.f("//	Z30     alpha in the epilogue")
+	w.f("TEXT ·%s(SB), NOSPLIT, $0-64", name)
+	w.i("MOVQ k+0(FP), CX")
+	w.i("MOVQ a+16(FP), AX")
+	w.i("MOVQ b+24(FP), BX")
+	w.i("MOVQ t+32(FP), R10")
+	w.i("MOVQ c+40(FP), DI")
+	w.i("MOVQ ldc+48(FP), SI")
+	w.i("MOVQ x+56(FP), R9")
+	w.i("SHLQ $3, SI")
+	avx512Loop(w, mr)
+	// R := alpha*C - acc, row by row.
+	w.i("VBROADCASTSD alpha+8(FP), Z30")
+	w.i("MOVQ DI, R8")
+	for r := 0; r < mr; r++ {
+		w.i("VFMSUB231PD (R8), Z30, Z%d", 2*r)
+		w.i("VFMSUB231PD 64(R8), Z30, Z%d", 2*r+1)
+		if r < mr-1 {
+			w.i("ADDQ SI, R8")
+		}
+	}
+	// Substitution: row i -= t[i][p]·row p for the rows p solved before it
+	// (in increasing p), then row i *= t[i][i].
+	for s := 0; s < mr; s++ {
+		i, p0, p1 := s, 0, s
+		if upper {
+			i, p0, p1 = mr-1-s, mr-s, mr
+		}
+		for p := p0; p < p1; p++ {
+			w.i("VFNMADD231PD.BCST %d(R10), Z%d, Z%d", 8*(i*mr+p), 2*p, 2*i)
+			w.i("VFNMADD231PD.BCST %d(R10), Z%d, Z%d", 8*(i*mr+p), 2*p+1, 2*i+1)
+		}
+		w.i("VMULPD.BCST %d(R10), Z%d, Z%d", 8*(i*mr+i), 2*i, 2*i)
+		w.i("VMULPD.BCST %d(R10), Z%d, Z%d", 8*(i*mr+i), 2*i+1, 2*i+1)
+		if i == 0 {
+			w.i("VMOVUPD Z%d, (DI)", 2*i)
+			w.i("VMOVUPD Z%d, 64(DI)", 2*i+1)
+		} else {
+			w.i("IMUL3Q $%d, SI, R8", i)
+			w.i("VMOVUPD Z%d, (DI)(R8*1)", 2*i)
+			w.i("VMOVUPD Z%d, 64(DI)(R8*1)", 2*i+1)
+		}
+		w.i("VMOVUPD Z%d, %d(R9)", 2*i, i*nr*8)
+		w.i("VMOVUPD Z%d, %d(R9)", 2*i+1, i*nr*8+64)
+	}
+	w.i("VZEROUPPER")
+	w.i("RET")
+	w.f("")
+}
+
 // trsmAVX2Kernel writes one gemm-trsm kernel: the GEMM loop of avx2Kernel,
 // then R := alpha*C - acc and the substitution with the 6×6 triangle held
 // in t, rows solved first to last (lower) or last to first (upper), each
 // row stored to C and to x as soon as it is final.
 func trsmAVX2Kernel(w *asmWriter, upper bool, name string) {
 	const mr, nr = 6, 8
-	trsmKernelDoc(w, upper, name)
+	trsmKernelDoc(w, mr, nr, upper, name)
 	w.f("//")
 	w.f("// Register map:")
 	w.f("//")
@@ -748,7 +826,7 @@ func unpackAVX2(w *asmWriter) {
 // zeros included); −acc is formed by flipping the sign bit, which is exact.
 func trsmNEONKernel(w *asmWriter, upper bool, name string) {
 	const mr, nr = 6, 8
-	trsmKernelDoc(w, upper, name)
+	trsmKernelDoc(w, mr, nr, upper, name)
 	w.f("//")
 	w.f("// Register map:")
 	w.f("//")
@@ -882,17 +960,17 @@ func avx2Loop(w *asmWriter, rows int) {
 	w.f("done:")
 }
 
-// trsmKernelDoc writes the Go signature and contract of a 6×8 gemm-trsm
+// trsmKernelDoc writes the Go signature and contract of an mr×nr gemm-trsm
 // kernel, the part of its comment that every architecture shares.
-func trsmKernelDoc(w *asmWriter, upper bool, name string) {
+func trsmKernelDoc(w *asmWriter, mr, nr int, upper bool, name string) {
 	w.f("// func %s(k int, alpha float64, a, b, t, c *float64, ldc int, x *float64)", name)
 	w.f("//")
 	tri, order := "lower", "first to last"
 	if upper {
 		tri, order = "upper", "last to first"
 	}
-	w.f("// X := T⁻¹·(alpha·C − A·B) for the 6×8 tile C and the %s triangle T held in t (row-major 6×6,", tri)
-	w.f("// reciprocal diagonal), rows solved %s. Every row of X is written to C and to x (6×8,", order)
+	w.f("// X := T⁻¹·(alpha·C − A·B) for the %d×%d tile C and the %s triangle T held in t (row-major %d×%d,", mr, nr, tri, mr, mr)
+	w.f("// reciprocal diagonal), rows solved %s. Every row of X is written to C and to x (%d×%d,", order, mr, nr)
 	w.f("// contiguous). The arithmetic is asm.Backend.TrsmTile's, so the result equals its Go model bit")
 	w.f("// for bit.")
 }
