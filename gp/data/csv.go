@@ -62,6 +62,36 @@ type Table struct {
 	// Names holds the header names of the columns of X followed by the
 	// target's name, or nil if the file had no header.
 	Names []string
+	// Lines holds, for each row of X, the 1-based line of the file on
+	// which that row starts (header and blank lines are counted). It is
+	// nil for tables that were not read by ReadCSV or LoadCSV.
+	Lines []int
+	// TargetColumn is the 1-based column of the file that holds Y (0 when
+	// Options.NoTarget was set or the table was not read from a file).
+	TargetColumn int
+}
+
+// Pos returns the 1-based line and column of the file at which the value
+// X[row][col] was read, or, when col is negative, the target Y[row]. It
+// returns (0, 0) when the table does not record positions or row or col is
+// out of range, so that a *ParseError built from it names the file only.
+func (t *Table) Pos(row, col int) (line, column int) {
+	if t == nil || row < 0 || row >= len(t.Lines) || t.X == nil {
+		return 0, 0
+	}
+	_, d := t.X.Dims()
+	switch {
+	case col < 0:
+		if t.TargetColumn == 0 {
+			return 0, 0
+		}
+		return t.Lines[row], t.TargetColumn
+	case col >= d:
+		return 0, 0
+	case t.TargetColumn > 0 && col+1 >= t.TargetColumn:
+		return t.Lines[row], col + 2 // the target column sits before it
+	}
+	return t.Lines[row], col + 1
 }
 
 // ParseError reports malformed input at a position in a file. Line and
@@ -140,13 +170,13 @@ func ReadCSV(r io.Reader, name string, opts Options) (*Table, error) {
 	default:
 		return nil, fmt.Errorf("data: %s: invalid header mode %d", name, opts.Header)
 	}
-	rows, names, cols, err := readNumeric(r, name, opts.Header, nil)
+	rows, names, lines, cols, err := readNumeric(r, name, opts.Header, nil)
 	if err != nil {
 		return nil, err
 	}
 	n := len(rows) / cols
 	if opts.NoTarget {
-		return &Table{X: mat.NewDense(n, cols, rows), Names: names}, nil
+		return &Table{X: mat.NewDense(n, cols, rows), Names: names, Lines: lines}, nil
 	}
 	target := opts.Target
 	if target == 0 {
@@ -174,16 +204,17 @@ func ReadCSV(r io.Reader, name string, opts Options) (*Table, error) {
 		reordered = append(reordered, names[t+1:]...)
 		names = append(reordered, names[t])
 	}
-	return &Table{X: mat.NewDense(n, d, x), Y: y, Names: names}, nil
+	return &Table{X: mat.NewDense(n, d, x), Y: y, Names: names, Lines: lines, TargetColumn: target}, nil
 }
 
-// readNumeric parses r into a row-major slice of values with cols columns.
-// If check is not nil it is called for each finite value with its 0-based
-// column and returns a non-empty message to reject the value.
-func readNumeric(r io.Reader, name string, header HeaderMode, check func(col int, v float64) string) (vals []float64, names []string, cols int, err error) {
+// readNumeric parses r into a row-major slice of values with cols columns
+// and the 1-based file line of each row. If check is not nil it is called
+// for each finite value with its 0-based column and returns a non-empty
+// message to reject the value.
+func readNumeric(r io.Reader, name string, header HeaderMode, check func(col int, v float64) string) (vals []float64, names []string, lines []int, cols int, err error) {
 	plain, closeFn, err := decompress(r, name)
 	if err != nil {
-		return nil, nil, 0, err
+		return nil, nil, nil, 0, err
 	}
 	defer closeFn()
 	// Skip a UTF-8 byte-order mark, which some spreadsheet programs write.
@@ -204,9 +235,9 @@ func readNumeric(r io.Reader, name string, header HeaderMode, check func(col int
 		if rerr != nil {
 			var pe *csv.ParseError
 			if errors.As(rerr, &pe) {
-				return nil, nil, 0, &ParseError{File: name, Line: pe.Line, Column: pe.Column, Msg: "malformed CSV", Err: pe.Err}
+				return nil, nil, nil, 0, &ParseError{File: name, Line: pe.Line, Column: pe.Column, Msg: "malformed CSV", Err: pe.Err}
 			}
-			return nil, nil, 0, &ParseError{File: name, Msg: "read failed", Err: rerr}
+			return nil, nil, nil, 0, &ParseError{File: name, Msg: "read failed", Err: rerr}
 		}
 		line, _ := cr.FieldPos(0)
 		if first {
@@ -230,7 +261,7 @@ func readNumeric(r io.Reader, name string, header HeaderMode, check func(col int
 			}
 		}
 		if len(rec) != cols {
-			return nil, nil, 0, &ParseError{File: name, Line: line, Column: min(len(rec), cols) + 1,
+			return nil, nil, nil, 0, &ParseError{File: name, Line: line, Column: min(len(rec), cols) + 1,
 				Msg: fmt.Sprintf("ragged row: %d fields, want %d as on the first line", len(rec), cols)}
 		}
 		for j, f := range rec {
@@ -240,27 +271,28 @@ func readNumeric(r io.Reader, name string, header HeaderMode, check func(col int
 				if errors.Is(perr, strconv.ErrRange) {
 					msg = fmt.Sprintf("number out of float64 range: %q", truncate(f, 40))
 				}
-				return nil, nil, 0, &ParseError{File: name, Line: line, Column: j + 1, Msg: msg}
+				return nil, nil, nil, 0, &ParseError{File: name, Line: line, Column: j + 1, Msg: msg}
 			}
 			if math.IsNaN(v) || math.IsInf(v, 0) {
-				return nil, nil, 0, &ParseError{File: name, Line: line, Column: j + 1,
+				return nil, nil, nil, 0, &ParseError{File: name, Line: line, Column: j + 1,
 					Msg: fmt.Sprintf("non-finite value %q", truncate(f, 40))}
 			}
 			if check != nil {
 				if msg := check(j, v); msg != "" {
-					return nil, nil, 0, &ParseError{File: name, Line: line, Column: j + 1, Msg: msg}
+					return nil, nil, nil, 0, &ParseError{File: name, Line: line, Column: j + 1, Msg: msg}
 				}
 			}
 			vals = append(vals, v)
 		}
+		lines = append(lines, line)
 	}
 	if first {
-		return nil, nil, 0, &ParseError{File: name, Msg: "empty file"}
+		return nil, nil, nil, 0, &ParseError{File: name, Msg: "empty file"}
 	}
 	if len(vals) == 0 {
-		return nil, nil, 0, &ParseError{File: name, Msg: "no data rows after the header"}
+		return nil, nil, nil, 0, &ParseError{File: name, Msg: "no data rows after the header"}
 	}
-	return vals, names, cols, nil
+	return vals, names, lines, cols, nil
 }
 
 // truncate shortens s to at most n bytes for error messages.

@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -432,5 +433,53 @@ func TestPrepare(t *testing.T) {
 	}
 	if _, err := Prepare(&Table{X: x}, s); err == nil {
 		t.Error("table without targets accepted")
+	}
+}
+
+// TestTablePositions checks that Pos maps a value of X or Y back to the
+// line and column of the file it came from, counting the header, blank
+// lines and multi-line quoted fields, and skipping the target column.
+func TestTablePositions(t *testing.T) {
+	const in = "a,y,b\n\n1,2,3\n\"4\n\",5,6\n7,8,9\n"
+	tab, err := ReadCSV(strings.NewReader(in), "p.csv", Options{Target: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []int{3, 4, 6}; !slices.Equal(tab.Lines, want) || tab.TargetColumn != 2 {
+		t.Fatalf("lines %v, target column %d; want %v, 2", tab.Lines, tab.TargetColumn, want)
+	}
+	for _, c := range []struct{ row, col, line, column int }{
+		{0, 0, 3, 1}, {0, 1, 3, 3}, {0, -1, 3, 2}, {2, 1, 6, 3}, {1, -1, 4, 2},
+		{3, 0, 0, 0}, {0, 2, 0, 0}, {-1, 0, 0, 0},
+	} {
+		if l, col := tab.Pos(c.row, c.col); l != c.line || col != c.column {
+			t.Errorf("Pos(%d, %d) = %d, %d; want %d, %d", c.row, c.col, l, col, c.line, c.column)
+		}
+	}
+	// Without a target every column is an input.
+	tab, err = ReadCSV(strings.NewReader("1,2\n3,4\n"), "p.csv", Options{NoTarget: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l, c := tab.Pos(1, 1); l != 2 || c != 2 {
+		t.Errorf("no target: Pos(1, 1) = %d, %d", l, c)
+	}
+	if l, c := tab.Pos(1, -1); l != 0 || c != 0 {
+		t.Errorf("no target: Pos(1, -1) = %d, %d", l, c)
+	}
+	// Last-column target (the default).
+	tab, err = ReadCSV(strings.NewReader("1,2,3\n"), "p.csv", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l, c := tab.Pos(0, 1); l != 1 || c != 2 {
+		t.Errorf("default target: Pos(0, 1) = %d, %d", l, c)
+	}
+	if l, c := tab.Pos(0, -1); l != 1 || c != 3 {
+		t.Errorf("default target: Pos(0, -1) = %d, %d", l, c)
+	}
+	var nilTab *Table
+	if l, c := nilTab.Pos(0, 0); l != 0 || c != 0 {
+		t.Errorf("nil table: %d, %d", l, c)
 	}
 }

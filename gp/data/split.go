@@ -117,7 +117,7 @@ func Rows(x *mat.Dense, y []float64, idx []int) (*mat.Dense, []float64, error) {
 // the data set; see /work/shared/data/README.md). It returns one mask per
 // split: masks[k][i] reports whether row i is a test row in split k.
 func ReadTestMasks(r io.Reader, name string) ([][]bool, error) {
-	vals, _, cols, err := readNumeric(r, name, HeaderAuto, func(_ int, v float64) string {
+	vals, _, _, cols, err := readNumeric(r, name, HeaderAuto, func(_ int, v float64) string {
 		if v != 0 && v != 1 {
 			return fmt.Sprintf("mask value %v is not 0 or 1", v)
 		}
