@@ -43,14 +43,6 @@ func (c *csvFlags) options() (data.Options, error) {
 	return o, nil
 }
 
-// targetColumn returns the 1-based target column of a table with d inputs.
-func (c *csvFlags) targetColumn(d int) int {
-	if c.target == 0 {
-		return d + 1
-	}
-	return c.target
-}
-
 // metrics are the test statistics of a model on labelled data.
 type metrics struct {
 	N int `json:"n"`

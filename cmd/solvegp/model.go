@@ -9,6 +9,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/solvegp/solvegp/gp"
+	"github.com/solvegp/solvegp/gp/data"
 	"github.com/solvegp/solvegp/gp/kernel"
 	"github.com/solvegp/solvegp/gp/likelihood"
 	"github.com/solvegp/solvegp/gp/train"
@@ -130,10 +131,10 @@ func (s *modelSpec) likelihood(y []float64) (gp.Likelihood, error) {
 	return likelihood.NewSoftmax(c)
 }
 
-// checkLabels checks the targets against the likelihood, naming the first
-// bad row (1-based data row, not counting a header) and the target column.
-func checkLabels(file string, col int, lik gp.Likelihood, y []float64) error {
-	for i, v := range y {
+// checkLabels checks the targets of tab, read from file, against the
+// likelihood and reports the first bad one as file:line:column.
+func checkLabels(file string, tab *data.Table, lik gp.Likelihood) error {
+	for i, v := range tab.Y {
 		var msg string
 		switch l := lik.(type) {
 		case *likelihood.Bernoulli:
@@ -150,7 +151,8 @@ func checkLabels(file string, col int, lik gp.Likelihood, y []float64) error {
 			}
 		}
 		if msg != "" {
-			return fmt.Errorf("%s: data row %d, column %d: target %g: %s", file, i+1, col, v, msg)
+			line, col := tab.Pos(i, -1)
+			return &data.ParseError{File: file, Line: line, Column: col, Msg: fmt.Sprintf("target %g: %s", v, msg)}
 		}
 	}
 	return nil

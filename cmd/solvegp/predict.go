@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"strconv"
 
 	"gonum.org/v1/gonum/mat"
@@ -17,43 +18,75 @@ import (
 // loadInputs reads the inputs of a CSV file for the model in b: a file
 // with exactly d columns is all inputs; one with d+1 columns has its target
 // column (-target, default last) dropped; y is returned when needTarget.
+// Labels that do not suit the likelihood and inputs too far from the
+// training data for the model to predict are reported as file:line:column.
 func loadInputs(b *modelfile.Bundle, path string, csv *csvFlags, needTarget bool) (x *mat.Dense, y []float64, err error) {
 	opts, err := csv.options()
 	if err != nil {
 		return nil, nil, err
 	}
 	d, _, _, _ := b.Model.Dims()
+	var tab *data.Table
 	if needTarget {
-		tab, err := data.LoadCSV(path, opts)
+		tab, err = data.LoadCSV(path, opts)
 		if err != nil {
 			return nil, nil, err
 		}
 		if _, c := tab.X.Dims(); c != d {
 			return nil, nil, fmt.Errorf("%s: %d input columns besides the target, the model was trained on %d", path, c, d)
 		}
-		if err := checkLabels(path, csv.targetColumn(d), b.Model.Likelihood(), tab.Y); err != nil {
+		if err := checkLabels(path, tab, b.Model.Likelihood()); err != nil {
 			return nil, nil, err
 		}
-		return tab.X, tab.Y, nil
-	}
-	opts.NoTarget = true
-	tab, err := data.LoadCSV(path, opts)
-	if err != nil {
-		return nil, nil, err
-	}
-	switch _, c := tab.X.Dims(); {
-	case c == d:
-		return tab.X, nil, nil
-	case c == d+1:
-		opts.NoTarget = false
+	} else {
+		opts.NoTarget = true
 		tab, err = data.LoadCSV(path, opts)
 		if err != nil {
 			return nil, nil, err
 		}
-		return tab.X, nil, nil
-	default:
-		return nil, nil, fmt.Errorf("%s: %d columns, the model takes %d inputs", path, c, d)
+		switch _, c := tab.X.Dims(); {
+		case c == d:
+		case c == d+1:
+			opts.NoTarget = false
+			tab, err = data.LoadCSV(path, opts)
+			if err != nil {
+				return nil, nil, err
+			}
+		default:
+			return nil, nil, fmt.Errorf("%s: %d columns, the model takes %d inputs", path, c, d)
+		}
 	}
+	if err := checkInputRange(path, tab, b.Standardizer); err != nil {
+		return nil, nil, err
+	}
+	return tab.X, tab.Y, nil
+}
+
+// checkInputRange reports the first input of tab, read from file, that
+// lies more than modelfile.MaxInput training standard deviations from the
+// training mean (the limit beyond which the model refuses to predict), as
+// file:line:column.
+func checkInputRange(file string, tab *data.Table, std *data.Standardizer) error {
+	xs := mat.DenseCopyOf(tab.X)
+	if std != nil {
+		if err := std.TransformX(xs); err != nil {
+			return fmt.Errorf("%s: %w", file, err)
+		}
+	}
+	r, _ := xs.Dims()
+	for i := 0; i < r; i++ {
+		for j, v := range xs.RawRowView(i) {
+			if !(math.Abs(v) <= modelfile.MaxInput) {
+				line, col := tab.Pos(i, j)
+				msg := fmt.Sprintf("input %g is beyond the limit of %g", tab.X.At(i, j), modelfile.MaxInput)
+				if std != nil {
+					msg = fmt.Sprintf("input %g is %.3g training standard deviations from the mean, beyond the limit of %g", tab.X.At(i, j), v, modelfile.MaxInput)
+				}
+				return &data.ParseError{File: file, Line: line, Column: col, Msg: msg}
+			}
+		}
+	}
+	return nil
 }
 
 func runPredict(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -87,7 +120,7 @@ ignored. For a single latent function the output columns are
 	}
 	pred, err := b.Predict(x)
 	if err != nil {
-		return fail(stderr, "predict", err)
+		return fail(stderr, "predict", fmt.Errorf("%s: %w", fs.Arg(0), err))
 	}
 	var buf bytes.Buffer
 	writePredictions(&buf, pred)
@@ -163,7 +196,7 @@ the evidence lower bound of the model on that data.`, stderr)
 	}
 	m, err := evaluate(b, x, y, true)
 	if err != nil {
-		return fail(stderr, "eval", err)
+		return fail(stderr, "eval", fmt.Errorf("%s: %w", fs.Arg(0), err))
 	}
 	if *asJSON {
 		enc := json.NewEncoder(stdout)

@@ -128,7 +128,7 @@ the time left. Ctrl-C stops training and saves the best model so far (exit code 
 	if err != nil {
 		return fail(stderr, "train", err)
 	}
-	if err := checkLabels(path, csv.targetColumn(d), lik, tab.Y); err != nil {
+	if err := checkLabels(path, tab, lik); err != nil {
 		return fail(stderr, "train", err)
 	}
 	split, err := data.RandomSplit(n, 0, *validFrac, spec.seed)
