@@ -17,7 +17,7 @@
 //
 // Run "solvegp <command> -h" for the flags of each command. Exit codes: 0
 // success, 1 error, 2 bad usage, 130 interrupted (train saves the best model
-// so far before exiting).
+// so far before exiting, or nothing if no training step had finished).
 package main
 
 import (

@@ -1,19 +1,25 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"compress/gzip"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"regexp"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/solvegp/solvegp/gp/data"
 	"github.com/solvegp/solvegp/gp/modelfile"
@@ -376,33 +382,276 @@ func (w *cancelWriter) Write(p []byte) (int, error) {
 	return w.buf.Write(p)
 }
 
-// TestInterrupt checks that cancelling (Ctrl-C) during training stops it,
-// saves a usable model and exits with code 130.
+// TestInterrupt checks that cancelling (Ctrl-C) during the first epoch
+// stops training, saves the latest (only) parameters as a usable model,
+// skips the -plot with a warning, prints the summary and exits with 130.
 func TestInterrupt(t *testing.T) {
 	dir := t.TempDir()
 	path := writeRegression(t, dir, 200, 5)
 	model := filepath.Join(dir, "m.json")
+	curves := filepath.Join(dir, "curves.png")
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	w := &cancelWriter{marker: "step 1/", cancel: cancel}
 	var out bytes.Buffer
-	code := run(ctx, []string{"train", "-m", "8", "-m2", "8", "-epochs", "1000", "-batch", "10", "-valid", "0.1", "-json", "-out", model, path}, &out, w)
+	code := run(ctx, []string{"train", "-m", "8", "-m2", "8", "-epochs", "1000", "-batch", "10", "-valid", "0.1", "-plot", curves, "-json", "-out", model, path}, &out, w)
+	errOut := w.buf.String()
 	if code != exitInterrupted {
-		t.Fatalf("exit %d, stderr %s", code, w.buf.String())
+		t.Fatalf("exit %d, stderr %s", code, errOut)
 	}
 	var sum trainSummary
 	if err := json.Unmarshal(out.Bytes(), &sum); err != nil {
-		t.Fatal(err)
+		t.Fatalf("summary %q: %v", out.String(), err)
 	}
-	if !sum.Interrupted || sum.Steps < 1 || sum.Steps >= 1000*18 || sum.Stop != "canceled" && !strings.Contains(strings.ToLower(sum.Stop), "cancel") {
+	if !sum.Interrupted || sum.Steps != 1 || sum.Stop != "canceled" || len(sum.History) != 0 || sum.BestEpoch != nil || sum.Plot != "" {
 		t.Fatalf("summary %+v", sum)
 	}
-	if !strings.Contains(w.buf.String(), "interrupted after") {
-		t.Fatalf("stderr %q", w.buf.String())
+	for _, want := range []string{
+		"solvegp train: warning: interrupted during the first epoch; no training curves to plot, " + curves + " not written\n",
+		"solvegp train: interrupted after 1 steps; saved the latest model to " + model + "\n",
+	} {
+		if !strings.Contains(errOut, want) {
+			t.Errorf("stderr %q does not say %q", errOut, want)
+		}
+	}
+	if _, err := os.Stat(curves); err == nil {
+		t.Errorf("a plot was written")
 	}
 	if code, _, errOut := runCmd(t, "eval", "-model", model, path); code != exitOK {
 		t.Fatalf("the saved model does not evaluate: %s", errOut)
 	}
+}
+
+// TestInterruptKeepsBest interrupts training after six validated epochs
+// on data whose validation rows follow the opposite function to the
+// training rows, so that validation gets worse as training goes on: the
+// model file must hold the best validated parameters, not the latest.
+func TestInterruptKeepsBest(t *testing.T) {
+	dir := t.TempDir()
+	const n, valid = 200, 0.5
+	split, err := data.RandomSplit(n, 0, valid, 1) // the split train makes with -seed 1
+	if err != nil {
+		t.Fatal(err)
+	}
+	isValid := make([]bool, n)
+	for _, i := range split.Valid {
+		isValid[i] = true
+	}
+	rng := rand.New(rand.NewPCG(8, 8))
+	var b strings.Builder
+	b.WriteString("a,b,y\n")
+	for i := 0; i < n; i++ {
+		a, c := 6*rng.Float64()-3, 6*rng.Float64()-3
+		y := 3*math.Sin(a) + 0.1*rng.NormFloat64()
+		if isValid[i] {
+			y = -y
+		}
+		fmt.Fprintf(&b, "%g,%g,%g\n", a, c, y)
+	}
+	path := writeFile(t, dir, "flip.csv", b.String())
+	model := filepath.Join(dir, "m.json")
+	curves := filepath.Join(dir, "curves.png")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	// 10 steps per epoch and 10 epochs: the progress log (every tenth of
+	// the run) writes "step 61/100" right after the sixth validation.
+	w := &cancelWriter{marker: "step 61/", cancel: cancel}
+	var out bytes.Buffer
+	code := run(ctx, []string{"train", "-seed", "1", "-m", "10", "-m2", "10", "-epochs", "10", "-batch", "10", "-lr", "0.05",
+		"-valid", fmt.Sprint(valid), "-plot", curves, "-json", "-out", model, path}, &out, w)
+	errOut := w.buf.String()
+	if code != exitInterrupted {
+		t.Fatalf("exit %d, stderr %s", code, errOut)
+	}
+	var sum trainSummary
+	if err := json.Unmarshal(out.Bytes(), &sum); err != nil {
+		t.Fatalf("summary %q: %v", out.String(), err)
+	}
+	if !sum.Interrupted || sum.Steps != 61 || len(sum.History) != 6 || sum.BestEpoch == nil || sum.Plot != curves {
+		t.Fatalf("summary %+v", sum)
+	}
+	best, last := sum.History[*sum.BestEpoch-1], sum.History[5]
+	for _, h := range sum.History {
+		t.Logf("epoch %d: validation log-lik %.4f", h.Epoch, *h.ValidLL)
+	}
+	for _, h := range sum.History {
+		if *h.ValidLL > *best.ValidLL {
+			t.Fatalf("best epoch %d (%g) is not the best of %+v", *sum.BestEpoch, *best.ValidLL, sum.History)
+		}
+	}
+	if !(*last.ValidLL < *best.ValidLL-1e-3) {
+		t.Fatalf("validation did not get worse after the best epoch %d: the test cannot tell the best model from the latest", *sum.BestEpoch)
+	}
+	want := fmt.Sprintf("solvegp train: interrupted after 61 steps; saved the best validated (epoch %d) model to %s\n", *sum.BestEpoch, model)
+	if !strings.Contains(errOut, want) {
+		t.Errorf("stderr %q does not say %q", errOut, want)
+	}
+	if png, err := os.ReadFile(curves); err != nil || !bytes.HasPrefix(png, []byte("\x89PNG")) {
+		t.Errorf("curves PNG: %v", err)
+	}
+
+	// The saved file scores the best epoch's validation log-likelihood.
+	saved, err := modelfile.Load(model)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tab, err := data.LoadCSV(path, data.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	xv, yv, err := data.Rows(tab.X, tab.Y, split.Valid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := evaluate(saved, xv, yv, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := math.Abs(m.LogLik - *best.ValidLL); d > 1e-9*math.Abs(*best.ValidLL) {
+		t.Errorf("saved model: validation log-lik %.12g; best epoch %d had %.12g, the last %.12g",
+			m.LogLik, *sum.BestEpoch, *best.ValidLL, *last.ValidLL)
+	}
+}
+
+// TestInterruptBeforeTraining checks that a Ctrl-C before the first
+// training step (while loading, placing the inducing points, or just
+// before Fit) exits with 130 and leaves an existing -out file alone.
+func TestInterruptBeforeTraining(t *testing.T) {
+	dir := t.TempDir()
+	path := writeRegression(t, dir, 100, 6)
+	out := filepath.Join(dir, "m.json")
+	curves := filepath.Join(dir, "curves.png")
+	args := []string{"train", "-m", "5", "-m2", "5", "-epochs", "2", "-plot", curves, "-out", out, path}
+	check := func(name string, ctx context.Context, earlier bool, when string) {
+		t.Helper()
+		if earlier {
+			if err := os.WriteFile(out, []byte("earlier model"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		} else {
+			os.Remove(out)
+		}
+		code, stdout, errOut := runCtx(t, ctx, nil, args...)
+		kept := "no model file was written"
+		if earlier {
+			kept = "the existing " + out + " is untouched"
+		}
+		want := "solvegp train: interrupted " + when + "; nothing was trained, so nothing was saved (" + kept + ")\n"
+		if code != exitInterrupted || stdout != "" || errOut != want {
+			t.Errorf("%s: exit %d, stdout %q, stderr\n%q, want\n%q", name, code, stdout, errOut, want)
+		}
+		got, err := os.ReadFile(out)
+		switch {
+		case earlier && string(got) != "earlier model":
+			t.Errorf("%s: the earlier model file was changed", name)
+		case !earlier && err == nil:
+			t.Errorf("%s: a model file was written", name)
+		}
+		if _, err := os.Stat(curves); err == nil {
+			t.Errorf("%s: a plot was written", name)
+		}
+	}
+	cancelled, cancel := context.WithCancel(context.Background())
+	cancel()
+	check("cancelled at the start", cancelled, true, "while reading "+path)
+	check("cancelled at the start, no earlier file", cancelled, false, "while reading "+path)
+
+	// Cancelled after the model is built: Fit returns after 0 steps.
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	testHookBeforeFit = cancel
+	defer func() { testHookBeforeFit = nil }()
+	check("cancelled before the first step", ctx, true, "before the first training step")
+}
+
+// TestInterruptible checks that interruptible returns as soon as the
+// context is done, without waiting for the function.
+func TestInterruptible(t *testing.T) {
+	if err := interruptible(context.Background(), func() error { return errors.New("boom") }); err == nil || err.Error() != "boom" {
+		t.Fatalf("error %v", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	release := make(chan struct{})
+	defer close(release)
+	go cancel()
+	if err := interruptible(ctx, func() error { <-release; return nil }); !errors.Is(err, context.Canceled) {
+		t.Fatalf("error %v", err)
+	}
+}
+
+// mainEnv makes the test binary run main() instead of the tests, so that
+// TestSignal can run the real command with its signal handling.
+const mainEnv = "SOLVEGP_TEST_RUN_MAIN"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(mainEnv) == "1" {
+		main()
+		return
+	}
+	os.Exit(m.Run())
+}
+
+// TestSignal runs "solvegp train" in a child process (this test binary
+// running main), sends it a real SIGINT once training has started, and
+// checks the exit code, the messages and the saved model.
+func TestSignal(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("no SIGINT on Windows")
+	}
+	dir := t.TempDir()
+	path := writeRegression(t, dir, 200, 7)
+	model := filepath.Join(dir, "m.json")
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, os.Args[0], "train", "-m", "8", "-m2", "8", "-epochs", "100000", "-batch", "10",
+		"-valid", "0.1", "-json", "-out", model, path)
+	cmd.Env = append(os.Environ(), mainEnv+"=1")
+	var stdout bytes.Buffer
+	cmd.Stdout = &stdout
+	pipe, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// Wait for the first progress line, then interrupt; keep reading so
+	// that the child never blocks on a full pipe.
+	var stderr strings.Builder
+	sc := bufio.NewScanner(pipe)
+	signalled := false
+	for sc.Scan() {
+		stderr.WriteString(sc.Text() + "\n")
+		if !signalled && strings.Contains(sc.Text(), "step 1/") {
+			if err := cmd.Process.Signal(os.Interrupt); err != nil {
+				t.Fatal(err)
+			}
+			signalled = true
+		}
+	}
+	err = cmd.Wait()
+	errOut := stderr.String()
+	if !signalled {
+		t.Fatalf("no progress line before the child ended (%v): %s", err, errOut)
+	}
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != exitInterrupted {
+		t.Fatalf("child: %v, want exit %d; stderr:\n%s", err, exitInterrupted, errOut)
+	}
+	var sum trainSummary
+	if err := json.Unmarshal(stdout.Bytes(), &sum); err != nil {
+		t.Fatalf("summary %q: %v", stdout.String(), err)
+	}
+	if !sum.Interrupted || sum.Steps < 1 || sum.Stop != "canceled" {
+		t.Fatalf("summary %+v", sum)
+	}
+	if !regexp.MustCompile(`solvegp train: interrupted after \d+ steps; saved the (latest|best validated \(epoch \d+\)) model to ` + regexp.QuoteMeta(model) + "\n").MatchString(errOut) {
+		t.Fatalf("stderr does not report the interruption:\n%s", errOut)
+	}
+	if _, err := modelfile.Load(model); err != nil {
+		t.Fatalf("saved model: %v", err)
+	}
+	t.Logf("child stderr:\n%s", errOut)
 }
 
 func TestDemoShort(t *testing.T) {

@@ -7,12 +7,14 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"os"
 	"strconv"
 	"strings"
 	"time"
 
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/solvegp/solvegp/gp"
 	"github.com/solvegp/solvegp/gp/data"
 	"github.com/solvegp/solvegp/gp/modelfile"
 	"github.com/solvegp/solvegp/gp/train"
@@ -60,7 +62,9 @@ Gaussian likelihood the targets, are standardized with statistics of the
 training rows. Z and O are placed by k-means. Training uses Adam on shuffled
 mini-batches, or with -natural natural-gradient steps for q(u) (and q(v⊥))
 and Adam for the rest; a progress bar on stderr shows the running bound and
-the time left. Ctrl-C stops training and saves the best model so far (exit code 130).`, stderr)
+the time left. Ctrl-C stops training and saves the best model so far (exit code
+130); before the first training step has finished it saves nothing and leaves an
+existing -out file as it was.`, stderr)
 	var spec modelSpec
 	var csv csvFlags
 	spec.register(fs)
@@ -119,8 +123,16 @@ the time left. Ctrl-C stops training and saves the best model so far (exit code 
 		return fail(stderr, "train", errors.New("-out is empty"))
 	}
 
-	tab, err := data.LoadCSV(path, opts)
-	if err != nil {
+	// Ctrl-C before the first training step leaves -out alone: loading
+	// and k-means are abandoned as soon as the context is cancelled.
+	var tab *data.Table
+	if err := interruptible(ctx, func() (err error) {
+		tab, err = data.LoadCSV(path, opts)
+		return err
+	}); err != nil {
+		if ctx.Err() != nil {
+			return notSaved(stderr, *out, "while reading "+path)
+		}
 		return fail(stderr, "train", err)
 	}
 	n, d := tab.X.Dims()
@@ -163,8 +175,14 @@ the time left. Ctrl-C stops training and saves the best model so far (exit code 
 	ys := append([]float64(nil), yTrain...)
 	std.TransformX(xs)
 	std.TransformY(ys)
-	model, err := spec.build(xs, lik)
-	if err != nil {
+	var model *gp.Model
+	if err := interruptible(ctx, func() (err error) {
+		model, err = spec.build(xs, lik)
+		return err
+	}); err != nil {
+		if ctx.Err() != nil {
+			return notSaved(stderr, *out, "while placing the inducing points")
+		}
 		return fail(stderr, "train", fmt.Errorf("%s: %v", path, err))
 	}
 	bundle := &modelfile.Bundle{Model: model, Standardizer: std}
@@ -249,9 +267,15 @@ the time left. Ctrl-C stops training and saves the best model so far (exit code 
 		}
 	}
 	start := time.Now()
+	if testHookBeforeFit != nil {
+		testHookBeforeFit()
+	}
 	res, fitErr := train.Fit(ctx, model, xs, ys, cfg)
 	bar.done()
 	interrupted := errors.Is(fitErr, context.Canceled) || errors.Is(fitErr, context.DeadlineExceeded)
+	if interrupted && res.Steps == 0 {
+		return notSaved(stderr, *out, "before the first training step")
+	}
 	if fitErr != nil && !interrupted && res.Steps == 0 {
 		return fail(stderr, "train", fitErr)
 	}
@@ -289,7 +313,11 @@ the time left. Ctrl-C stops training and saves the best model so far (exit code 
 	if err := modelfile.Save(*out, bundle); err != nil {
 		return fail(stderr, "train", err)
 	}
-	if *plotPath != "" {
+	switch {
+	case *plotPath == "":
+	case interrupted && len(history) == 0:
+		fmt.Fprintf(stderr, "solvegp train: warning: interrupted during the first epoch; no training curves to plot, %s not written\n", *plotPath)
+	default:
 		if err := plotCurves(*plotPath, history, model.Kind().String()); err != nil {
 			return fail(stderr, "train", err)
 		}
@@ -307,7 +335,7 @@ the time left. Ctrl-C stops training and saves the best model so far (exit code 
 	}
 	switch {
 	case interrupted:
-		fmt.Fprintf(stderr, "solvegp train: interrupted after %d steps; saved the %s model to %s\n", res.Steps, keptWhich(xValid != nil), *out)
+		fmt.Fprintf(stderr, "solvegp train: interrupted after %d steps; saved the %s model to %s\n", res.Steps, keptWhich(res.BestEpoch), *out)
 		return exitInterrupted
 	case fitErr != nil:
 		fmt.Fprintf(stderr, "solvegp train: %v\nsolvegp train: saved the last good parameters to %s\n", fitErr, *out)
@@ -316,9 +344,45 @@ the time left. Ctrl-C stops training and saves the best model so far (exit code 
 	return exitOK
 }
 
-func keptWhich(validated bool) string {
-	if validated {
-		return "best validated"
+// testHookBeforeFit, when set by a test, runs just before training starts.
+var testHookBeforeFit func()
+
+// interruptible runs f and returns its error, or the context's error as
+// soon as ctx is done; f is then left to finish in the background and its
+// results must not be used.
+func interruptible(ctx context.Context, f func() error) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	done := make(chan error, 1)
+	go func() { done <- f() }()
+	select {
+	case err := <-done:
+		if cerr := ctx.Err(); cerr != nil {
+			return cerr
+		}
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// notSaved reports an interruption before any training step was taken,
+// when there is nothing worth saving, and returns exitInterrupted.
+func notSaved(stderr io.Writer, out, when string) int {
+	kept := "no model file was written"
+	if _, err := os.Stat(out); err == nil {
+		kept = "the existing " + out + " is untouched"
+	}
+	fmt.Fprintf(stderr, "solvegp train: interrupted %s; nothing was trained, so nothing was saved (%s)\n", when, kept)
+	return exitInterrupted
+}
+
+// keptWhich says which parameters Fit kept: the best validated ones when a
+// validation has run (bestEpoch is 0-based, −1 if none), else the latest.
+func keptWhich(bestEpoch int) string {
+	if bestEpoch >= 0 {
+		return fmt.Sprintf("best validated (epoch %d)", bestEpoch+1)
 	}
 	return "latest"
 }
