@@ -754,7 +754,7 @@ func TestGzipNoHeader(t *testing.T) {
 	zw.Close()
 	path := writeFile(t, dir, "data.csv.gz", gz.String())
 	model := filepath.Join(dir, "m.json")
-	code, out, errOut := runCmd(t, "train", "-quiet", "-json", "-target", "1", "-header", "no", "-m", "6", "-m2", "4", "-whiten", "-epochs", "3", "-decay", "0.5", "-decay-every", "2", "-batch", "40", "-out", model, path)
+	code, out, errOut := runCmd(t, "train", "-quiet", "-json", "-target", "1", "-header", "no", "-m", "6", "-m2", "4", "-epochs", "3", "-decay", "0.5", "-decay-every", "2", "-batch", "40", "-out", model, path)
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
@@ -768,6 +768,14 @@ func TestGzipNoHeader(t *testing.T) {
 	}
 	if d, m, m2, _ := b.Model.Dims(); d != 1 || m != 6 || m2 != 4 || !b.Model.Whitened() || b.Meta.TargetName != "" {
 		t.Fatalf("model d %d, m %d, m2 %d, whitened %v, meta %+v", d, m, m2, b.Model.Whitened(), b.Meta)
+	}
+	// Whitening is the default (above); -whiten=false selects the
+	// unwhitened parameterization.
+	if code, _, errOut := runCmd(t, "train", "-quiet", "-target", "1", "-m", "6", "-m2", "4", "-whiten=false", "-epochs", "1", "-out", model+".u", path); code != exitOK {
+		t.Fatalf("-whiten=false: exit %d: %s", code, errOut)
+	}
+	if u, err := modelfile.Load(model + ".u"); err != nil || u.Model.Whitened() {
+		t.Fatalf("-whiten=false: %v, whitened %v", err, err == nil && u.Model.Whitened())
 	}
 	// The target column is dropped from a file that has one.
 	if code, out, errOut := runCmd(t, "predict", "-model", model, "-target", "1", "-header", "no", path); code != exitOK || strings.Count(out, "\n") != 81 {

@@ -42,7 +42,7 @@ func (s *modelSpec) register(fs *flag.FlagSet) {
 	fs.StringVar(&s.lik, "likelihood", "gaussian", "likelihood: gaussian, bernoulli, poisson, robustmax or softmax")
 	fs.Float64Var(&s.noise, "noise", 0.1, "initial Gaussian noise variance (on standardized targets)")
 	fs.IntVar(&s.classes, "classes", 0, "number of classes for robustmax and softmax (0: largest label + 1)")
-	fs.BoolVar(&s.whiten, "whiten", false, "use the whitened parameterization (Appendix E)")
+	fs.BoolVar(&s.whiten, "whiten", true, "use the whitened parameterization of q(u) and q(v⊥) (Appendix E); -whiten=false selects the unwhitened one of Algorithm 1, which with many inducing points (ill-conditioned K_uu) is far more sensitive to moves of Z and O and can converge much more slowly with Adam")
 	fs.Uint64Var(&s.seed, "seed", 1, "random seed (k-means, mini-batches, Monte Carlo)")
 	fs.IntVar(&s.threads, "threads", 0, "goroutines per linear-algebra call (0: all CPUs)")
 }

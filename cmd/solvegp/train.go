@@ -64,7 +64,8 @@ mini-batches, or with -natural natural-gradient steps for q(u) (and q(v⊥))
 and Adam for the rest; a progress bar on stderr shows the running bound and
 the time left. Ctrl-C stops training and saves the best model so far (exit code
 130); before the first training step has finished it saves nothing and leaves an
-existing -out file as it was.`, stderr)
+existing -out file as it was. The parameterization is whitened unless
+-whiten=false.`, stderr)
 	var spec modelSpec
 	var csv csvFlags
 	spec.register(fs)
