@@ -57,7 +57,7 @@ Prints the training bound, test RMSE and test log-likelihood of each model and
 writes a four-panel PNG of the posteriors (mean, ±3 sd band, data, Z as + and O
 as triangles). By default it trains for the paper's 10K iterations; -short
 trains for 300.`, stderr)
-	iters := fs.Int("iters", demoPaperIters, "optimization steps per model (the paper's 10000 take about 10 s)")
+	iters := fs.Int("iters", demoPaperIters, "optimization steps per model (the paper's 10000 take a few seconds)")
 	full := fs.Bool("full", false, "train for the paper's full 10000 steps whatever -iters says")
 	short := fs.Bool("short", false, "quick run of 300 steps (for tests; overrides -iters)")
 	seed := fs.Uint64("seed", 1, "seed of the train/test split, k-means and mini-batches")
