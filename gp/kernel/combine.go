@@ -65,9 +65,9 @@ func (c *combo) Params(dst []float64) {
 	}
 }
 
-// SetParams sets the parts' parameters from their concatenation. On error
-// no part is changed.
-func (c *combo) SetParams(src []float64) error {
+// setParams sets the parts' parameters from their concatenation, then runs
+// check on the combined kernel. On error no part is changed.
+func (c *combo) setParams(src []float64, check func() error) error {
 	if len(src) != c.NumParams() {
 		return fmt.Errorf("kernel: %d parameters, want %d", len(src), c.NumParams())
 	}
@@ -78,16 +78,33 @@ func (c *combo) SetParams(src []float64) error {
 	}
 	old := make([]float64, len(src))
 	c.Params(old)
+	restore := func(upto int, err error) error {
+		for j := 0; j < upto; j++ {
+			if e := c.parts[j].SetParams(old[c.offs[j]:c.offs[j+1]]); e != nil {
+				return errors.Join(err, e)
+			}
+		}
+		return err
+	}
 	for i, p := range c.parts {
 		if err := p.SetParams(src[c.offs[i]:c.offs[i+1]]); err != nil {
-			// Restore the parts already set.
-			for j := 0; j < i; j++ {
-				if e := c.parts[j].SetParams(old[c.offs[j]:c.offs[j+1]]); e != nil {
-					return errors.Join(err, e)
-				}
-			}
-			return fmt.Errorf("kernel: part %d: %w", i, err)
+			return restore(i, fmt.Errorf("kernel: part %d: %w", i, err))
 		}
+	}
+	if err := check(); err != nil {
+		return restore(len(c.parts), err)
+	}
+	return nil
+}
+
+// checkVariance reports an error when k(0, 0) of the combined kernel,
+// whose Diag is diag, is not finite: the parts' variances are each valid
+// but their sum or product overflows float64.
+func (c *combo) checkVariance(what string, diag func(dst []float64, x mat.Matrix)) error {
+	var v [1]float64
+	diag(v[:], mat.NewDense(1, c.dim, nil))
+	if math.IsInf(v[0], 0) || math.IsNaN(v[0]) {
+		return fmt.Errorf("kernel: the %s of the parts' variances, k(x, x) = %g, is not a finite float64", what, v[0])
 	}
 	return nil
 }
@@ -127,7 +144,18 @@ func NewSum(parts ...Kernel) (*Sum, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Sum{c}, nil
+	s := &Sum{c}
+	if err := s.checkVariance("sum", s.Diag); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// SetParams sets the parts' parameters from their concatenation. It
+// returns an error, changing nothing, when a part rejects its parameters or
+// when the parts' variances are valid but their sum overflows float64.
+func (s *Sum) SetParams(src []float64) error {
+	return s.setParams(src, func() error { return s.checkVariance("sum", s.Diag) })
 }
 
 // Matrix sets dst to Σ_i k_i(x, z).
@@ -208,7 +236,18 @@ func NewProduct(parts ...Kernel) (*Product, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Product{c}, nil
+	pr := &Product{c}
+	if err := pr.checkVariance("product", pr.Diag); err != nil {
+		return nil, err
+	}
+	return pr, nil
+}
+
+// SetParams sets the parts' parameters from their concatenation. It
+// returns an error, changing nothing, when a part rejects its parameters or
+// when the parts' variances are valid but their product overflows float64.
+func (pr *Product) SetParams(src []float64) error {
+	return pr.setParams(src, func() error { return pr.checkVariance("product", pr.Diag) })
 }
 
 // Matrix sets dst to Π_i k_i(x, z) (elementwise).
@@ -254,7 +293,12 @@ func (pr *Product) Diag(dst []float64, x mat.Matrix) {
 
 // MatrixGrad recomputes every part's matrix K_i and passes each part the
 // adjoint dK ⊙ Π_{j≠i} K_j (formed by products, not by division, so that
-// zeros in K are handled exactly).
+// zeros in K are handled exactly). When that adjoint could overflow
+// although the gradients need not (a part's variance within a few orders of
+// the float64 maximum), each factor K_j is scaled by a power of two into
+// [−1, 1], the part's gradients are formed in scratch and scaled back as
+// they are added, so only gradients that are themselves out of range
+// become infinite.
 func (pr *Product) MatrixGrad(dK, K *mat.Dense, x, z mat.Matrix, dx, dz *mat.Dense, dparams []float64) {
 	n, m := pr.checkGradArgs(dK, K, x, z, dx, dz, dparams)
 	np := len(pr.parts)
@@ -266,27 +310,110 @@ func (pr *Product) MatrixGrad(dK, K *mat.Dense, x, z mat.Matrix, dx, dz *mat.Den
 	p, buf := getBuf((np + 1) * nm)
 	defer putBuf(p)
 	ks := make([]*mat.Dense, np)
+	exps := make([]int, np) // 2^exps[j] bounds |K_j|
 	for i, part := range pr.parts {
 		ks[i] = mat.NewDense(n, m, buf[i*nm:(i+1)*nm])
 		part.Matrix(ks[i], x, z)
+		exps[i] = maxExp(buf[i*nm : (i+1)*nm])
+	}
+	dkr := dK.RawMatrix()
+	dkExp := 0
+	for r := 0; r < n; r++ {
+		dkExp = max(dkExp, maxExp(dkr.Data[r*dkr.Stride:r*dkr.Stride+m]))
 	}
 	adj := buf[np*nm : (np+1)*nm]
 	adjM := mat.NewDense(n, m, adj)
-	dkr := dK.RawMatrix()
 	for i, part := range pr.parts {
 		for r := 0; r < n; r++ {
 			copy(adj[r*m:r*m+m], dkr.Data[r*dkr.Stride:r*dkr.Stride+m])
+		}
+		scale := 0
+		for j := range pr.parts {
+			if j != i {
+				scale += max(exps[j], 0)
+			}
+		}
+		if dkExp+scale <= safeExp {
+			for j := range pr.parts {
+				if j == i {
+					continue
+				}
+				kj := buf[j*nm : (j+1)*nm]
+				for e := range adj {
+					adj[e] *= kj[e]
+				}
+			}
+			part.MatrixGrad(adjM, ks[i], x, z, dx, dz, pr.sub(dparams, i))
+			continue
 		}
 		for j := range pr.parts {
 			if j == i {
 				continue
 			}
-			kj := buf[j*nm : (j+1)*nm]
+			kj, sh := buf[j*nm:(j+1)*nm], -max(exps[j], 0)
 			for e := range adj {
-				adj[e] *= kj[e]
+				adj[e] *= math.Ldexp(kj[e], sh)
 			}
 		}
-		part.MatrixGrad(adjM, ks[i], x, z, dx, dz, pr.sub(dparams, i))
+		pr.scaledGrad(part, scale, adjM, ks[i], x, z, dx, dz, pr.sub(dparams, i))
+	}
+}
+
+// safeExp bounds the binary exponent of an adjoint's entries on the direct
+// path of Product's gradients: sums of up to 2^20 products of such an
+// entry with factors below 1 stay finite.
+const safeExp = 1000
+
+// maxExp returns the smallest e ≥ 0 with |v| ≤ 2^e for every finite v
+// in s (0 when all are NaN, ±Inf or within [−1, 1]).
+func maxExp(s []float64) int {
+	e := 0
+	for _, v := range s {
+		if v != 0 && !math.IsInf(v, 0) && !math.IsNaN(v) {
+			_, ev := math.Frexp(v)
+			e = max(e, ev)
+		}
+	}
+	return e
+}
+
+// scaledGrad runs part.MatrixGrad on an adjoint scaled by 2^−scale into
+// zeroed scratch destinations and adds 2^scale times them into dx, dz and
+// dparams (each may be nil; dz may be dx).
+func (pr *Product) scaledGrad(part Kernel, scale int, adj, kp *mat.Dense, x, z mat.Matrix, dx, dz *mat.Dense, dparams []float64) {
+	var tx, tz *mat.Dense
+	if dx != nil {
+		r, c := dx.Dims()
+		tx = mat.NewDense(r, c, nil)
+	}
+	switch {
+	case dz != nil && dz == dx:
+		tz = tx
+	case dz != nil:
+		r, c := dz.Dims()
+		tz = mat.NewDense(r, c, nil)
+	}
+	var tp []float64
+	if dparams != nil {
+		tp = make([]float64, len(dparams))
+	}
+	part.MatrixGrad(adj, kp, x, z, tx, tz, tp)
+	addScaled := func(dst, src *mat.Dense) {
+		r, c := dst.Dims()
+		for i := 0; i < r; i++ {
+			for j := 0; j < c; j++ {
+				dst.Set(i, j, dst.At(i, j)+math.Ldexp(src.At(i, j), scale))
+			}
+		}
+	}
+	if dx != nil {
+		addScaled(dx, tx)
+	}
+	if dz != nil && dz != dx {
+		addScaled(dz, tz)
+	}
+	for k, v := range tp {
+		dparams[k] += math.Ldexp(v, scale)
 	}
 }
 

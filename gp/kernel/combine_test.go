@@ -158,3 +158,111 @@ func TestCombinationErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestCombinationVarianceOverflow checks that sums and products whose
+// parts have valid variances but whose combined variance overflows are
+// rejected, by the constructors and by SetParams, leaving the parameters
+// unchanged.
+func TestCombinationVarianceOverflow(t *testing.T) {
+	big := math.MaxFloat64 / 1.5 // valid alone; twice it, or squared, overflows
+	a, _ := NewRBF(2, 1, big)
+	b, _ := NewMatern32(2, 1, big)
+	if _, err := NewSum(a, b); err == nil {
+		t.Error("sum with an infinite variance accepted")
+	}
+	if _, err := NewProduct(a, b); err == nil {
+		t.Error("product with an infinite variance accepted")
+	}
+	c, _ := NewRBF(2, 1, 1)
+	d, _ := NewMatern32(2, 1, 1)
+	s, _ := NewSum(c, d)
+	p, _ := NewProduct(c, d)
+	uBig := []float64{0, 0}
+	ab := make([]float64, 2)
+	a.Params(ab)
+	uBig[0], uBig[1] = ab[0], ab[1] // lengthscale 1, variance big
+	for name, k := range map[string]Kernel{"sum": s, "product": p} {
+		before := make([]float64, 4)
+		k.Params(before)
+		if err := k.SetParams([]float64{uBig[0], uBig[1], uBig[0], uBig[1]}); err == nil {
+			t.Errorf("%s: SetParams accepted an overflowing variance", name)
+		}
+		after := make([]float64, 4)
+		k.Params(after)
+		for i := range before {
+			if before[i] != after[i] {
+				t.Errorf("%s: failed SetParams changed parameter %d", name, i)
+			}
+		}
+	}
+}
+
+// TestProductGradHugeVariance checks that a product whose first part's
+// variance is near the float64 maximum (and whose product variance is
+// finite) has finite gradients equal to 2^1000 times those of the same
+// product with that variance divided by 2^1000.
+func TestProductGradHugeVariance(t *testing.T) {
+	const d, n, m = 3, 7, 5
+	rng := rand.New(rand.NewPCG(3, 4))
+	x := mat.NewDense(n, d, nil)
+	z := mat.NewDense(m, d, nil)
+	for i := 0; i < n; i++ {
+		for j := 0; j < d; j++ {
+			x.Set(i, j, rng.NormFloat64())
+		}
+	}
+	for i := 0; i < m; i++ {
+		for j := 0; j < d; j++ {
+			z.Set(i, j, rng.NormFloat64())
+		}
+	}
+	dK := mat.NewDense(n, m, nil)
+	for i := 0; i < n; i++ {
+		for j := 0; j < m; j++ {
+			dK.Set(i, j, 100*rng.NormFloat64())
+		}
+	}
+	grads := func(v1 float64) (*mat.Dense, *mat.Dense, []float64) {
+		a, _ := NewRBF(d, 0.8, v1)
+		b, _ := NewMatern32(d, 1.3, 0x1p-30)
+		pr, err := NewProduct(a, b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		K := mat.NewDense(n, m, nil)
+		pr.Matrix(K, x, z)
+		dx := mat.NewDense(n, d, nil)
+		dz := mat.NewDense(m, d, nil)
+		dp := make([]float64, pr.NumParams())
+		pr.MatrixGrad(dK, K, x, z, dx, dz, dp)
+		return dx, dz, dp
+	}
+	const v = 0x1p1020
+	hx, hz, hp := grads(v)
+	sx, sz, sp := grads(v / 0x1p1000)
+	near := func(what string, got, small float64) {
+		want := small * 0x1p1000
+		if math.IsInf(got, 0) || math.IsNaN(got) || math.Abs(got-want) > 1e-12*math.Abs(want)+1e-300 {
+			t.Errorf("%s = %g, want %g", what, got, want)
+		}
+	}
+	for i := 0; i < n; i++ {
+		for j := 0; j < d; j++ {
+			near("dx", hx.At(i, j), sx.At(i, j))
+		}
+	}
+	for i := 0; i < m; i++ {
+		for j := 0; j < d; j++ {
+			near("dz", hz.At(i, j), sz.At(i, j))
+		}
+	}
+	// Every entry scales with σ₁² except the gradient of part 0's own
+	// (unconstrained) variance, Σ dK ⊙ K₂ ⊙ k̂₁, which does not depend on it.
+	near("dℓ₁", hp[0], sp[0])
+	if math.Abs(hp[1]-sp[1]) > 1e-12*math.Abs(sp[1]) {
+		t.Errorf("dσ₁² = %g, want %g", hp[1], sp[1])
+	}
+	for k := 2; k < len(hp); k++ {
+		near("dparams", hp[k], sp[k])
+	}
+}
