@@ -620,90 +620,62 @@ func trsmFile(isa string, kernel func(w *asmWriter, upper bool, name string)) []
 	return w.Bytes()
 }
 
-// trsmAVX512Kernel writes one 14×16 gemm-trsm kernel: the GEMM loop of
-// avx512Kernel, then R := alpha*C - acc and the substitution with the 14×14
-// triangle held in t, rows solved first to last (lower) or last to first
-// (upper), each row stored to C and to x as soon as it is final. The
-// triangle's entries come in as embedded broadcasts of the FMAs.
-func trsmAVX512Kernel(w *asmWriter, upper bool, name string) {
-	const mr, nr = 14, 16
-	trsmKernelDoc(w, mr, nr, upper, name)
-	w.f("//")
-	w.f("// Register map:")
-	w.f("//")
-	w.f("//	CX      k, then remaining steps; DX unrolled-loop counter")
-	w.f("//	AX      packed A micro-panel (14 values per step p)")
-	w.f("//	BX      packed B micro-panel (16 values per step p)")
-	w.f("//	DI      tile C; SI ldc in bytes; R8 scratch; R9 x; R10 t")
-	w.f("//	Z0-Z27  accumulators, then rows of X: row i is Z(2i) (columns 0-7), Z(2i+1) (columns 8-15)")
-	w.f("//	Z28,Z29 row p of B")
-	w.f("//	Z30     alpha in the epilogue")
-	w.f("TEXT ·%s(SB), NOSPLIT, $0-64", name)
-	w.i("MOVQ k+0(FP), CX")
-	w.i("MOVQ a+16(FP), AX")
-	w.i("MOVQ b+24(FP), BX")
-	w.i("MOVQ t+32(FP), R10")
-	w.i("MOVQ c+40(FP), DI")
-	w.i("MOVQ ldc+48(FP), SI")
-	w.i("MOVQ x+56(FP), R9")
-	w.i("SHLQ $3, SI")
-	avx512Loop(w, mr)
-	// R := alpha*C - acc, row by row.
-	w.i("VBROADCASTSD alpha+8(FP), Z30")
-	w.i("MOVQ DI, R8")
-	for r := 0; r < mr; r++ {
-		w.i("VFMSUB231PD (R8), Z30, Z%d", 2*r)
-		w.i("VFMSUB231PD 64(R8), Z30, Z%d", 2*r+1)
-		if r < mr-1 {
-			w.i("ADDQ SI, R8")
-		}
-	}
-	// Substitution: row i -= t[i][p]·row p for the rows p solved before it
-	// (in increasing p), then row i *= t[i][i].
-	for s := 0; s < mr; s++ {
-		i, p0, p1 := s, 0, s
-		if upper {
-			i, p0, p1 = mr-1-s, mr-s, mr
-		}
-		for p := p0; p < p1; p++ {
-			w.i("VFNMADD231PD.BCST %d(R10), Z%d, Z%d", 8*(i*mr+p), 2*p, 2*i)
-			w.i("VFNMADD231PD.BCST %d(R10), Z%d, Z%d", 8*(i*mr+p), 2*p+1, 2*i+1)
-		}
-		w.i("VMULPD.BCST %d(R10), Z%d, Z%d", 8*(i*mr+i), 2*i, 2*i)
-		w.i("VMULPD.BCST %d(R10), Z%d, Z%d", 8*(i*mr+i), 2*i+1, 2*i+1)
-		if i == 0 {
-			w.i("VMOVUPD Z%d, (DI)", 2*i)
-			w.i("VMOVUPD Z%d, 64(DI)", 2*i+1)
-		} else {
-			w.i("IMUL3Q $%d, SI, R8", i)
-			w.i("VMOVUPD Z%d, (DI)(R8*1)", 2*i)
-			w.i("VMOVUPD Z%d, 64(DI)(R8*1)", 2*i+1)
-		}
-		w.i("VMOVUPD Z%d, %d(R9)", 2*i, i*nr*8)
-		w.i("VMOVUPD Z%d, %d(R9)", 2*i+1, i*nr*8+64)
-	}
-	w.i("VZEROUPPER")
-	w.i("RET")
-	w.f("")
+// x86Trsm describes one amd64 gemm-trsm kernel for x86TrsmKernel.
+type x86Trsm struct {
+	mr, nr int
+	reg    string                       // vector register prefix: "Z" or "Y"
+	vec    int                          // bytes per vector register
+	loop   func(w *asmWriter, rows int) // the GEMM loop of the instruction set's kernel
+	alpha  int                          // register holding alpha in the epilogue
+	bcast  int                          // register for broadcast triangle entries; −1: embedded broadcasts
+	regMap []string                     // the register-map comment lines
 }
 
-// trsmAVX2Kernel writes one gemm-trsm kernel: the GEMM loop of avx2Kernel,
-// then R := alpha*C - acc and the substitution with the 6×6 triangle held
-// in t, rows solved first to last (lower) or last to first (upper), each
-// row stored to C and to x as soon as it is final.
+// trsmAVX512Kernel writes one 14×16 gemm-trsm kernel on the GEMM loop of
+// avx512Kernel; the triangle's entries come in as embedded broadcasts of
+// the FMAs (see x86TrsmKernel).
+func trsmAVX512Kernel(w *asmWriter, upper bool, name string) {
+	x86TrsmKernel(w, x86Trsm{mr: 14, nr: 16, reg: "Z", vec: 64, loop: avx512Loop, alpha: 30, bcast: -1, regMap: []string{
+		"CX      k, then remaining steps; DX unrolled-loop counter",
+		"AX      packed A micro-panel (14 values per step p)",
+		"BX      packed B micro-panel (16 values per step p)",
+		"DI      tile C; SI ldc in bytes; R8 scratch; R9 x; R10 t",
+		"Z0-Z27  accumulators, then rows of X: row i is Z(2i) (columns 0-7), Z(2i+1) (columns 8-15)",
+		"Z28,Z29 row p of B",
+		"Z30     alpha in the epilogue",
+	}}, upper, name)
+}
+
+// trsmAVX2Kernel writes one 6×8 gemm-trsm kernel on the GEMM loop of
+// avx2Kernel, broadcasting each of the triangle's entries into Y15 (see
+// x86TrsmKernel).
 func trsmAVX2Kernel(w *asmWriter, upper bool, name string) {
-	const mr, nr = 6, 8
+	x86TrsmKernel(w, x86Trsm{mr: 6, nr: 8, reg: "Y", vec: 32, loop: avx2Loop, alpha: 14, bcast: 15, regMap: []string{
+		"CX       k, then remaining steps; DX unrolled-loop counter",
+		"AX       packed A micro-panel (6 values per step p)",
+		"BX       packed B micro-panel (8 values per step p)",
+		"DI       tile C; SI ldc in bytes; R8 scratch; R9 x; R10 t",
+		"Y0-Y11   accumulators, then rows of X: row i is Y(2i) (columns 0-3), Y(2i+1) (columns 4-7)",
+		"Y12,Y13  row p of B",
+		"Y14,Y15  broadcast A values; alpha and the triangle's entries in the epilogue",
+	}}, upper, name)
+}
+
+// x86TrsmKernel writes one amd64 gemm-trsm kernel: the GEMM loop of the
+// instruction set's kernel, then R := alpha*C - acc and the substitution
+// with the MR×MR triangle held in t, rows solved first to last (lower) or
+// last to first (upper), each row stored to C and to x as soon as it is
+// final. A row of the tile is two vector registers.
+func x86TrsmKernel(w *asmWriter, k x86Trsm, upper bool, name string) {
+	mr, nr, v := k.mr, k.nr, k.vec
+	reg := func(n int) string { return fmt.Sprintf("%s%d", k.reg, n) }
 	trsmKernelDoc(w, mr, nr, upper, name)
 	w.f("//")
 	w.f("// Register map:")
 	w.f("//")
-	w.f("//	CX       k, then remaining steps; DX unrolled-loop counter")
-	w.f("//	AX       packed A micro-panel (6 values per step p)")
-	w.f("//	BX       packed B micro-panel (8 values per step p)")
-	w.f("//	DI       tile C; SI ldc in bytes; R8 scratch; R9 x; R10 t")
-	w.f("//	Y0-Y11   accumulators, then rows of X: row i is Y(2i) (columns 0-3), Y(2i+1) (columns 4-7)")
-	w.f("//	Y12,Y13  row p of B")
-	w.f("//	Y14,Y15  broadcast A values; alpha and the triangle's entries in the epilogue")
+	for _, l := range k.regMap {
+		w.f("//	%s", l)
+	}
 	w.f("TEXT ·%s(SB), NOSPLIT, $0-64", name)
 	w.i("MOVQ k+0(FP), CX")
 	w.i("MOVQ a+16(FP), AX")
@@ -713,13 +685,13 @@ func trsmAVX2Kernel(w *asmWriter, upper bool, name string) {
 	w.i("MOVQ ldc+48(FP), SI")
 	w.i("MOVQ x+56(FP), R9")
 	w.i("SHLQ $3, SI")
-	avx2Loop(w, mr)
+	k.loop(w, mr)
 	// R := alpha*C - acc, row by row.
-	w.i("VBROADCASTSD alpha+8(FP), Y14")
+	w.i("VBROADCASTSD alpha+8(FP), %s", reg(k.alpha))
 	w.i("MOVQ DI, R8")
 	for r := 0; r < mr; r++ {
-		w.i("VFMSUB231PD (R8), Y14, Y%d", 2*r)
-		w.i("VFMSUB231PD 32(R8), Y14, Y%d", 2*r+1)
+		w.i("VFMSUB231PD (R8), %s, %s", reg(k.alpha), reg(2*r))
+		w.i("VFMSUB231PD %d(R8), %s, %s", v, reg(k.alpha), reg(2*r+1))
 		if r < mr-1 {
 			w.i("ADDQ SI, R8")
 		}
@@ -732,23 +704,35 @@ func trsmAVX2Kernel(w *asmWriter, upper bool, name string) {
 			i, p0, p1 = mr-1-s, mr-s, mr
 		}
 		for p := p0; p < p1; p++ {
-			w.i("VBROADCASTSD %d(R10), Y15", 8*(i*mr+p))
-			w.i("VFNMADD231PD Y%d, Y15, Y%d", 2*p, 2*i)
-			w.i("VFNMADD231PD Y%d, Y15, Y%d", 2*p+1, 2*i+1)
+			off := 8 * (i*mr + p)
+			if k.bcast < 0 {
+				w.i("VFNMADD231PD.BCST %d(R10), %s, %s", off, reg(2*p), reg(2*i))
+				w.i("VFNMADD231PD.BCST %d(R10), %s, %s", off, reg(2*p+1), reg(2*i+1))
+				continue
+			}
+			w.i("VBROADCASTSD %d(R10), %s", off, reg(k.bcast))
+			w.i("VFNMADD231PD %s, %s, %s", reg(2*p), reg(k.bcast), reg(2*i))
+			w.i("VFNMADD231PD %s, %s, %s", reg(2*p+1), reg(k.bcast), reg(2*i+1))
 		}
-		w.i("VBROADCASTSD %d(R10), Y15", 8*(i*mr+i))
-		w.i("VMULPD Y15, Y%d, Y%d", 2*i, 2*i)
-		w.i("VMULPD Y15, Y%d, Y%d", 2*i+1, 2*i+1)
+		off := 8 * (i*mr + i)
+		if k.bcast < 0 {
+			w.i("VMULPD.BCST %d(R10), %s, %s", off, reg(2*i), reg(2*i))
+			w.i("VMULPD.BCST %d(R10), %s, %s", off, reg(2*i+1), reg(2*i+1))
+		} else {
+			w.i("VBROADCASTSD %d(R10), %s", off, reg(k.bcast))
+			w.i("VMULPD %s, %s, %s", reg(k.bcast), reg(2*i), reg(2*i))
+			w.i("VMULPD %s, %s, %s", reg(k.bcast), reg(2*i+1), reg(2*i+1))
+		}
 		if i == 0 {
-			w.i("VMOVUPD Y%d, (DI)", 2*i)
-			w.i("VMOVUPD Y%d, 32(DI)", 2*i+1)
+			w.i("VMOVUPD %s, (DI)", reg(2*i))
+			w.i("VMOVUPD %s, %d(DI)", reg(2*i+1), v)
 		} else {
 			w.i("IMUL3Q $%d, SI, R8", i)
-			w.i("VMOVUPD Y%d, (DI)(R8*1)", 2*i)
-			w.i("VMOVUPD Y%d, 32(DI)(R8*1)", 2*i+1)
+			w.i("VMOVUPD %s, (DI)(R8*1)", reg(2*i))
+			w.i("VMOVUPD %s, %d(DI)(R8*1)", reg(2*i+1), v)
 		}
-		w.i("VMOVUPD Y%d, %d(R9)", 2*i, i*nr*8)
-		w.i("VMOVUPD Y%d, %d(R9)", 2*i+1, i*nr*8+32)
+		w.i("VMOVUPD %s, %d(R9)", reg(2*i), i*nr*8)
+		w.i("VMOVUPD %s, %d(R9)", reg(2*i+1), i*nr*8+v)
 	}
 	w.i("VZEROUPPER")
 	w.i("RET")
