@@ -127,7 +127,11 @@ func growI(s []int, n int) []int {
 }
 
 // uniqueGram fills s.ku (nu×nu, symmetric) with k_g among the distinct
-// patches and, if r2 is set, s.r2 with their squared distances.
+// patches and, if r2 is set, s.r2 with their squared distances. Each row's
+// strict upper part is formed in place (Dsyrk wrote only the upper
+// triangle), then mirrorUpper copies it below the diagonal: writing the
+// mirror column by column inside the row loop missed the cache on every
+// store once the matrix outgrew L2 (784 patches: 4.9 MB).
 func (k *Kernel) uniqueGram(s *scratch, nu, d int, r2 bool) {
 	s.ku = grow(s.ku, nu*nu)
 	serial.Dsyrk(gblas.Upper, gblas.NoTrans, nu, d, 1, s.xu, d, 0, s.ku, nu)
@@ -137,26 +141,48 @@ func (k *Kernel) uniqueGram(s *scratch, nu, d int, r2 bool) {
 	c := -0.5 / (k.ell * k.ell)
 	for a := 0; a < nu; a++ {
 		s.ku[a*nu+a] = k.variance
+		// The strict upper part of row a holds inner products; it becomes
+		// the exponents, then (by asm.Exp) the covariances.
+		row := s.ku[a*nu+a+1 : a*nu+nu]
+		var r2row []float64
 		if r2 {
 			s.r2[a*nu+a] = 0
+			r2row = s.r2[a*nu+a+1 : a*nu+nu]
 		}
-		// The strict upper part of row a holds inner products; it becomes
-		// the exponents, then (by asm.Exp) the covariances, mirrored into
-		// column a, whose entries below the diagonal Dsyrk did not write.
-		row := s.ku[a*nu+a+1 : a*nu+nu]
 		for j, g := range row {
 			b := a + 1 + j
 			d2 := max(s.xun[a]+s.xun[b]-2*g, 0) // NaN stays NaN, as with math.Max
-			if r2 {
-				s.r2[a*nu+b], s.r2[b*nu+a] = d2, d2
+			if r2row != nil {
+				r2row[j] = d2
 			}
 			row[j] = c * d2
 		}
 		asm.Exp(row, row)
 		for j, e := range row {
-			v := k.variance * e
-			row[j] = v
-			s.ku[(a+1+j)*nu+a] = v
+			row[j] = k.variance * e
+		}
+	}
+	mirrorUpper(s.ku[:nu*nu], nu)
+	if r2 {
+		mirrorUpper(s.r2[:nu*nu], nu)
+	}
+}
+
+// mirrorUpper copies the strict upper triangle of the row-major n×n matrix
+// a into its strict lower triangle, in square tiles that stay in the L1
+// cache, so that each store goes to a line the tile has already loaded.
+func mirrorUpper(a []float64, n int) {
+	const bs = 32
+	for i0 := 0; i0 < n; i0 += bs {
+		i1 := min(i0+bs, n)
+		for j0 := i0; j0 < n; j0 += bs {
+			j1 := min(j0+bs, n)
+			for j := j0; j < j1; j++ {
+				dst := a[j*n : j*n+n]
+				for i := i0; i < min(i1, j); i++ {
+					dst[i] = a[i*n+j]
+				}
+			}
 		}
 	}
 }
