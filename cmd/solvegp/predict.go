@@ -4,9 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
-	"math"
 	"strconv"
 
 	"gonum.org/v1/gonum/mat"
@@ -17,76 +17,57 @@ import (
 
 // loadInputs reads the inputs of a CSV file for the model in b: a file
 // with exactly d columns is all inputs; one with d+1 columns has its target
-// column (-target, default last) dropped; y is returned when needTarget.
-// Labels that do not suit the likelihood and inputs too far from the
-// training data for the model to predict are reported as file:line:column.
-func loadInputs(b *modelfile.Bundle, path string, csv *csvFlags, needTarget bool) (x *mat.Dense, y []float64, err error) {
+// column (-target, default last) dropped; Y is set when needTarget. Labels
+// that do not suit the likelihood are reported as file:line:column.
+func loadInputs(b *modelfile.Bundle, path string, csv *csvFlags, needTarget bool) (*data.Table, error) {
 	opts, err := csv.options()
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	d, _, _, _ := b.Model.Dims()
-	var tab *data.Table
 	if needTarget {
-		tab, err = data.LoadCSV(path, opts)
+		tab, err := data.LoadCSV(path, opts)
 		if err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 		if _, c := tab.X.Dims(); c != d {
-			return nil, nil, fmt.Errorf("%s: %d input columns besides the target, the model was trained on %d", path, c, d)
+			return nil, fmt.Errorf("%s: %d input columns besides the target, the model was trained on %d", path, c, d)
 		}
 		if err := checkLabels(path, tab, b.Model.Likelihood()); err != nil {
-			return nil, nil, err
+			return nil, err
 		}
-	} else {
-		opts.NoTarget = true
-		tab, err = data.LoadCSV(path, opts)
-		if err != nil {
-			return nil, nil, err
-		}
-		switch _, c := tab.X.Dims(); {
-		case c == d:
-		case c == d+1:
-			opts.NoTarget = false
-			tab, err = data.LoadCSV(path, opts)
-			if err != nil {
-				return nil, nil, err
-			}
-		default:
-			return nil, nil, fmt.Errorf("%s: %d columns, the model takes %d inputs", path, c, d)
-		}
+		return tab, nil
 	}
-	if err := checkInputRange(path, tab, b.Standardizer); err != nil {
-		return nil, nil, err
+	opts.NoTarget = true
+	tab, err := data.LoadCSV(path, opts)
+	if err != nil {
+		return nil, err
 	}
-	return tab.X, tab.Y, nil
+	switch _, c := tab.X.Dims(); {
+	case c == d:
+		return tab, nil
+	case c == d+1:
+		opts.NoTarget = false
+		return data.LoadCSV(path, opts)
+	default:
+		return nil, fmt.Errorf("%s: %d columns, the model takes %d inputs", path, c, d)
+	}
 }
 
-// checkInputRange reports the first input of tab, read from file, that
-// lies more than modelfile.MaxInput training standard deviations from the
-// training mean (the limit beyond which the model refuses to predict), as
+// inputError names file in an error of prediction on the inputs of tab,
+// and gives an input the model refuses (modelfile.InputError) as
 // file:line:column.
-func checkInputRange(file string, tab *data.Table, std *data.Standardizer) error {
-	xs := mat.DenseCopyOf(tab.X)
-	if std != nil {
-		if err := std.TransformX(xs); err != nil {
-			return fmt.Errorf("%s: %w", file, err)
-		}
+func inputError(file string, tab *data.Table, err error) error {
+	var ie *modelfile.InputError
+	if !errors.As(err, &ie) {
+		return fmt.Errorf("%s: %w", file, err)
 	}
-	r, _ := xs.Dims()
-	for i := 0; i < r; i++ {
-		for j, v := range xs.RawRowView(i) {
-			if !(math.Abs(v) <= modelfile.MaxInput) {
-				line, col := tab.Pos(i, j)
-				msg := fmt.Sprintf("input %g is beyond the limit of %g", tab.X.At(i, j), modelfile.MaxInput)
-				if std != nil {
-					msg = fmt.Sprintf("input %g is %.3g training standard deviations from the mean, beyond the limit of %g", tab.X.At(i, j), v, modelfile.MaxInput)
-				}
-				return &data.ParseError{File: file, Line: line, Column: col, Msg: msg}
-			}
-		}
+	line, col := tab.Pos(ie.Row, ie.Col)
+	msg := fmt.Sprintf("input %g is beyond the limit of %g", ie.Value, modelfile.MaxInput)
+	if ie.Standardized {
+		msg = fmt.Sprintf("input %g is %.3g training standard deviations from the mean, beyond the limit of %g", ie.Value, ie.Scaled, modelfile.MaxInput)
 	}
-	return nil
+	return &data.ParseError{File: file, Line: line, Column: col, Msg: msg}
 }
 
 func runPredict(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -114,13 +95,13 @@ ignored. For a single latent function the output columns are
 	if err != nil {
 		return fail(stderr, "predict", err)
 	}
-	x, _, err := loadInputs(b, fs.Arg(0), &csv, false)
+	tab, err := loadInputs(b, fs.Arg(0), &csv, false)
 	if err != nil {
 		return fail(stderr, "predict", err)
 	}
-	pred, err := b.Predict(x)
+	pred, err := b.Predict(tab.X)
 	if err != nil {
-		return fail(stderr, "predict", fmt.Errorf("%s: %w", fs.Arg(0), err))
+		return fail(stderr, "predict", inputError(fs.Arg(0), tab, err))
 	}
 	var buf bytes.Buffer
 	writePredictions(&buf, pred)
@@ -190,13 +171,13 @@ the evidence lower bound of the model on that data.`, stderr)
 	if err != nil {
 		return fail(stderr, "eval", err)
 	}
-	x, y, err := loadInputs(b, fs.Arg(0), &csv, true)
+	tab, err := loadInputs(b, fs.Arg(0), &csv, true)
 	if err != nil {
 		return fail(stderr, "eval", err)
 	}
-	m, err := evaluate(b, x, y, true)
+	m, err := evaluate(b, tab.X, tab.Y, true)
 	if err != nil {
-		return fail(stderr, "eval", fmt.Errorf("%s: %w", fs.Arg(0), err))
+		return fail(stderr, "eval", inputError(fs.Arg(0), tab, err))
 	}
 	if *asJSON {
 		enc := json.NewEncoder(stdout)

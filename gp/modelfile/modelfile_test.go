@@ -241,6 +241,13 @@ func TestPredictUnits(t *testing.T) {
 	if _, err := b.Predict(x); !errors.Is(err, gp.ErrValue) || !strings.Contains(err.Error(), "beyond") {
 		t.Fatalf("huge input: %v", err)
 	}
+	// The error gives the position and values, for callers that map it
+	// back to a file.
+	var ie *InputError
+	if _, err := b.Predict(x); !errors.As(err, &ie) || ie.Row != 1 || ie.Col != 1 || ie.Value != 1e200 ||
+		!(ie.Scaled > MaxInput) || ie.Standardized != (b.Standardizer != nil) {
+		t.Fatalf("huge input: %v (%+v)", err, ie)
+	}
 	x.Set(1, 1, 3e100) // 3e100 − 2 over scale 4 is within MaxInput
 	if _, err := b.Predict(x); err != nil {
 		t.Fatalf("large input: %v", err)

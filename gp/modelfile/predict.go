@@ -28,6 +28,33 @@ type Prediction struct {
 // are still far from overflowing float64.
 const MaxInput = 1e100
 
+// InputError reports a test input that Predict and LogPredictive refuse:
+// a NaN or infinite value, or one more than MaxInput training standard
+// deviations from the training mean. It wraps gp.ErrValue, so errors.Is(err,
+// gp.ErrValue) holds, and gives the position so that callers reading x from
+// a file can name the line and column.
+type InputError struct {
+	Row, Col int     // 0-based position of the value in x
+	Value    float64 // the value as given
+	// Scaled is the value after standardization, in training standard
+	// deviations from the mean when Standardized is set (the bundle has a
+	// Standardizer), else the value itself. It is the value compared with
+	// MaxInput; it is not set for a NaN or infinite input.
+	Scaled       float64
+	Standardized bool
+}
+
+// Error describes the input and why it is refused.
+func (e *InputError) Error() string {
+	if math.IsNaN(e.Value) || math.IsInf(e.Value, 0) {
+		return fmt.Sprintf("%v: input [%d][%d] is %g", gp.ErrValue, e.Row, e.Col, e.Value)
+	}
+	return fmt.Sprintf("%v: input [%d][%d] = %g is %g training standard deviations from the mean, beyond %g", gp.ErrValue, e.Row, e.Col, e.Value, e.Scaled, MaxInput)
+}
+
+// Unwrap returns gp.ErrValue.
+func (e *InputError) Unwrap() error { return gp.ErrValue }
+
 // Predictor is an immutable snapshot of a Bundle for prediction in the
 // original units of the data. Its methods are safe for concurrent use.
 // Like gp.Predictor it refers to the model's kernel and likelihood, whose
@@ -90,7 +117,7 @@ func (p *Predictor) standardize(x mat.Matrix) (*mat.Dense, error) {
 	for i := 0; i < r; i++ {
 		for j, v := range xs.RawRowView(i) {
 			if math.IsNaN(v) || math.IsInf(v, 0) {
-				return nil, fmt.Errorf("%w: input [%d][%d] is %g", gp.ErrValue, i, j, v)
+				return nil, &InputError{Row: i, Col: j, Value: v}
 			}
 		}
 	}
@@ -105,7 +132,7 @@ func (p *Predictor) standardize(x mat.Matrix) (*mat.Dense, error) {
 	for i := 0; i < r; i++ {
 		for j, v := range xs.RawRowView(i) {
 			if !(math.Abs(v) <= MaxInput) {
-				return nil, fmt.Errorf("%w: input [%d][%d] = %g is %g training standard deviations from the mean, beyond %g", gp.ErrValue, i, j, x.At(i, j), v, MaxInput)
+				return nil, &InputError{Row: i, Col: j, Value: x.At(i, j), Scaled: v, Standardized: p.std != nil}
 			}
 		}
 	}
