@@ -333,29 +333,25 @@ func (pr *Product) MatrixGrad(dK, K *mat.Dense, x, z mat.Matrix, dx, dz *mat.Den
 				scale += max(exps[j], 0)
 			}
 		}
-		if dkExp+scale <= safeExp {
-			for j := range pr.parts {
-				if j == i {
-					continue
-				}
-				kj := buf[j*nm : (j+1)*nm]
-				for e := range adj {
-					adj[e] *= kj[e]
-				}
-			}
-			part.MatrixGrad(adjM, ks[i], x, z, dx, dz, pr.sub(dparams, i))
-			continue
-		}
+		direct := dkExp+scale <= safeExp
 		for j := range pr.parts {
 			if j == i {
 				continue
 			}
-			kj, sh := buf[j*nm:(j+1)*nm], -max(exps[j], 0)
+			// f is exact: 1 on the direct path, else 2^−exps[j].
+			kj, f := buf[j*nm:(j+1)*nm], 1.0
+			if !direct {
+				f = math.Ldexp(1, -max(exps[j], 0))
+			}
 			for e := range adj {
-				adj[e] *= math.Ldexp(kj[e], sh)
+				adj[e] *= kj[e] * f
 			}
 		}
-		pr.scaledGrad(part, scale, adjM, ks[i], x, z, dx, dz, pr.sub(dparams, i))
+		if direct {
+			part.MatrixGrad(adjM, ks[i], x, z, dx, dz, pr.sub(dparams, i))
+		} else {
+			pr.scaledGrad(part, scale, adjM, ks[i], x, z, dx, dz, pr.sub(dparams, i))
+		}
 	}
 }
 
