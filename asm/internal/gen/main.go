@@ -116,36 +116,7 @@ func avx512Kernel(w *asmWriter, rows int, name string) {
 	w.i("MOVQ ldc+48(FP), SI")
 	w.i("SHLQ $3, SI")
 	avx512Loop(w, rows)
-	w.i("VBROADCASTSD alpha+8(FP), Z30")
-	for r := 0; r < 2*rows; r++ {
-		w.i("VMULPD Z30, Z%d, Z%d", r, r)
-	}
-	w.i("MOVQ beta+32(FP), R8")
-	w.i("SHLQ $1, R8") // beta == ±0 exactly when the shifted bits are zero
-	w.i("JZ   store")
-	w.i("VBROADCASTSD beta+32(FP), Z31")
-	for r := 0; r < rows; r++ {
-		w.i("VFMADD231PD (DI), Z31, Z%d", 2*r)
-		w.i("VFMADD231PD 64(DI), Z31, Z%d", 2*r+1)
-		w.i("VMOVUPD Z%d, (DI)", 2*r)
-		w.i("VMOVUPD Z%d, 64(DI)", 2*r+1)
-		if r < rows-1 {
-			w.i("ADDQ SI, DI")
-		}
-	}
-	w.i("VZEROUPPER")
-	w.i("RET")
-	w.f("store:")
-	for r := 0; r < rows; r++ {
-		w.i("VMOVUPD Z%d, (DI)", 2*r)
-		w.i("VMOVUPD Z%d, 64(DI)", 2*r+1)
-		if r < rows-1 {
-			w.i("ADDQ SI, DI")
-		}
-	}
-	w.i("VZEROUPPER")
-	w.i("RET")
-	w.f("")
+	gemmEpilogue(w, "Z", 64, rows, 30, 31)
 }
 
 // avx512Loop writes the k loop of the 14×16 AVX-512 kernels for the first
@@ -215,6 +186,44 @@ func avx512Loop(w *asmWriter, rows int) {
 	w.f("done:")
 }
 
+// gemmEpilogue writes the end of an amd64 GEMM kernel over rows rows of
+// two vector registers each (reg "Z" or "Y", vec bytes per register,
+// accumulators reg0..reg(2·rows−1)): C := alpha·acc when beta is ±0 (C is
+// not read), else beta·C + alpha·acc, stored row by row from DI with
+// stride SI. alpha and beta are broadcast into registers a and b.
+func gemmEpilogue(w *asmWriter, reg string, vec, rows, a, b int) {
+	w.i("VBROADCASTSD alpha+8(FP), %s%d", reg, a)
+	for r := 0; r < 2*rows; r++ {
+		w.i("VMULPD %s%d, %s%d, %s%d", reg, a, reg, r, reg, r)
+	}
+	w.i("MOVQ beta+32(FP), R8")
+	w.i("SHLQ $1, R8") // beta == ±0 exactly when the shifted bits are zero
+	w.i("JZ   store")
+	w.i("VBROADCASTSD beta+32(FP), %s%d", reg, b)
+	for r := 0; r < rows; r++ {
+		w.i("VFMADD231PD (DI), %s%d, %s%d", reg, b, reg, 2*r)
+		w.i("VFMADD231PD %d(DI), %s%d, %s%d", vec, reg, b, reg, 2*r+1)
+		w.i("VMOVUPD %s%d, (DI)", reg, 2*r)
+		w.i("VMOVUPD %s%d, %d(DI)", reg, 2*r+1, vec)
+		if r < rows-1 {
+			w.i("ADDQ SI, DI")
+		}
+	}
+	w.i("VZEROUPPER")
+	w.i("RET")
+	w.f("store:")
+	for r := 0; r < rows; r++ {
+		w.i("VMOVUPD %s%d, (DI)", reg, 2*r)
+		w.i("VMOVUPD %s%d, %d(DI)", reg, 2*r+1, vec)
+		if r < rows-1 {
+			w.i("ADDQ SI, DI")
+		}
+	}
+	w.i("VZEROUPPER")
+	w.i("RET")
+	w.f("")
+}
+
 // avx2 generates the 6×8 AVX2+FMA kernel.
 //
 // Register map:
@@ -263,36 +272,7 @@ func avx2Kernel(w *asmWriter, rows int, name string) {
 	w.i("MOVQ ldc+48(FP), SI")
 	w.i("SHLQ $3, SI")
 	avx2Loop(w, rows)
-	w.i("VBROADCASTSD alpha+8(FP), Y14")
-	for r := 0; r < 2*rows; r++ {
-		w.i("VMULPD Y14, Y%d, Y%d", r, r)
-	}
-	w.i("MOVQ beta+32(FP), R8")
-	w.i("SHLQ $1, R8")
-	w.i("JZ   store")
-	w.i("VBROADCASTSD beta+32(FP), Y15")
-	for r := 0; r < rows; r++ {
-		w.i("VFMADD231PD (DI), Y15, Y%d", 2*r)
-		w.i("VFMADD231PD 32(DI), Y15, Y%d", 2*r+1)
-		w.i("VMOVUPD Y%d, (DI)", 2*r)
-		w.i("VMOVUPD Y%d, 32(DI)", 2*r+1)
-		if r < rows-1 {
-			w.i("ADDQ SI, DI")
-		}
-	}
-	w.i("VZEROUPPER")
-	w.i("RET")
-	w.f("store:")
-	for r := 0; r < rows; r++ {
-		w.i("VMOVUPD Y%d, (DI)", 2*r)
-		w.i("VMOVUPD Y%d, 32(DI)", 2*r+1)
-		if r < rows-1 {
-			w.i("ADDQ SI, DI")
-		}
-	}
-	w.i("VZEROUPPER")
-	w.i("RET")
-	w.f("")
+	gemmEpilogue(w, "Y", 32, rows, 14, 15)
 }
 
 // Prefetch distances of the AVX-512 kernel (bytes ahead of the current
