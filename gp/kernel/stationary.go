@@ -536,8 +536,6 @@ func (k *Stationary) Matrix(dst *mat.Dense, x, z mat.Matrix) {
 	if same {
 		nz = nx
 	}
-	dr := distRows{xs: xs, zs: zs, nx: nx, nz: nz, d: d}
-	dr.prepare(xd, zd)
 	raw := dst.RawMatrix()
 	ld := raw.Stride
 	work := n * m
@@ -545,7 +543,8 @@ func (k *Stationary) Matrix(dst *mat.Dense, x, z mat.Matrix) {
 		work /= 2
 	}
 	mt := matrixTasks.Get().(*matrixTask)
-	*mt = matrixTask{k: k, data: raw.Data, ld: ld, dr: &dr, m: m, same: same}
+	*mt = matrixTask{k: k, data: raw.Data, ld: ld, dr: distRows{xs: xs, zs: zs, nx: nx, nz: nz, d: d}, m: m, same: same}
+	mt.dr.prepare(xd, zd)
 	forChunks(n, work, k.workers, mt)
 	*mt = matrixTask{}
 	matrixTasks.Put(mt)
@@ -559,7 +558,7 @@ type matrixTask struct {
 	k    *Stationary
 	data []float64 // the kernel matrix, stride ld
 	ld   int
-	dr   *distRows
+	dr   distRows // by value: a pointer to a local would escape, one allocation a call
 	m    int
 	same bool
 }
@@ -692,11 +691,10 @@ func (k *Stationary) MatrixGrad(dK, K *mat.Dense, x, z mat.Matrix, dx, dz *mat.D
 		augment(za, zs, m)
 	}
 	gt := weightTasks.Get().(*weightTask)
-	dr := distRows{xs: xs, zs: zs, nx: nx, nz: nz, d: d}
-	dr.prepare(xd, zd)
-	*gt = weightTask{k: k, dr: &dr, m: m, same: same,
+	*gt = weightTask{k: k, dr: distRows{xs: xs, zs: zs, nx: nx, nz: nz, d: d}, m: m, same: same,
 		dk: dkr.Data, ldk: dkr.Stride, kk: kr.Data, ldkk: kr.Stride, iv: 1 / sc, part: part,
 		d1: d1, xa: xa, za: za, needP: needP, needR: needR, pm: pm, rmPart: rmPart}
+	gt.dr.prepare(xd, zd)
 	forChunks(n, n*m, k.workers, gt)
 	*gt = weightTask{}
 	weightTasks.Put(gt)
@@ -794,7 +792,7 @@ func sqTerm(w, v float64) float64 {
 // weightTask is the loop body of MatrixGrad over row chunks.
 type weightTask struct {
 	k    *Stationary
-	dr   *distRows
+	dr   distRows // by value: a pointer to a local would escape, one allocation a call
 	m    int
 	same bool
 	dk   []float64 // dK, stride ldk

@@ -3,6 +3,7 @@ package kernel
 import (
 	"math"
 	"math/rand/v2"
+	"runtime/debug"
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
@@ -572,6 +573,38 @@ func TestDistProductCoincident(t *testing.T) {
 					t.Fatalf("%v %d ls=%g: k(x_0, x_%d) = %v for coincident points, want 2", f, sz.n, ls, i2, S.At(0, i2))
 				}
 			}
+		}
+	}
+}
+
+// TestStationaryNoAllocations checks that Matrix and MatrixGrad on one
+// goroutine allocate nothing once their pooled scratch exists (a pointer to
+// a local in a pooled task used to escape: one allocation per call).
+func TestStationaryNoAllocations(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector allocates")
+	}
+	// A collection would empty the scratch pools; their refills are not
+	// what this test is about.
+	defer debug.SetGCPercent(debug.SetGCPercent(-1))
+	rng := rand.New(rand.NewPCG(5, 6))
+	k, err := NewMatern32(3, 0.8, 1.2, ARD())
+	if err != nil {
+		t.Fatal(err)
+	}
+	k.SetWorkers(1)
+	x, z := randDense(rng, 40, 3, 1), randDense(rng, 30, 3, 1)
+	K := mat.NewDense(40, 30, nil)
+	dK := randDense(rng, 40, 30, 1)
+	dx, dz := mat.NewDense(40, 3, nil), mat.NewDense(30, 3, nil)
+	dp := make([]float64, k.NumParams())
+	for name, f := range map[string]func(){
+		"Matrix":     func() { k.Matrix(K, x, z) },
+		"MatrixGrad": func() { k.MatrixGrad(dK, K, x, z, dx, dz, dp) },
+	} {
+		f()
+		if a := testing.AllocsPerRun(20, f); a != 0 {
+			t.Errorf("%s: %v allocations per call", name, a)
 		}
 	}
 }
