@@ -364,3 +364,58 @@ func TestCopyBlockSlackFallback(t *testing.T) {
 		CopyBlockSlack(make([]float64, 3), make([]float64, 100), &tiled)
 	}()
 }
+
+// TestCopyBlockSlackTiled3 checks the slack kernels on blocks of 3-element
+// runs that tile the destination, or tile it within each iteration of level
+// 2 with gaps between those (the patch rows of 3x3 single-channel patches,
+// which the AVX-512 backend merges eight at a time), for every number of
+// runs from 1 to 80, so that every remainder of the groups of eight and
+// every level boundary inside a group is exercised. Gaps may be
+// overwritten; nothing past the slack may be.
+func TestCopyBlockSlackTiled3(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	for _, impl := range copyImpls {
+		for total := 1; total <= 80; total++ {
+			for trial := 0; trial < 8; trial++ {
+				// Factor total into n0*n1*n2 at random.
+				var n [3]int
+				rest := total
+				for k := 0; k < 2; k++ {
+					var divs []int
+					for d := 1; d <= rest; d++ {
+						if rest%d == 0 {
+							divs = append(divs, d)
+						}
+					}
+					n[k] = divs[rng.IntN(len(divs))]
+					rest /= n[k]
+				}
+				n[2] = rest
+				var s [3]int
+				for k := range s {
+					s[k] = rng.IntN(12)
+				}
+				g := CopyContiguous(3, n, s) // the destination runs tile dst
+				if trial%2 == 1 {
+					g.DstStride[2] += rng.IntN(7) // gaps between level-2 iterations
+				}
+				ns, nd := copySpan(&g, &g.SrcStride), copySpan(&g, &g.DstStride)
+				src := copyRandSlice(rng, ns+CopySlack)
+				want := copyRandSlice(rng, nd+CopySlack+16)
+				got := append([]float64(nil), want...)
+				copyBlockGeneric(want, src, &g)
+				impl.slack(got, src, &g)
+				for i2 := 0; i2 < g.N[2]; i2++ {
+					for r := 0; r < 3*g.N[0]*g.N[1]; r++ {
+						if i := i2*g.DstStride[2] + r; math.Float64bits(got[i]) != math.Float64bits(want[i]) {
+							t.Fatalf("%s %+v: element %d = %v, want %v", impl.name, g, i, got[i], want[i])
+						}
+					}
+				}
+				if i := copyBitsEqual(got[nd+CopySlack:], want[nd+CopySlack:]); i >= 0 {
+					t.Fatalf("%s %+v: wrote past the slack at %d", impl.name, g, nd+CopySlack+i)
+				}
+			}
+		}
+	}
+}
