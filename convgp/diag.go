@@ -197,6 +197,14 @@ func mirrorUpper(a []float64, n int) {
 // s.gs. F and F' only ever live one row at a time, in the L1 cache: stored
 // whole they were several MB per image, and clearing, filling and rereading
 // them from memory cost more than the arithmetic.
+//
+// The sums over b run in four interleaved partial sums (rowDot, rowPieces):
+// with one accumulator every row was a chain of dependent additions. Diag
+// without pieces and with them add in the same order, so both give the same
+// bits. (Gathering each F_pb over a list of its group's patches instead of
+// scattering w_q t_pq into F_p,rep q measured 1.3-3x slower on the Intel
+// Xeon, even for groups of a dozen patches: the scatter's store-to-load
+// forwarding costs little there.)
 func (k *Kernel) patchSums(s *scratch, nu int, pieces bool) (sv, sl, so float64) {
 	rep := s.rep
 	P := len(rep)
@@ -223,15 +231,15 @@ func (k *Kernel) patchSums(s *scratch, nu int, pieces bool) (sv, sl, so float64)
 			tr := k.klocPP[p*P : p*P+P]
 			if dfr == nil {
 				for q, b := range rep {
-					fr[b] += k.w[q] * tr[q]
+					fr[b] += float64(k.w[q] * tr[q])
 				}
 			} else {
 				clear(dfr)
 				dtr := k.dlocPP[p*P : p*P+P]
 				for q, b := range rep {
 					wq := k.w[q]
-					fr[b] += wq * tr[q]
-					dfr[b] += wq * dtr[q]
+					fr[b] += float64(wq * tr[q])
+					dfr[b] += float64(wq * dtr[q])
 				}
 			}
 		}
@@ -239,34 +247,67 @@ func (k *Kernel) patchSums(s *scratch, nu int, pieces bool) (sv, sl, so float64)
 		kr := s.ku[a*nu : a*nu+nu]
 		wp := k.w[p]
 		if !pieces {
-			var gs float64
-			for b, v := range fr {
-				gs += v * kr[b]
-			}
-			sv += wp * gs
+			sv += wp * rowDot(fr, kr)
 			continue
 		}
-		g := s.f[p*nu : p*nu+nu]
-		r2 := s.r2[a*nu : a*nu+nu]
-		var gs, gl float64
-		for b, v := range fr {
-			gb := v * kr[b]
-			g[b] = gb
-			gs += gb
-			gl += gb * r2[b]
-		}
+		gs, gl := rowPieces(s.f[p*nu:p*nu+nu], fr, kr, s.r2[a*nu:a*nu+nu])
 		s.gs[p] = gs
 		sv += wp * gs
 		sl += wp * gl
 		if dfr != nil {
-			var gd float64
-			for b, v := range dfr {
-				gd += v * kr[b]
-			}
-			so += wp * gd
+			so += wp * rowDot(dfr, kr)
 		}
 	}
 	return sv, sl, so
+}
+
+// rowDot returns Σ_b f[b]·k[b] in four interleaved partial sums, in the
+// order rowPieces uses for its first result.
+func rowDot(f, k []float64) float64 {
+	k = k[:len(f)]
+	var s0, s1, s2, s3 float64
+	i := 0
+	for ; i+4 <= len(f); i += 4 {
+		s0 += float64(f[i] * k[i])
+		s1 += float64(f[i+1] * k[i+1])
+		s2 += float64(f[i+2] * k[i+2])
+		s3 += float64(f[i+3] * k[i+3])
+	}
+	for ; i < len(f); i++ {
+		s0 += float64(f[i] * k[i])
+	}
+	return (s0 + s1) + (s2 + s3)
+}
+
+// rowPieces sets g[b] = f[b]·k[b] and returns Σ_b g[b] (bit for bit
+// rowDot(f, k)) and Σ_b g[b]·r2[b].
+func rowPieces(g, f, k, r2 []float64) (gs, gl float64) {
+	n := len(f)
+	g, k, r2 = g[:n], k[:n], r2[:n]
+	var s0, s1, s2, s3, l0, l1, l2, l3 float64
+	i := 0
+	for ; i+4 <= n; i += 4 {
+		g0 := float64(f[i] * k[i])
+		g1 := float64(f[i+1] * k[i+1])
+		g2 := float64(f[i+2] * k[i+2])
+		g3 := float64(f[i+3] * k[i+3])
+		g[i], g[i+1], g[i+2], g[i+3] = g0, g1, g2, g3
+		s0 += g0
+		s1 += g1
+		s2 += g2
+		s3 += g3
+		l0 += float64(g0 * r2[i])
+		l1 += float64(g1 * r2[i+1])
+		l2 += float64(g2 * r2[i+2])
+		l3 += float64(g3 * r2[i+3])
+	}
+	for ; i < n; i++ {
+		gi := float64(f[i] * k[i])
+		g[i] = gi
+		s0 += gi
+		l0 += float64(gi * r2[i])
+	}
+	return (s0 + s1) + (s2 + s3), (l0 + l1) + (l2 + l3)
 }
 
 // Diag sets dst[n] to the prior variance k_ff(x_n, x_n) of image n.
