@@ -27,6 +27,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime/pprof"
 	"sort"
 	"strings"
 	"time"
@@ -62,6 +63,7 @@ type options struct {
 	linearMean            bool
 	hiddenVar, hiddenInit float64
 	tableOnly             bool
+	cpuProfile            string
 }
 
 // Result is one row of the results tables.
@@ -125,6 +127,7 @@ func main() {
 	flag.Float64Var(&o.hiddenVar, "hidden-variance", 0, "initial hidden-layer kernel variance (0: -variance)")
 	flag.Float64Var(&o.hiddenInit, "hidden-init-var", 0, "initial hidden-layer q covariance v·I (0: the prior)")
 	flag.BoolVar(&o.tableOnly, "table", false, "only rewrite <out>/results.md from <out>/results.jsonl")
+	flag.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the run to this file (go tool pprof)")
 	flag.Parse()
 	if o.tableOnly {
 		if err := writeTable(o.out); err != nil {
@@ -133,10 +136,39 @@ func main() {
 		}
 		return
 	}
-	if err := run(o); err != nil {
+	stop, err := startProfile(o.cpuProfile)
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "convgp:", err)
 		os.Exit(1)
 	}
+	err = run(o)
+	stop()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "convgp:", err)
+		os.Exit(1)
+	}
+}
+
+// startProfile starts a CPU profile written to path (nothing if path is
+// empty) and returns the function that stops it and closes the file.
+func startProfile(path string) (stop func(), err error) {
+	if path == "" {
+		return func() {}, nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		if err := f.Close(); err != nil {
+			fmt.Fprintln(os.Stderr, "convgp: cpu profile:", err)
+		}
+	}, nil
 }
 
 func (o options) kind() (gp.Kind, error) {
