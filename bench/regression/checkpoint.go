@@ -6,9 +6,11 @@ import (
 	"encoding/gob"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
+	"text/tabwriter"
 	"time"
 
 	"github.com/solvegp/solvegp/gp/modelfile"
@@ -85,6 +87,50 @@ func loadCheckpoint(path, key string, nParams int) (*checkpoint, error) {
 		return nil, fmt.Errorf("%s: checkpoint of another run (delete it to restart the run)", path)
 	}
 	return &c, nil
+}
+
+// writeStatus lists the unfinished runs checkpointed under out: for each,
+// the data set, model and split, the epochs done out of the run's total, the
+// training time so far, seconds per step, and an estimate of the training
+// time left at that rate.
+func writeStatus(out string, w io.Writer) error {
+	paths, err := filepath.Glob(filepath.Join(out, "checkpoints", "*.gob"))
+	if err != nil {
+		return err
+	}
+	if len(paths) == 0 {
+		_, err := fmt.Fprintf(w, "no unfinished runs under %s\n", out)
+		return err
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "data set\tmodel\tsplit\tepochs\tsteps\ttrained\ts/step\tleft (est.)\t")
+	for _, path := range paths {
+		buf, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		var c checkpoint
+		if err := gob.NewDecoder(bytes.NewReader(buf)).Decode(&c); err != nil {
+			return fmt.Errorf("%s: %w", path, err)
+		}
+		parts := strings.Split(c.Key, "|")
+		if len(parts) < 4 {
+			return fmt.Errorf("%s: malformed run key %q", path, c.Key)
+		}
+		total := 0
+		fmt.Sscanf(parts[3], "epochs=%d", &total)
+		perStep, left := "–", "–"
+		if c.Steps > 0 && c.TrainSeconds > 0 {
+			perStep = fmt.Sprintf("%.3f", c.TrainSeconds/float64(c.Steps))
+			if total > c.Epochs && c.Epochs > 0 {
+				rest := c.TrainSeconds / float64(c.Epochs) * float64(total-c.Epochs)
+				left = (time.Duration(rest) * time.Second).Round(time.Minute).String()
+			}
+		}
+		trained := (time.Duration(c.TrainSeconds * float64(time.Second))).Round(time.Second).String()
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d/%d\t%d\t%s\t%s\t%s\t\n", parts[0], parts[1], parts[2], c.Epochs, total, c.Steps, trained, perStep, left)
+	}
+	return tw.Flush()
 }
 
 func removeCheckpoint(path string) error {

@@ -144,6 +144,7 @@ type options struct {
 	whiten     bool
 	keepBest   bool
 	report     bool
+	status     bool
 	quiet      bool
 
 	// checkpointEvery is the least time between checkpoints of a run;
@@ -190,6 +191,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	natural := fs.Float64("natural", 0, "natural-gradient step size in (0, 1] for q(u) and q(v⊥), with Adam on the other parameters (0: Adam on everything, as the paper); the model names get \"+NG(step)\"")
 	fs.BoolVar(&o.keepBest, "keep-best", false, "evaluate the epoch with the best validation log-likelihood instead of the last")
 	fs.BoolVar(&o.report, "report", false, "only regenerate regression.md and regression.json from regression.jsonl")
+	fs.BoolVar(&o.status, "status", false, "only list the unfinished runs checkpointed under -out, with their progress")
 	fs.BoolVar(&o.quiet, "quiet", false, "no per-epoch progress lines")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
@@ -200,7 +202,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	if o.out == "" {
 		return nil, errors.New("-out must name a directory")
 	}
-	if o.report {
+	if o.report || o.status {
 		return o, nil
 	}
 	if o.dataDir == "" {
@@ -276,6 +278,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 		fmt.Fprintf(stderr, "regression: %v\n", err)
 		return 2
+	}
+	if o.status {
+		if err := writeStatus(o.out, stdout); err != nil {
+			fmt.Fprintf(stderr, "regression: %v\n", err)
+			return 1
+		}
+		return 0
 	}
 	if err := os.MkdirAll(o.out, 0o755); err != nil {
 		fmt.Fprintf(stderr, "regression: %v\n", err)

@@ -458,3 +458,34 @@ func TestLegacyCheckpoint(t *testing.T) {
 		t.Errorf("record: steps %d, resumed %v / %v", r.Steps, r.Resumed, r.ResumedExact)
 	}
 }
+
+// TestStatus: -status lists each checkpointed run with its progress and an
+// estimate of the time left, and says so when there is none.
+func TestStatus(t *testing.T) {
+	out := t.TempDir()
+	if code, stdout, stderr := runCLI(t, "-status", "-out", out); code != 0 || !strings.Contains(stdout, "no unfinished runs") {
+		t.Fatalf("empty: exit %d, %q, %q", code, stdout, stderr)
+	}
+	s := Setup{Epochs: 10, Batch: 64, LR: 0.01, Seed: 1}
+	key := runKey("toy", "SOLVE-GP 6+6", 2, s)
+	c := &checkpoint{Key: key, Epochs: 4, Steps: 40, TrainSeconds: 120, Params: []float64{1}}
+	if err := saveCheckpoint(checkpointPath(out, key), c); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr := runCLI(t, "-status", "-out", out)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	// 120 s over 4 epochs: 6 epochs left take 180 s; 3 s per step.
+	for _, want := range []string{"toy", "SOLVE-GP 6+6", "4/10", "40", "2m0s", "3.000", "3m0s"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("status lacks %q:\n%s", want, stdout)
+		}
+	}
+	// A file that is not a checkpoint is an error naming it.
+	bad := filepath.Join(out, "checkpoints", "bad.gob")
+	os.WriteFile(bad, []byte("garbage"), 0o644)
+	if code, _, stderr := runCLI(t, "-status", "-out", out); code == 0 || !strings.Contains(stderr, "bad.gob") {
+		t.Errorf("corrupt checkpoint: exit %d, %q", code, stderr)
+	}
+}
