@@ -166,16 +166,23 @@ func BenchmarkIm2Col(b *testing.B) {
 			continue
 		}
 		if bc.cfg.Padding != Valid && g.padOK {
-			// The two copy plans New chooses between (see the cost
-			// model at the end of New).
-			for _, padded := range []bool{false, true} {
+			// The copy plans New chooses between (see the cost model
+			// at the end of New).
+			for _, plan := range []string{"direct", "padded", "overread"} {
 				gf, err := New(bc.cfg)
 				if err != nil {
 					b.Fatal(err)
 				}
-				gf.setPadded(padded)
-				name := map[bool]string{false: "/im2col-direct", true: "/im2col-padded"}[padded]
-				b.Run(bc.name+name, func(b *testing.B) {
+				switch plan {
+				case "direct", "padded":
+					gf.setPadded(plan == "padded")
+				case "overread":
+					if gf.overreadBlocks == nil {
+						continue
+					}
+					gf.setOverread()
+				}
+				b.Run(bc.name+"/im2col-"+plan, func(b *testing.B) {
 					measure(b, bytes, func() {
 						if err := gf.Im2Col(dst, src, benchBatch); err != nil {
 							b.Fatal(err)

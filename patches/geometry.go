@@ -213,8 +213,14 @@ type Geometry struct {
 	padded       bool
 	blocks       []block
 	directBlocks []block // the plan over the image itself (used by PackRows)
-	fill         asm.CopyGeom
-	fillOff      int
+	// The over-read plan (overread.go), for Im2Col of unpadded copies
+	// when overread is set: its blocks and the fixups that zero the
+	// over-read taps.
+	overread       bool
+	overreadBlocks []block
+	overreadFix    []loopNest
+	fill           asm.CopyGeom
+	fillOff        int
 }
 
 // New validates cfg and returns its Geometry. Every impossible configuration
@@ -307,27 +313,64 @@ func New(cfg Config) (*Geometry, error) {
 	// stride-2 SAME patches of 28x28x1 images, GB/s per CPU second over
 	// three runs: direct 17.9-20.5, padded 15.5-19.7; 3x3 stride-1 SAME,
 	// with a clipped frame of 108 of the 784 patches: direct 18.5-23.2,
-	// padded 24.9-26.4.)
-	const callCost = 100
-	directCost, clippedCost := len(g.blocks)*callCost, 0
-	for i := range g.blocks {
-		if b := &g.blocks[i]; b.clipped {
-			clippedCost += b.nh * b.nw * g.patchLen
-		}
+	// padded 24.9-26.4.) The over-read plan (overread.go) costs a call per
+	// block and per fixup, the clipped blocks left, and the zeros of the
+	// fixups. (Medians over 7-15 alternated runs on the Intel Xeon, GB/s
+	// per CPU second: 3x3 stride-2 SAME on 28x28x1, over-read 17.7, direct
+	// 16.2, padded 15.4; on 32x32x3, 12.9, 11.2, 12.1, and in NCHW 12.9,
+	// 10.1, 10.3; 5x5 stride-2 SAME on 32x32x3, where the fixups clear
+	// 75 values per patch row and the model picks padding, 14.1, 13.3,
+	// 16.2.)
+	direct := g.planCost(g.directBlocks, nil)
+	padded := g.pad.size + 2*callCost
+	if bl, fix, ok := g.overreadPlan(&g.direct); ok {
+		g.overreadBlocks, g.overreadFix = bl, fix
 	}
-	maxRun := 0
-	for i := range g.blocks {
-		if b := &g.blocks[i]; !b.empty {
+	overread := direct
+	if g.overreadBlocks != nil {
+		overread = g.planCost(g.overreadBlocks, g.overreadFix)
+	}
+	switch {
+	case g.padOK && padded < min(direct, overread):
+		g.setPadded(true)
+	case overread < direct:
+		g.setOverread()
+	}
+	return g, nil
+}
+
+// callCost is the cost model's price of a kernel call, in values copied.
+const callCost = 100
+
+// planCost estimates the extra cost, over copying every tap once, of
+// copying the patches of one image with blocks and fixups, in values copied
+// (see New).
+func (g *Geometry) planCost(blocks []block, fix []loopNest) int {
+	cost, clipped, maxRun := (len(blocks)+len(fix))*callCost, 0, 0
+	for i := range blocks {
+		if b := &blocks[i]; b.clipped {
+			clipped += b.nh * b.nw * g.patchLen
+		}
+		if b := &blocks[i]; !b.empty {
 			maxRun = max(maxRun, b.fwd.run)
 		}
 	}
 	if maxRun <= 4 {
-		directCost += clippedCost / 2
+		cost += clipped / 2
 	}
-	if g.padOK && directCost+clippedCost > g.pad.size+2*callCost {
-		g.setPadded(true)
+	// The fixups write their zeros with runs of a few values, as the
+	// clipped blocks do.
+	for i := range fix {
+		n := fix[i].run
+		for _, d := range fix[i].dims[:fix[i].nd] {
+			n *= d.n
+		}
+		if fix[i].run <= 4 {
+			n += n / 2
+		}
+		cost += n
 	}
-	return g, nil
+	return cost + clipped
 }
 
 // mulSizes returns a*b*c for positive a, b, c, and false if it exceeds

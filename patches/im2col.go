@@ -120,6 +120,7 @@ func newFrame(l Layout, h, w, c, padT, padL int) frame {
 func (g *Geometry) setPadded(padded bool) {
 	padded = padded && g.padOK
 	g.padded = padded
+	g.overread = false
 	if padded {
 		g.blocks = g.plan(&g.pad)
 	} else {
@@ -146,54 +147,68 @@ func (g *Geometry) plan(f *frame) []block {
 	cols := axisGroups(g.outW, c.StrideW, f.padL, c.PatchWidth, c.DilationW, f.w)
 	var blocks []block
 	for _, r := range rows {
-		for _, q := range cols {
-			b := block{oh0: r.o0, nh: r.n, ow0: q.o0, nw: q.n}
-			b.clipped = r.k0 > 0 || r.k1 < c.PatchHeight || q.k0 > 0 || q.k1 < c.PatchWidth
-			b.empty = r.k1 <= r.k0 || q.k1 <= q.k0
-			if !b.empty {
-				ih := r.o0*c.StrideH - f.padT + r.k0*c.DilationH
-				iw := q.o0*c.StrideW - f.padL + q.k0*c.DilationW
-				imgOff := ih*f.sh + iw*f.sw
-				colOff := (r.o0*g.outW+q.o0)*g.patchLen + r.k0*g.colH + q.k0*g.colW
-				kw := dim{q.k1 - q.k0, c.DilationW * f.sw, g.colW}
-				kh := dim{r.k1 - r.k0, c.DilationH * f.sh, g.colH}
-				ch := dim{c.Channels, f.sc, g.colC}
-				taps := []dim{ch, kw, kh}
-				if c.Columns == ColumnsCHW {
-					taps = []dim{kw, kh, ch}
-				}
-				ow := dim{q.n, c.StrideW * f.sw, g.patchLen}
-				oh := dim{r.n, c.StrideH * f.sh, g.outW * g.patchLen}
-				b.fwd = makeNest(imgOff, colOff, taps, ow, oh)
-				b.taps, b.ow, b.oh = taps, ow, oh
-				// Col2Im: when the same tap of neighbouring patches
-				// covers partly overlapping pixels (patch columns
-				// closer than a run), accumulating patch after patch
-				// makes each load wait for the previous, partly
-				// overlapping store (no store-to-load forwarding).
-				// Visiting the patch columns in P interleaved phases,
-				// ow = p, p+P, p+2P, ..., makes consecutive runs of a
-				// phase disjoint. It pays for small patches only: with
-				// 64 or more values per patch the overlapping store has
-				// long retired when the next patch reaches it, and the
-				// phases' strided reads of the patch matrix cost more
-				// (col2im of 5x5 RGB patches: 39 GB/s without phases,
-				// 28 with; of 3x3 single-channel: 10 without, 23 with).
-				tapRun := makeNest(0, 0, taps, dim{n: 1}, dim{n: 1}).run
-				tapVolume := (r.k1 - r.k0) * (q.k1 - q.k0) * c.Channels
-				phases := 1
-				if ow.img < tapRun && tapVolume < 64 {
-					phases = min((tapRun+ow.img-1)/ow.img, q.n)
-				}
-				for p := 0; p < phases; p++ {
-					owp := dim{(q.n - p + phases - 1) / phases, phases * ow.img, phases * ow.col}
-					b.adj = append(b.adj, makeNest(imgOff+p*ow.img, colOff+p*ow.col, taps, owp, oh))
-				}
-			}
-			blocks = append(blocks, b)
-		}
+		blocks = append(blocks, g.rowBlocks(f, r, cols)...)
 	}
 	return blocks
+}
+
+// rowBlocks returns the blocks of row group r, one per column group.
+func (g *Geometry) rowBlocks(f *frame, r axisGroup, cols []axisGroup) []block {
+	blocks := make([]block, 0, len(cols))
+	for _, q := range cols {
+		blocks = append(blocks, g.makeBlock(f, r, q))
+	}
+	return blocks
+}
+
+// makeBlock returns the block of the patches in row group r and column
+// group q, whose taps [r.k0, r.k1) x [q.k0, q.k1) are read.
+func (g *Geometry) makeBlock(f *frame, r, q axisGroup) block {
+	c := &g.cfg
+	b := block{oh0: r.o0, nh: r.n, ow0: q.o0, nw: q.n}
+	b.clipped = r.k0 > 0 || r.k1 < c.PatchHeight || q.k0 > 0 || q.k1 < c.PatchWidth
+	b.empty = r.k1 <= r.k0 || q.k1 <= q.k0
+	if !b.empty {
+		ih := r.o0*c.StrideH - f.padT + r.k0*c.DilationH
+		iw := q.o0*c.StrideW - f.padL + q.k0*c.DilationW
+		imgOff := ih*f.sh + iw*f.sw
+		colOff := (r.o0*g.outW+q.o0)*g.patchLen + r.k0*g.colH + q.k0*g.colW
+		kw := dim{q.k1 - q.k0, c.DilationW * f.sw, g.colW}
+		kh := dim{r.k1 - r.k0, c.DilationH * f.sh, g.colH}
+		ch := dim{c.Channels, f.sc, g.colC}
+		taps := []dim{ch, kw, kh}
+		if c.Columns == ColumnsCHW {
+			taps = []dim{kw, kh, ch}
+		}
+		ow := dim{q.n, c.StrideW * f.sw, g.patchLen}
+		oh := dim{r.n, c.StrideH * f.sh, g.outW * g.patchLen}
+		b.fwd = makeNest(imgOff, colOff, taps, ow, oh)
+		b.taps, b.ow, b.oh = taps, ow, oh
+		// Col2Im: when the same tap of neighbouring patches
+		// covers partly overlapping pixels (patch columns
+		// closer than a run), accumulating patch after patch
+		// makes each load wait for the previous, partly
+		// overlapping store (no store-to-load forwarding).
+		// Visiting the patch columns in P interleaved phases,
+		// ow = p, p+P, p+2P, ..., makes consecutive runs of a
+		// phase disjoint. It pays for small patches only: with
+		// 64 or more values per patch the overlapping store has
+		// long retired when the next patch reaches it, and the
+		// phases' strided reads of the patch matrix cost more
+		// (col2im of 5x5 RGB patches: 39 GB/s without phases,
+		// 28 with; of 3x3 single-channel: 10 without, 23 with).
+		tapRun := makeNest(0, 0, taps, dim{n: 1}, dim{n: 1}).run
+		tapVolume := (r.k1 - r.k0) * (q.k1 - q.k0) * c.Channels
+		phases := 1
+		if ow.img < tapRun && tapVolume < 64 {
+			phases = min((tapRun+ow.img-1)/ow.img, q.n)
+		}
+		for p := 0; p < phases; p++ {
+			owp := dim{(q.n - p + phases - 1) / phases, phases * ow.img, phases * ow.col}
+			b.adj = append(b.adj, makeNest(imgOff+p*ow.img, colOff+p*ow.col, taps, owp, oh))
+		}
+	}
+	return b
 }
 
 // parallelMin is the patch-matrix size (elements) below which Im2Col and
@@ -340,12 +355,19 @@ func (g *Geometry) im2colStream(dst, src []float64, n0, n1 int) {
 	}
 }
 
-// tiledPlan reports whether the current plan is one unclipped block: then
-// every nest writes the patch matrix of an image front to back, each run
-// starting where the previous one ends, and a copy may spill past the end of
-// a run into values that are written later (asm.CopyBlockSlack).
-func (g *Geometry) tiledPlan() bool {
-	return len(g.blocks) == 1 && !g.blocks[0].clipped && !g.blocks[0].empty
+// setOverread selects the over-read plan for Im2Col when it exists (and the
+// direct plan otherwise); Col2Im keeps the direct plan.
+func (g *Geometry) setOverread() {
+	g.setPadded(false)
+	g.overread = g.overreadBlocks != nil
+}
+
+// tiledPlan reports whether blocks is one unclipped block: then every nest
+// writes the patch matrix of an image front to back, each run starting where
+// the previous one ends, and a copy may spill past the end of a run into
+// values that are written later (asm.CopyBlockSlack).
+func tiledPlan(blocks []block) bool {
+	return len(blocks) == 1 && !blocks[0].clipped && !blocks[0].empty
 }
 
 // im2colBlocks runs every block of the plan for count consecutive images of
@@ -353,17 +375,22 @@ func (g *Geometry) tiledPlan() bool {
 // past the count images: with a tiled plan the copies then spill into them
 // (into col values the caller rewrites later or does not need).
 //
-// With several blocks, the unclipped one goes first, with slack copies too:
-// its runs come in increasing order in the patch matrix, so what a copy
-// spills past a run lands in a later run of the block or in a clipped
-// patch, and the clipped blocks, which follow, clear their patches before
-// writing their taps.
+// With several blocks, the unclipped ones go first, with slack copies too:
+// their runs come in increasing order in the patch matrix, so what a copy
+// spills past a run lands in a later run of the block, in a later block
+// (rewritten after) or in a clipped patch; the over-read plan's fixups then
+// zero the taps its bands read from neighbouring rows, and the clipped
+// blocks, which follow, clear their patches before writing their taps.
 func (g *Geometry) im2colBlocks(col, img []float64, imgLen, count int) {
 	colImage := g.numPatches * g.patchLen
-	if g.tiledPlan() {
+	blocks, fix := g.blocks, []loopNest(nil)
+	if g.overread {
+		blocks, fix = g.overreadBlocks, g.overreadFix
+	}
+	if tiledPlan(blocks) && fix == nil {
 		// All images but the last spill into the next image's patches;
 		// the last spills past col[count*colImage] if col extends there.
-		b := &g.blocks[0]
+		b := &blocks[0]
 		if count > 1 {
 			g.copyNest(img, col, imgLen, &b.fwd, count-1, gatherSlack)
 		}
@@ -372,13 +399,16 @@ func (g *Geometry) im2colBlocks(col, img []float64, imgLen, count int) {
 		return
 	}
 	col = col[:count*colImage]
-	for bi := range g.blocks {
-		if b := &g.blocks[bi]; !b.clipped {
+	for bi := range blocks {
+		if b := &blocks[bi]; !b.clipped {
 			g.copyNest(img, col, imgLen, &b.fwd, count, gatherSlack)
 		}
 	}
-	for bi := range g.blocks {
-		b := &g.blocks[bi]
+	for fi := range fix {
+		g.copyNest(zeros[:], col, 0, &fix[fi], count, gather)
+	}
+	for bi := range blocks {
+		b := &blocks[bi]
 		if !b.clipped {
 			continue
 		}

@@ -203,11 +203,19 @@ func checkConfig(t testing.TB, rng *rand.Rand, c Config, batch int) {
 	if err != nil {
 		t.Fatalf("%+v: %v", c, err)
 	}
-	// Check the plan New chose and the other one.
-	other := *g
-	other.setPadded(!g.padded)
+	// Check the plan New chose and every other: the direct, padded and
+	// over-read plans (setOverread falls back to the direct plan where
+	// there is no over-read plan).
 	checkGeometry(t, rng, c, batch, &ref, g)
-	checkGeometry(t, rng, c, batch, &ref, &other)
+	for _, set := range []func(*Geometry){
+		func(o *Geometry) { o.setPadded(false) },
+		func(o *Geometry) { o.setPadded(true) },
+		(*Geometry).setOverread,
+	} {
+		other := *g
+		set(&other)
+		checkGeometry(t, rng, c, batch, &ref, &other)
+	}
 }
 
 func checkGeometry(t testing.TB, rng *rand.Rand, c Config, batch int, ref *refGeom, g *Geometry) {
@@ -727,6 +735,56 @@ func TestClearPatches(t *testing.T) {
 			inRow := r < rows*ld && r%ld < run
 			if inRow && v != 0 || !inRow && v != float64(i+1) {
 				t.Fatalf("run %d: col[%d] = %v (in a cleared row: %v)", run, i, v, inRow)
+			}
+		}
+	}
+}
+
+// TestOverreadPlan checks the over-read plan on configurations that have
+// one: left and right padding (SAME, stride 1), right padding only (SAME,
+// stride 2, which New runs with it), explicit padding with dilation, both
+// layouts and every column order. The images are the whole input slice, so
+// a read outside them would be caught by the slice bounds of the copy
+// kernels, and over-read values that escaped the fixups by the comparison.
+func TestOverreadPlan(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 12))
+	base := []Config{
+		{Height: 28, Width: 28, Channels: 1, PatchHeight: 3, PatchWidth: 3, StrideH: 2, StrideW: 2, Padding: Same},
+		{Height: 12, Width: 11, Channels: 3, PatchHeight: 5, PatchWidth: 5, StrideH: 1, StrideW: 1, Padding: Same},
+		{Height: 9, Width: 11, Channels: 2, PatchHeight: 3, PatchWidth: 2, StrideH: 1, StrideW: 3, DilationH: 2, DilationW: 2,
+			Padding: Explicit, PadTop: 1, PadBottom: 0, PadLeft: 2, PadRight: 2},
+		{Height: 7, Width: 6, Channels: 1, PatchHeight: 2, PatchWidth: 4, StrideH: 1, StrideW: 1, Padding: Explicit, PadRight: 3},
+	}
+	for i, c0 := range base {
+		for _, layout := range []Layout{NHWC, NCHW} {
+			for _, cols := range []ColumnOrder{ColumnsHWC, ColumnsCHW} {
+				c := c0
+				c.Layout, c.Columns = layout, cols
+				g, err := New(c)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if g.overreadBlocks == nil {
+					t.Fatalf("%+v: no over-read plan", c)
+				}
+				if i == 0 && layout == NHWC && !g.overread {
+					t.Errorf("%+v: New did not choose the over-read plan", c)
+				}
+				g.setOverread()
+				ref, _ := newRef(c)
+				for _, batch := range []int{1, 3} {
+					x := randSlice(rng, batch*g.ImageLen())
+					want := ref.im2col(x, batch)
+					got := make([]float64, len(want))
+					if err := g.Im2Col(got, x, batch); err != nil {
+						t.Fatal(err)
+					}
+					for j := range want {
+						if math.Float64bits(got[j]) != math.Float64bits(want[j]) {
+							t.Fatalf("%+v batch %d: Im2Col[%d] = %v, want %v", c, batch, j, got[j], want[j])
+						}
+					}
+				}
 			}
 		}
 	}
