@@ -193,8 +193,9 @@ func mirrorUpper(a []float64, n int) {
 // variance sv = Σ_p w_p Σ_b G_pb. With pieces it also returns
 // sl = Σ_p w_p Σ_b G_pb r²_{rep p, b} (from s.r2) and, with TICK,
 // so = Σ_p w_p Σ_b F'_pb k_g(u_{rep p}, u_b) with F' built from the
-// derivative table k.dlocPP, and keeps G in s.f (P×nu) and its row sums in
-// s.gs. F and F' only ever live one row at a time, in the L1 cache: stored
+// derivative table k.dlocPP, and keeps the row sums of G in s.gs and, if
+// keepG (for the pixel gradients), G itself in s.f (P×nu: several MB per
+// image, written only when needed). F and F' only ever live one row at a time, in the L1 cache: stored
 // whole they were several MB per image, and clearing, filling and rereading
 // them from memory cost more than the arithmetic.
 //
@@ -205,7 +206,7 @@ func mirrorUpper(a []float64, n int) {
 // scattering w_q t_pq into F_p,rep q measured 1.3-3x slower on the Intel
 // Xeon, even for groups of a dozen patches: the scatter's store-to-load
 // forwarding costs little there.)
-func (k *Kernel) patchSums(s *scratch, nu int, pieces bool) (sv, sl, so float64) {
+func (k *Kernel) patchSums(s *scratch, nu int, pieces, keepG bool) (sv, sl, so float64) {
 	rep := s.rep
 	P := len(rep)
 	s.fr = grow(s.fr, nu)
@@ -216,8 +217,10 @@ func (k *Kernel) patchSums(s *scratch, nu int, pieces bool) (sv, sl, so float64)
 		dfr = s.dfr[:nu]
 	}
 	if pieces {
-		s.f = grow(s.f, P*nu)
 		s.gs = grow(s.gs, P)
+	}
+	if keepG {
+		s.f = grow(s.f, P*nu)
 	}
 	if !k.tick {
 		clear(fr)
@@ -250,7 +253,11 @@ func (k *Kernel) patchSums(s *scratch, nu int, pieces bool) (sv, sl, so float64)
 			sv += wp * rowDot(fr, kr)
 			continue
 		}
-		gs, gl := rowPieces(s.f[p*nu:p*nu+nu], fr, kr, s.r2[a*nu:a*nu+nu])
+		var g []float64
+		if keepG {
+			g = s.f[p*nu : p*nu+nu]
+		}
+		gs, gl := rowPieces(g, fr, kr, s.r2[a*nu:a*nu+nu])
 		s.gs[p] = gs
 		sv += wp * gs
 		sl += wp * gl
@@ -279,11 +286,14 @@ func rowDot(f, k []float64) float64 {
 	return (s0 + s1) + (s2 + s3)
 }
 
-// rowPieces sets g[b] = f[b]·k[b] and returns Σ_b g[b] (bit for bit
-// rowDot(f, k)) and Σ_b g[b]·r2[b].
+// rowPieces sets g[b] = f[b]·k[b] (unless g is nil) and returns Σ_b g[b]
+// (bit for bit rowDot(f, k)) and Σ_b g[b]·r2[b].
 func rowPieces(g, f, k, r2 []float64) (gs, gl float64) {
 	n := len(f)
-	g, k, r2 = g[:n], k[:n], r2[:n]
+	k, r2 = k[:n], r2[:n]
+	if g != nil {
+		g = g[:n]
+	}
 	var s0, s1, s2, s3, l0, l1, l2, l3 float64
 	i := 0
 	for ; i+4 <= n; i += 4 {
@@ -291,7 +301,9 @@ func rowPieces(g, f, k, r2 []float64) (gs, gl float64) {
 		g1 := float64(f[i+1] * k[i+1])
 		g2 := float64(f[i+2] * k[i+2])
 		g3 := float64(f[i+3] * k[i+3])
-		g[i], g[i+1], g[i+2], g[i+3] = g0, g1, g2, g3
+		if g != nil {
+			g[i], g[i+1], g[i+2], g[i+3] = g0, g1, g2, g3
+		}
 		s0 += g0
 		s1 += g1
 		s2 += g2
@@ -303,7 +315,9 @@ func rowPieces(g, f, k, r2 []float64) (gs, gl float64) {
 	}
 	for ; i < n; i++ {
 		gi := float64(f[i] * k[i])
-		g[i] = gi
+		if g != nil {
+			g[i] = gi
+		}
 		s0 += gi
 		l0 += float64(gi * r2[i])
 	}
@@ -347,7 +361,7 @@ func (k *Kernel) Diag(dst []float64, x mat.Matrix) {
 			k.patchesOf(s, xd, n)
 			nu := s.dedupe(P, d)
 			k.uniqueGram(s, nu, d, false)
-			dst[n], _, _ = k.patchSums(s, nu, false)
+			dst[n], _, _ = k.patchSums(s, nu, false, false)
 		}
 	})
 }
@@ -380,7 +394,7 @@ func (k *Kernel) diagPieces(e *diagEntry, xd []float64, N int, needX bool) *diag
 			k.patchesOf(s, xd, n)
 			nu := s.dedupe(P, d)
 			k.uniqueGram(s, nu, d, true)
-			sv, sl, so := k.patchSums(s, nu, true)
+			sv, sl, so := k.patchSums(s, nu, true, needX)
 			e.sv[n], e.sl[n] = sv, sl
 			if k.tick {
 				e.so[n] = so
