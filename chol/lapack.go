@@ -41,13 +41,12 @@ func (impl Implementation) bi() blas.Implementation {
 	return blas.Implementation{Threads: impl.Threads}
 }
 
-// Dpotrf computes the Cholesky factorization of the n×n symmetric positive
-// definite matrix A stored in the uplo triangle of a, in place: A = Uᵀ·U
-// (uplo == Upper) or A = L·Lᵀ (uplo == Lower). It returns false if A is not
-// positive definite; the failing pivot's Schur-complement value is then left
-// on its diagonal position, as in gonum. A pivot that is +Inf is also
-// rejected.
-func (impl Implementation) Dpotrf(uplo gblas.Uplo, n int, a []float64, lda int) (ok bool) {
+// checkTriangle performs gonum's argument checks, in gonum's order and with
+// its messages, for the routines whose only operand is the n×n matrix in
+// the uplo triangle of a (Dpotrf, Dpotri, Dlauum). It reports whether n is
+// zero, in which case the caller has nothing to do: gonum returns before
+// checking len(a) then, so a short a is no error for an empty matrix.
+func checkTriangle(uplo gblas.Uplo, n int, a []float64, lda int) (empty bool) {
 	switch {
 	case uplo != gblas.Upper && uplo != gblas.Lower:
 		panic(badUplo)
@@ -61,6 +60,19 @@ func (impl Implementation) Dpotrf(uplo gblas.Uplo, n int, a []float64, lda int) 
 	}
 	if len(a) < (n-1)*lda+n {
 		panic(shortA)
+	}
+	return false
+}
+
+// Dpotrf computes the Cholesky factorization of the n×n symmetric positive
+// definite matrix A stored in the uplo triangle of a, in place: A = Uᵀ·U
+// (uplo == Upper) or A = L·Lᵀ (uplo == Lower). It returns false if A is not
+// positive definite; the failing pivot's Schur-complement value is then left
+// on its diagonal position, as in gonum. A pivot that is +Inf is also
+// rejected.
+func (impl Implementation) Dpotrf(uplo gblas.Uplo, n int, a []float64, lda int) (ok bool) {
+	if checkTriangle(uplo, n, a, lda) {
+		return true
 	}
 	var piv int
 	if uplo == gblas.Upper {
@@ -183,19 +195,8 @@ func (impl Implementation) Dtrtri(uplo gblas.Uplo, diag gblas.Diag, n int, a []f
 // (as computed by Dpotrf) in place, in the uplo triangle of a. It returns
 // false if the factor has a zero diagonal entry.
 func (impl Implementation) Dpotri(uplo gblas.Uplo, n int, a []float64, lda int) (ok bool) {
-	switch {
-	case uplo != gblas.Upper && uplo != gblas.Lower:
-		panic(badUplo)
-	case n < 0:
-		panic(nLT0)
-	case lda < max(1, n):
-		panic(badLdA)
-	}
-	if n == 0 {
+	if checkTriangle(uplo, n, a, lda) {
 		return true
-	}
-	if len(a) < (n-1)*lda+n {
-		panic(shortA)
 	}
 	if !impl.Dtrtri(uplo, gblas.NonUnit, n, a, lda) {
 		return false
@@ -211,19 +212,8 @@ func (impl Implementation) Dpotri(uplo gblas.Uplo, n int, a []float64, lda int) 
 // Dlauum computes U·Uᵀ (uplo == Upper) or Lᵀ·L (uplo == Lower) in place
 // for the n×n triangular matrix in the uplo triangle of a.
 func (impl Implementation) Dlauum(uplo gblas.Uplo, n int, a []float64, lda int) {
-	switch {
-	case uplo != gblas.Upper && uplo != gblas.Lower:
-		panic(badUplo)
-	case n < 0:
-		panic(nLT0)
-	case lda < max(1, n):
-		panic(badLdA)
-	}
-	if n == 0 {
+	if checkTriangle(uplo, n, a, lda) {
 		return
-	}
-	if len(a) < (n-1)*lda+n {
-		panic(shortA)
 	}
 	if uplo == gblas.Upper {
 		lauumUpper(impl.bi(), n, a, lda)
