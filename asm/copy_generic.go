@@ -168,6 +168,50 @@ func CopyBlockSlack(dst, src []float64, g *CopyGeom) {
 	copyBlockSlackImpl(dst, src, g)
 }
 
+// CopyBlockSlackN is count calls of CopyBlockSlack with the same geometry,
+// call i on dst[i*dstStep:] and src[i*srcStep:], with the slices checked
+// once: the blocks of a batch of images, for example. The blocks' runs are
+// written in increasing address order when each block's runs are and
+// dstStep is at least the destination span of a block; then, as in
+// CopyBlockSlack, a block may overwrite the gap before the next block, and
+// the last one up to CopySlack values past its span if dst extends there.
+// Otherwise the blocks are copied one by one: by CopyBlockSlack, or, where
+// they overlap, exactly as by CopyBlock (later blocks win where runs
+// overlap; earlier blocks' runs in the gaps of later ones are kept).
+//
+// It panics if count, srcStep or dstStep is negative, if g has negative
+// counts or strides, or if either slice is too short for the blocks.
+func CopyBlockSlackN(dst, src []float64, g *CopyGeom, count, srcStep, dstStep int) {
+	if count < 0 || srcStep < 0 || dstStep < 0 {
+		panic(fmt.Sprintf("asm: CopyBlockSlackN: negative count or step (%d, %d, %d)", count, srcStep, dstStep))
+	}
+	if count == 0 {
+		return
+	}
+	last := count - 1
+	if !copyCheck("CopyBlockSlackN", g, len(dst)-min(len(dst), last*dstStep), len(src)-min(len(src), last*srcStep)) {
+		return
+	}
+	ns, nd := copySpan(g, &g.SrcStride), copySpan(g, &g.DstStride)
+	switch {
+	case count > 1 && dstStep < nd:
+		// Overlapping blocks: exact copies, so that the slack of a
+		// block cannot overwrite an earlier block's runs in its gaps.
+		for i := 0; i < count; i++ {
+			copyBlockImpl(dst[i*dstStep:], src[i*srcStep:], g)
+		}
+		return
+	case len(src)-last*srcStep < ns+CopySlack || len(dst)-last*dstStep < nd+CopySlack || !copyIncreasing(g):
+		for i := 0; i < count; i++ {
+			CopyBlockSlack(dst[i*dstStep:], src[i*srcStep:], g)
+		}
+		return
+	}
+	for i := 0; i < count; i++ {
+		copyBlockSlackImpl(dst[i*dstStep:], src[i*srcStep:], g)
+	}
+}
+
 // CopyStream copies min(len(dst), len(src)) values from src to dst, like the
 // builtin copy, but with non-temporal (cache-bypassing) stores where the
 // backend has them (amd64), and returns the number copied. Use it for large

@@ -419,3 +419,71 @@ func TestCopyBlockSlackTiled3(t *testing.T) {
 		}
 	}
 }
+
+// TestCopyBlockSlackN checks CopyBlockSlackN against CopyBlock block by
+// block, for blocks that follow each other with or without gaps (the fast
+// path), and for overlapping blocks (copied one by one): the runs bit for
+// bit, later blocks winning where they overlap, nothing written past the
+// slack.
+func TestCopyBlockSlackN(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	for trial := 0; trial < 3000; trial++ {
+		var n, s [3]int
+		run := 1 + rng.IntN(12)
+		for k := range n {
+			n[k], s[k] = 1+rng.IntN(4), rng.IntN(3*run)
+		}
+		g := CopyContiguous(run, n, s)
+		if trial%2 == 1 {
+			g.DstStride[2] += rng.IntN(5)
+		}
+		ns, nd := copySpan(&g, &g.SrcStride), copySpan(&g, &g.DstStride)
+		count := 1 + rng.IntN(4)
+		srcStep := rng.IntN(ns + 3)
+		dstStep := nd + rng.IntN(4)
+		if trial%5 == 0 {
+			dstStep = rng.IntN(nd + 1) // overlapping blocks
+		}
+		src := copyRandSlice(rng, (count-1)*srcStep+ns+CopySlack)
+		dstLen := (count-1)*dstStep + nd
+		want := copyRandSlice(rng, dstLen+CopySlack+16)
+		got := append([]float64(nil), want...)
+		// inRun marks the destination runs; the gaps may hold anything.
+		inRun := make([]bool, len(want))
+		onesSrc := make([]float64, ns)
+		for j := range onesSrc {
+			onesSrc[j] = 1
+		}
+		mark := make([]float64, nd)
+		copyBlockGeneric(mark, onesSrc, &g)
+		for i := 0; i < count; i++ {
+			copyBlockGeneric(want[i*dstStep:], src[i*srcStep:], &g)
+			for j, v := range mark {
+				if v == 1 {
+					inRun[i*dstStep+j] = true
+				}
+			}
+		}
+		CopyBlockSlackN(got, src, &g, count, srcStep, dstStep)
+		for i := 0; i < dstLen; i++ {
+			if inRun[i] && math.Float64bits(got[i]) != math.Float64bits(want[i]) {
+				t.Fatalf("%+v count %d steps %d %d: element %d = %v, want %v", g, count, srcStep, dstStep, i, got[i], want[i])
+			}
+		}
+		if i := copyBitsEqual(got[dstLen+CopySlack:], want[dstLen+CopySlack:]); i >= 0 {
+			t.Fatalf("%+v count %d: wrote past the slack at %d", g, count, dstLen+CopySlack+i)
+		}
+	}
+	// Arguments that do not fit panic, as CopyBlockSlack's do.
+	for _, c := range []struct{ count, srcStep, dstStep, ldst int }{{-1, 0, 0, 10}, {2, -1, 0, 10}, {2, 0, -1, 10}, {3, 0, 5, 10}} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("%+v: no panic", c)
+				}
+			}()
+			g := CopyContiguous(2, [3]int{1, 1, 1}, [3]int{})
+			CopyBlockSlackN(make([]float64, c.ldst), make([]float64, 10), &g, c.count, c.srcStep, c.dstStep)
+		}()
+	}
+}

@@ -520,6 +520,17 @@ func runNest(img, col []float64, n *loopNest, mode nestMode) {
 }
 
 func nestLevel(img, col []float64, imgOff, colOff, run int, dims []dim, mode nestMode) {
+	if len(dims) == 4 && mode == gatherSlack {
+		// One call for the fourth loop (the images of a batch),
+		// checked once.
+		cg := asm.CopyGeom{Run: run}
+		for k, d := range dims[:3] {
+			cg.N[k], cg.SrcStride[k], cg.DstStride[k] = d.n, d.img, d.col
+		}
+		d := dims[3]
+		asm.CopyBlockSlackN(col[colOff:], img[imgOff:], &cg, d.n, d.img, d.col)
+		return
+	}
 	if len(dims) > 3 {
 		d := dims[len(dims)-1]
 		for i := 0; i < d.n; i++ {
