@@ -109,6 +109,62 @@ func (c *combo) checkVariance(what string, diag func(dst []float64, x mat.Matrix
 	return nil
 }
 
+// matrix sets dst to the elementwise sum of the parts' matrices k_i(x, z),
+// or to their elementwise product when product is set: Sum and Product
+// differ only in how each further part is folded in.
+func (c *combo) matrix(dst *mat.Dense, x, z mat.Matrix, product bool) {
+	n := checkInput("x", x, c.dim)
+	m := checkInput("z", z, c.dim)
+	prepareDst(dst, n, m)
+	c.parts[0].Matrix(dst, x, z)
+	if len(c.parts) == 1 {
+		return
+	}
+	p, buf := getBuf(n * m)
+	defer putBuf(p)
+	tmp := mat.NewDense(n, m, buf)
+	raw := dst.RawMatrix()
+	for _, part := range c.parts[1:] {
+		part.Matrix(tmp, x, z)
+		for i := 0; i < n; i++ {
+			fold(raw.Data[i*raw.Stride:i*raw.Stride+m], buf[i*m:i*m+m], product)
+		}
+	}
+}
+
+// diag sets dst to the elementwise sum of the parts' diagonals
+// diag k_i(x, x), or to their product when product is set.
+func (c *combo) diag(dst []float64, x mat.Matrix, product bool) {
+	n := checkInput("x", x, c.dim)
+	if len(dst) != n {
+		panic(fmt.Sprintf("kernel: Diag destination has length %d, want %d", len(dst), n))
+	}
+	c.parts[0].Diag(dst, x)
+	p, tmp := getBuf(n)
+	defer putBuf(p)
+	for _, part := range c.parts[1:] {
+		part.Diag(tmp, x)
+		fold(dst, tmp, product)
+	}
+}
+
+// fold adds src to dst elementwise, or multiplies dst by it when product
+// is set. The test is made once per call, outside the loops, so that each
+// loop is as tight as a dedicated one; dst is resliced to src's length so
+// that the compiler drops the bounds checks.
+func fold(dst, src []float64, product bool) {
+	dst = dst[:len(src)]
+	if product {
+		for j, v := range src {
+			dst[j] *= v
+		}
+		return
+	}
+	for j, v := range src {
+		dst[j] += v
+	}
+}
+
 func (c *combo) sub(dparams []float64, i int) []float64 {
 	if dparams == nil {
 		return nil
@@ -160,43 +216,12 @@ func (s *Sum) SetParams(src []float64) error {
 
 // Matrix sets dst to Σ_i k_i(x, z).
 func (s *Sum) Matrix(dst *mat.Dense, x, z mat.Matrix) {
-	n := checkInput("x", x, s.dim)
-	m := checkInput("z", z, s.dim)
-	prepareDst(dst, n, m)
-	s.parts[0].Matrix(dst, x, z)
-	if len(s.parts) == 1 {
-		return
-	}
-	p, buf := getBuf(n * m)
-	defer putBuf(p)
-	tmp := mat.NewDense(n, m, buf)
-	raw := dst.RawMatrix()
-	for _, part := range s.parts[1:] {
-		part.Matrix(tmp, x, z)
-		for i := 0; i < n; i++ {
-			row := raw.Data[i*raw.Stride : i*raw.Stride+m]
-			for j, v := range buf[i*m : i*m+m] {
-				row[j] += v
-			}
-		}
-	}
+	s.matrix(dst, x, z, false)
 }
 
 // Diag sets dst to Σ_i diag k_i(x, x).
 func (s *Sum) Diag(dst []float64, x mat.Matrix) {
-	n := checkInput("x", x, s.dim)
-	if len(dst) != n {
-		panic(fmt.Sprintf("kernel: Diag destination has length %d, want %d", len(dst), n))
-	}
-	s.parts[0].Diag(dst, x)
-	p, tmp := getBuf(n)
-	defer putBuf(p)
-	for _, part := range s.parts[1:] {
-		part.Diag(tmp, x)
-		for i, v := range tmp {
-			dst[i] += v
-		}
-	}
+	s.diag(dst, x, false)
 }
 
 // MatrixGrad passes dK to every part, each with its own recomputed
@@ -252,43 +277,12 @@ func (pr *Product) SetParams(src []float64) error {
 
 // Matrix sets dst to Π_i k_i(x, z) (elementwise).
 func (pr *Product) Matrix(dst *mat.Dense, x, z mat.Matrix) {
-	n := checkInput("x", x, pr.dim)
-	m := checkInput("z", z, pr.dim)
-	prepareDst(dst, n, m)
-	pr.parts[0].Matrix(dst, x, z)
-	if len(pr.parts) == 1 {
-		return
-	}
-	p, buf := getBuf(n * m)
-	defer putBuf(p)
-	tmp := mat.NewDense(n, m, buf)
-	raw := dst.RawMatrix()
-	for _, part := range pr.parts[1:] {
-		part.Matrix(tmp, x, z)
-		for i := 0; i < n; i++ {
-			row := raw.Data[i*raw.Stride : i*raw.Stride+m]
-			for j, v := range buf[i*m : i*m+m] {
-				row[j] *= v
-			}
-		}
-	}
+	pr.matrix(dst, x, z, true)
 }
 
 // Diag sets dst to Π_i diag k_i(x, x).
 func (pr *Product) Diag(dst []float64, x mat.Matrix) {
-	n := checkInput("x", x, pr.dim)
-	if len(dst) != n {
-		panic(fmt.Sprintf("kernel: Diag destination has length %d, want %d", len(dst), n))
-	}
-	pr.parts[0].Diag(dst, x)
-	p, tmp := getBuf(n)
-	defer putBuf(p)
-	for _, part := range pr.parts[1:] {
-		part.Diag(tmp, x)
-		for i, v := range tmp {
-			dst[i] *= v
-		}
-	}
+	pr.diag(dst, x, true)
 }
 
 // MatrixGrad recomputes every part's matrix K_i and passes each part the
