@@ -250,6 +250,12 @@ func TestMatrixCache(t *testing.T) {
 				}
 				compare("cached o", dKo, o)
 				compare("cached z", dKz, z)
+				// Both gradients used (and spent) the kept entries.
+				for i, e := range cached.mstate.entries {
+					if !e.spent {
+						t.Fatalf("entry %d not used by MatrixGrad", i)
+					}
+				}
 			}
 			forward()
 			z.Set(1, 0, z.At(1, 0)+0.3)

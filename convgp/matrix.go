@@ -34,17 +34,21 @@ import (
 const matCacheLimit = 1 << 24
 
 // matEntry holds E (N blocks of M×P, image-major) for inducing points z and
-// images x.
+// images x. MatrixGrad turns E into its adjoint-weighted values in place
+// (copying it out first cost a read and a write of up to 128 MiB per call)
+// and marks the entry spent: it then only lends its buffers to the next
+// Matrix.
 type matEntry struct {
-	gen  uint64
-	m, n int
-	z, x []float64
-	e    []float64
-	used bool
+	gen   uint64
+	m, n  int
+	z, x  []float64
+	e     []float64
+	used  bool
+	spent bool
 }
 
 func (e *matEntry) matches(gen uint64, z, x []float64, m, n int) bool {
-	return e != nil && e.gen == gen && e.m == m && e.n == n && equalBits(e.z, z) && equalBits(e.x, x)
+	return e != nil && !e.spent && e.gen == gen && e.m == m && e.n == n && equalBits(e.z, z) && equalBits(e.x, x)
 }
 
 // matState is the cache: entries most recent first. An entry is only
@@ -141,7 +145,7 @@ func (k *Kernel) Matrix(dst *mat.Dense, z, x mat.Matrix) {
 		if ent == nil {
 			ent = new(matEntry)
 		}
-		ent.gen, ent.m, ent.n, ent.used = k.gen, M, N, false
+		ent.gen, ent.m, ent.n, ent.used, ent.spent = k.gen, M, N, false, false
 		ent.z = append(ent.z[:0], zraw...)
 		ent.x = append(ent.x[:0], xd[:N*L]...)
 		ent.e = grow(ent.e, N*M*P)
@@ -243,17 +247,20 @@ func (k *Kernel) MatrixGrad(dK, K *mat.Dense, z, x mat.Matrix, dz, dx *mat.Dense
 		}
 		s := k.getScratch()
 		defer k.pool.Put(s)
-		s.g = grow(s.g, M*P)
+		if !hit {
+			s.g = grow(s.g, M*P)
+		}
 		s.gs = grow(s.gs, P)
 		if dx != nil {
 			s.dxp = grow(s.dxp, P*d)
 		}
 		for n := lo; n < hi; n++ {
 			k.patchesOf(s, xd, n)
-			e := s.g
+			var e []float64
 			if hit {
-				copy(e, ent.e[n*M*P:(n+1)*M*P])
+				e = ent.e[n*M*P : (n+1)*M*P] // overwritten below: the entry is spent
 			} else {
+				e = s.g
 				k.expBlock(e, s, zp, zn, M)
 			}
 			for m := 0; m < M; m++ {
@@ -309,7 +316,7 @@ func (k *Kernel) MatrixGrad(dK, K *mat.Dense, z, x mat.Matrix, dz, dx *mat.Dense
 		}
 	})
 	if hit {
-		ent.used = true
+		ent.used, ent.spent = true, true
 		k.putMat(ent)
 	}
 	// Reduce in worker order (deterministic for a fixed worker count).
