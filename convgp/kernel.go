@@ -147,15 +147,37 @@ func (k *Kernel) setScalars(uVar, uLen, uLoc float64) {
 	if k.tick {
 		k.uLoc = uLoc
 		k.locEll = transform.Softplus(uLoc)
-		P := k.geom.NumPatches()
-		for p := 0; p < P; p++ {
-			for q := 0; q < P; q++ {
-				dr, dc := k.locs[2*p]-k.locs[2*q], k.locs[2*p+1]-k.locs[2*q+1]
-				sq := math.Sqrt(3*(dr*dr+dc*dc)) / k.locEll
-				e := math.Exp(-sq)
-				k.klocPP[p*P+q] = (1 + sq) * e
-				k.dlocPP[p*P+q] = sq * sq * e / k.locEll
-			}
+		k.fillLocTables()
+	}
+}
+
+// fillLocTables sets k.klocPP and k.dlocPP, the Matérn-3/2 location kernel
+// among the data patches and its derivative with respect to LocLengthscale.
+// Patch locations are the points of the OutHeight × OutWidth grid, so an
+// entry depends only on the row and column distances |Δr|, |Δc|: the
+// OutHeight·OutWidth distinct values are computed once and the P×P tables
+// filled from them (P² exponentials per parameter update took about a
+// twentieth of a single-layer training step).
+func (k *Kernel) fillLocTables() {
+	H, W := k.geom.OutHeight(), k.geom.OutWidth()
+	kt, dt := make([]float64, H*W), make([]float64, H*W)
+	for i := 0; i < H; i++ {
+		for j := 0; j < W; j++ {
+			dr, dc := float64(i), float64(j)
+			sq := math.Sqrt(3*(dr*dr+dc*dc)) / k.locEll
+			e := math.Exp(-sq)
+			kt[i*W+j] = (1 + sq) * e
+			dt[i*W+j] = sq * sq * e / k.locEll
+		}
+	}
+	P := k.geom.NumPatches()
+	for p := 0; p < P; p++ {
+		rp, cp := p/W, p%W
+		krow, drow := k.klocPP[p*P:p*P+P], k.dlocPP[p*P:p*P+P]
+		for q := range krow {
+			i, j := rp-q/W, cp-q%W
+			t := max(i, -i)*W + max(j, -j)
+			krow[q], drow[q] = kt[t], dt[t]
 		}
 	}
 }

@@ -468,3 +468,39 @@ func TestDedupe(t *testing.T) {
 		}
 	}
 }
+
+// TestLocTables checks the TICK location tables, filled from the distinct
+// grid distances, against the Matérn-3/2 formula at every pair of patch
+// locations, bit for bit, on a non-square output grid and after a change
+// of the location lengthscale.
+func TestLocTables(t *testing.T) {
+	cfg := Config{Patches: patches.Config{Height: 7, Width: 9, Channels: 1, PatchHeight: 2, PatchWidth: 3},
+		Variance: 1, Lengthscale: 1, TICK: true, LocLengthscale: 1.7}
+	k := newTestKernel(t, cfg, rand.New(rand.NewPCG(3, 4)))
+	for round := 0; round < 2; round++ {
+		P := k.geom.NumPatches()
+		for p := 0; p < P; p++ {
+			for q := 0; q < P; q++ {
+				dr, dc := k.locs[2*p]-k.locs[2*q], k.locs[2*p+1]-k.locs[2*q+1]
+				sq := math.Sqrt(3*(dr*dr+dc*dc)) / k.locEll
+				e := math.Exp(-sq)
+				want, dwant := (1+sq)*e, sq*sq*e/k.locEll
+				if got := k.klocPP[p*P+q]; math.Float64bits(got) != math.Float64bits(want) {
+					t.Fatalf("round %d: kloc[%d,%d] = %v, want %v", round, p, q, got, want)
+				}
+				if got := k.dlocPP[p*P+q]; math.Float64bits(got) != math.Float64bits(dwant) {
+					t.Fatalf("round %d: dloc[%d,%d] = %v, want %v", round, p, q, got, dwant)
+				}
+			}
+		}
+		p := make([]float64, k.NumParams())
+		k.Params(p)
+		p[len(p)-1] += 0.4 // the location lengthscale (checked below)
+		if err := k.SetParams(p); err != nil {
+			t.Fatal(err)
+		}
+		if round == 0 && k.locEll == 1.7 {
+			t.Fatal("SetParams did not change the location lengthscale")
+		}
+	}
+}
