@@ -9,6 +9,7 @@ import (
 	gblas "gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/solvegp/solvegp/asm"
 	"github.com/solvegp/solvegp/blas"
 	"github.com/solvegp/solvegp/gp"
 	"github.com/solvegp/solvegp/gp/transform"
@@ -391,14 +392,33 @@ func (k *Kernel) splitInducing(z mat.Matrix) (zp, zl []float64, m int) {
 	return zp, zl, r
 }
 
-// locKernel fills dst (M×P) with k_l(zl_m, l_p).
-func (k *Kernel) locKernel(dst, zl []float64, m int) {
+// locKernel fills dst (m×P) with k_l(zl_i, l_p) = (1 + s) e^{−s},
+// s = √3‖zl_i − l_p‖/LocLengthscale, and, if ex is not nil, ex (m×P) with
+// the exponentials e^{−s}, which MatrixGrad needs for the location
+// gradients. The exponentials of a row are taken together by asm.Exp.
+func (k *Kernel) locKernel(dst, ex, zl []float64, m int) {
 	P := k.geom.NumPatches()
+	sq := make([]float64, P)
+	var e []float64
+	if ex == nil {
+		e = make([]float64, P)
+	}
 	for i := 0; i < m; i++ {
 		r, c := zl[2*i], zl[2*i+1]
+		for p := range sq {
+			dr, dc := r-k.locs[2*p], c-k.locs[2*p+1]
+			sq[p] = math.Sqrt(3*(dr*dr+dc*dc)) / k.locEll
+		}
+		if ex != nil {
+			e = ex[i*P : i*P+P]
+		}
+		for p, v := range sq {
+			e[p] = -v
+		}
+		asm.Exp(e, e)
 		row := dst[i*P : i*P+P]
-		for p := range row {
-			row[p] = matern32(r-k.locs[2*p], c-k.locs[2*p+1], k.locEll)
+		for p, v := range sq {
+			row[p] = (1 + v) * e[p]
 		}
 	}
 }

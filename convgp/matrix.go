@@ -126,7 +126,7 @@ func (k *Kernel) Matrix(dst *mat.Dense, z, x mat.Matrix) {
 	var kloc []float64
 	if k.tick {
 		kloc = make([]float64, M*P)
-		k.locKernel(kloc, zl, M)
+		k.locKernel(kloc, nil, zl, M)
 	}
 	k.dmu.Lock()
 	keep := k.mstate.want && M*P*N <= matCacheLimit
@@ -210,10 +210,10 @@ func (k *Kernel) MatrixGrad(dK, K *mat.Dense, z, x mat.Matrix, dz, dx *mat.Dense
 	ID := k.InducingDim()
 	zn := make([]float64, M)
 	sqNorms(zn, zp, d)
-	var kloc []float64
+	var kloc, eloc []float64
 	if k.tick {
-		kloc = make([]float64, M*P)
-		k.locKernel(kloc, zl, M)
+		kloc, eloc = make([]float64, M*P), make([]float64, M*P)
+		k.locKernel(kloc, eloc, zl, M)
 	}
 	ent, hit := k.takeMat(zraw, xd[:N*L], M, N, false)
 	if !hit {
@@ -373,7 +373,7 @@ func (k *Kernel) MatrixGrad(dK, K *mat.Dense, z, x mat.Matrix, dz, dx *mat.Dense
 				v *= k.w[p]
 				dr, dc := r0-k.locs[2*p], c0-k.locs[2*p+1]
 				sq := math.Sqrt(3*(dr*dr+dc*dc)) / le
-				ex := math.Exp(-sq)
+				ex := eloc[m*P+p]
 				sLoc += v * sq * sq * ex / le
 				f := -3 / (le * le) * ex * v
 				gr += f * dr
