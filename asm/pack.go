@@ -12,45 +12,12 @@ func PackA(mr int, dst []float64, a []float64, lda int, trans bool, m, k int) {
 }
 
 // packA is PackA with the use of assembly made explicit for the tests.
+// Packing the m×k matrix op(A) into panels of mr rows is packing the k×m
+// matrix op(A)ᵀ into panels of mr columns, and op(A)ᵀ is op(B) for b = a
+// with trans negated, so packB does the work: its copy loops, and the
+// choice of assembly for them, serve both.
 func packA(mr int, dst []float64, a []float64, lda int, trans bool, m, k int, useAsm bool) {
-	if m <= 0 || k <= 0 {
-		return
-	}
-	np := (m + mr - 1) / mr
-	dst = dst[:np*mr*k]
-	for q := 0; q < np; q++ {
-		i0 := q * mr
-		rows := min(mr, m-i0)
-		panel := dst[q*mr*k : (q+1)*mr*k]
-		if trans {
-			// Column p of the panel is contiguous in a.
-			if useAsm && rows == mr && packContiguous(mr, panel, a[i0:], lda, k) == k {
-				continue
-			}
-			for p := 0; p < k; p++ {
-				src := a[p*lda+i0 : p*lda+i0+rows]
-				d := panel[p*mr : p*mr+mr]
-				copy(d, src)
-				clear(d[rows:])
-			}
-			continue
-		}
-		p0 := 0
-		if useAsm && rows == mr {
-			p0 = packTransposed(mr, panel, a[i0*lda:], lda, k)
-		}
-		for i := 0; i < rows; i++ {
-			src := a[(i0+i)*lda+p0 : (i0+i)*lda+k]
-			for p, v := range src {
-				panel[(p0+p)*mr+i] = v
-			}
-		}
-		for i := rows; i < mr; i++ {
-			for p := 0; p < k; p++ {
-				panel[p*mr+i] = 0
-			}
-		}
-	}
+	packB(mr, dst, a, lda, !trans, k, m, useAsm)
 }
 
 // PackB packs the k×n matrix op(B) into micro-panels of nr columns for the
