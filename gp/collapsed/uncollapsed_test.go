@@ -53,26 +53,44 @@ func setQ(t *testing.T, mod *gp.Model, mu []float64, su *mat.SymDense, mv []floa
 	}
 }
 
+// planeData draws from rng n inputs in the plane with targets
+// sin(2x₀) + 0.3x₁ + 0.1ε, then nz inducing inputs z and no orthogonal
+// inducing inputs o, all standard normal and in that order, so that each
+// test's seed fixes its problem.
+func planeData(rng *rand.Rand, n, nz, no int) (x *mat.Dense, y []float64, z, o *mat.Dense) {
+	x = mat.NewDense(n, 2, nil)
+	y = make([]float64, n)
+	for i := 0; i < n; i++ {
+		x.Set(i, 0, rng.NormFloat64())
+		x.Set(i, 1, rng.NormFloat64())
+		y[i] = math.Sin(2*x.At(i, 0)) + 0.3*x.At(i, 1) + 0.1*rng.NormFloat64()
+	}
+	z = mat.NewDense(nz, 2, nil)
+	o = mat.NewDense(no, 2, nil)
+	for _, m := range []*mat.Dense{z, o} {
+		for i := range m.RawMatrix().Data {
+			m.RawMatrix().Data[i] = rng.NormFloat64()
+		}
+	}
+	return x, y, z, o
+}
+
+// newGPModel returns package gp's model with the same inducing points as
+// a collapsed model built with z and o: SOLVE-GP, or SVGP when o is nil.
+func newGPModel(k gp.Kernel, lik gp.Likelihood, z, o *mat.Dense, whiten bool) (*gp.Model, error) {
+	if o != nil {
+		return gp.NewSOLVEGP(k, lik, z, o, gp.WithWhitening(whiten))
+	}
+	return gp.NewSVGP(k, lik, z, gp.WithWhitening(whiten))
+}
+
 // TestCollapsedVersusUncollapsed checks, with package gp's SVGP and
 // SOLVE-GP models, that the collapsed bound is at least the uncollapsed
 // bound at any q, with equality at the q returned by OptimalQ.
 func TestCollapsedVersusUncollapsed(t *testing.T) {
 	rng := rand.New(rand.NewPCG(31, 31))
 	n := 40
-	x := mat.NewDense(n, 2, nil)
-	y := make([]float64, n)
-	for i := 0; i < n; i++ {
-		x.Set(i, 0, rng.NormFloat64())
-		x.Set(i, 1, rng.NormFloat64())
-		y[i] = math.Sin(2*x.At(i, 0)) + 0.3*x.At(i, 1) + 0.1*rng.NormFloat64()
-	}
-	z := mat.NewDense(5, 2, nil)
-	o := mat.NewDense(4, 2, nil)
-	for _, m := range []*mat.Dense{z, o} {
-		for i := range m.RawMatrix().Data {
-			m.RawMatrix().Data[i] = rng.NormFloat64()
-		}
-	}
+	x, y, z, o := planeData(rng, n, 5, 4)
 	for _, withO := range []bool{false, true} {
 		k, _ := kernel.NewRBF(2, 0.9, 1.2)
 		lik, _ := likelihood.NewGaussian(0.05)
@@ -88,12 +106,7 @@ func TestCollapsedVersusUncollapsed(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var mod *gp.Model
-		if withO {
-			mod, err = gp.NewSOLVEGP(k, lik, z, o, gp.WithWhitening(false))
-		} else {
-			mod, err = gp.NewSVGP(k, lik, z, gp.WithWhitening(false))
-		}
+		mod, err := newGPModel(k, lik, z, oo, false)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -273,20 +286,7 @@ func TestFitReproducibleWithGPModel(t *testing.T) {
 func TestNaturalGradientOnGPModels(t *testing.T) {
 	rng := rand.New(rand.NewPCG(71, 71))
 	n := 60
-	x := mat.NewDense(n, 2, nil)
-	y := make([]float64, n)
-	for i := 0; i < n; i++ {
-		x.Set(i, 0, rng.NormFloat64())
-		x.Set(i, 1, rng.NormFloat64())
-		y[i] = math.Sin(2*x.At(i, 0)) + 0.3*x.At(i, 1) + 0.1*rng.NormFloat64()
-	}
-	z := mat.NewDense(6, 2, nil)
-	o := mat.NewDense(5, 2, nil)
-	for _, m := range []*mat.Dense{z, o} {
-		for i := range m.RawMatrix().Data {
-			m.RawMatrix().Data[i] = rng.NormFloat64()
-		}
-	}
+	x, y, z, o := planeData(rng, n, 6, 5)
 	for _, c := range []struct {
 		name    string
 		o       *mat.Dense
@@ -307,12 +307,7 @@ func TestNaturalGradientOnGPModels(t *testing.T) {
 				t.Fatal(err)
 			}
 			target, _ := cm.Bound(x, y)
-			var mod *gp.Model
-			if c.o != nil {
-				mod, err = gp.NewSOLVEGP(k, lik, z, c.o, gp.WithWhitening(c.whiten))
-			} else {
-				mod, err = gp.NewSVGP(k, lik, z, gp.WithWhitening(c.whiten))
-			}
+			mod, err := newGPModel(k, lik, z, c.o, c.whiten)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -378,12 +373,7 @@ func TestNaturalGradientPlusAdamReachesCollapsedFit(t *testing.T) {
 		}
 		k2, _ := kernel.NewRBF(1, 1, 1)
 		l2, _ := likelihood.NewGaussian(0.1)
-		var mod *gp.Model
-		if withO {
-			mod, err = gp.NewSOLVEGP(k2, l2, z, o, gp.WithWhitening(false))
-		} else {
-			mod, err = gp.NewSVGP(k2, l2, z, gp.WithWhitening(false))
-		}
+		mod, err := newGPModel(k2, l2, z, oo, false)
 		if err != nil {
 			t.Fatal(err)
 		}
