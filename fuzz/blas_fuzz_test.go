@@ -640,40 +640,82 @@ func blasTriDecode(sub byte) (gblas.Side, gblas.Uplo, gblas.Transpose, gblas.Dia
 		[...]gblas.Diag{gblas.NonUnit, gblas.Unit}[(sub/12)%2]
 }
 
+// blasTriCase is a Dtrmm or Dtrsm call run by blasTriRun, with what the
+// fuzz targets need to check B.
+type blasTriCase struct {
+	s      *blasSetup
+	m, n   int
+	na     int // order of A: m for the left side, n for the right
+	side   gblas.Side
+	ul     gblas.Uplo
+	tA     gblas.Transpose
+	d      gblas.Diag
+	b      blasMat                // B as passed in
+	bw, bg []float64              // B as left by gonum and by package blas
+	op     func(i, j int) float64 // element (i, j) of op(A)
+}
+
+// blasTriRun decodes a call of Dtrmm, or of Dtrsm when solve is set, from
+// cfg and seed, runs it with gonum's implementation and package blas's
+// and checks that both panic alike and that A is not written. It reports
+// false when the results are not to be checked (see blasPanics). A
+// triangle to solve with gets a well-scaled diagonal (see triangle), and an
+// illegal enum goes in the diagonal for Dtrmm and in the side for Dtrsm, so
+// that the two targets between them reach both checks.
+func blasTriRun(t *testing.T, cfg []byte, seed uint64, solve bool) (c blasTriCase, ok bool) {
+	t.Helper()
+	r := &blasBytes{data: cfg}
+	_ = r.byte()
+	m, n := blasDim(r.byte(), 48), blasDim(r.byte(), 48)
+	side, ul, tA, d := blasTriDecode(r.byte())
+	s := blasNewSetup(r, seed)
+	na := m
+	if side == gblas.Right {
+		na = n
+	}
+	a := s.triangle(na, ul, d, solve)
+	b := s.newMat(m, n, 1, nil)
+	x := blasArgs{m: m, n: n, lda: a.ld, ldb: b.ld, a: a.data, b: b.data}
+	x.perturb(s.bad)
+	if x.enum {
+		if solve {
+			side = gblas.Side('X')
+		} else {
+			d = gblas.Diag('X')
+		}
+	}
+	aw, bw := blasClone(x.a), blasClone(x.b)
+	ag, bg := blasClone(x.a), blasClone(x.b)
+	if s.alpha == 0 {
+		a.poison(ag, blasTriLive(ul, d))
+		b.poison(bg, nil)
+	}
+	a0 := blasClone(ag)
+	want, got := gonum.Implementation{}.Dtrmm, s.impl.Dtrmm
+	if solve {
+		want, got = gonum.Implementation{}.Dtrsm, s.impl.Dtrsm
+	}
+	pw := blasCall(func() { want(side, ul, tA, d, x.m, x.n, s.alpha, aw, x.lda, bw, x.ldb) })
+	pg := blasCall(func() { got(side, ul, tA, d, x.m, x.n, s.alpha, ag, x.lda, bg, x.ldb) })
+	if blasPanics(t, s.bad, pw, pg) {
+		return blasTriCase{}, false
+	}
+	blasSame(t, "a", ag, a0)
+	return blasTriCase{
+		s: s, m: m, n: n, na: na, side: side, ul: ul, tA: tA, d: d,
+		b: b, bw: bw, bg: bg, op: blasTriOp(a, ul, tA, d),
+	}, true
+}
+
 // FuzzBLASDtrmm compares Dtrmm with gonum's.
 func FuzzBLASDtrmm(f *testing.F) {
 	blasSeeds(f, [][3]byte{{5, 7, 0}, {17, 15, 5}, {1, 40, 14}, {33, 16, 19}, {0, 3, 1}, {40, 9, 22}, {16, 48, 11}})
 	f.Fuzz(func(t *testing.T, cfg []byte, seed uint64) {
-		r := &blasBytes{data: cfg}
-		_ = r.byte()
-		m, n := blasDim(r.byte(), 48), blasDim(r.byte(), 48)
-		side, ul, tA, d := blasTriDecode(r.byte())
-		s := blasNewSetup(r, seed)
-		na := m
-		if side == gblas.Right {
-			na = n
-		}
-		a := s.triangle(na, ul, d, false)
-		b := s.newMat(m, n, 1, nil)
-		x := blasArgs{m: m, n: n, lda: a.ld, ldb: b.ld, a: a.data, b: b.data}
-		x.perturb(s.bad)
-		if x.enum {
-			d = gblas.Diag('X')
-		}
-		aw, bw := blasClone(x.a), blasClone(x.b)
-		ag, bg := blasClone(x.a), blasClone(x.b)
-		if s.alpha == 0 {
-			a.poison(ag, blasTriLive(ul, d))
-			b.poison(bg, nil)
-		}
-		a0 := blasClone(ag)
-		pw := blasCall(func() { gonum.Implementation{}.Dtrmm(side, ul, tA, d, x.m, x.n, s.alpha, aw, x.lda, bw, x.ldb) })
-		pg := blasCall(func() { s.impl.Dtrmm(side, ul, tA, d, x.m, x.n, s.alpha, ag, x.lda, bg, x.ldb) })
-		if blasPanics(t, s.bad, pw, pg) {
+		c, ok := blasTriRun(t, cfg, seed, false)
+		if !ok {
 			return
 		}
-		blasSame(t, "a", ag, a0)
-		op := blasTriOp(a, ul, tA, d)
+		s, b, na, m, n, side, op := c.s, c.b, c.na, c.m, c.n, c.side, c.op
 		bound := func(i, j int) float64 {
 			if s.alpha == 0 {
 				return 0
@@ -689,7 +731,7 @@ func FuzzBLASDtrmm(f *testing.F) {
 			return math.Abs(s.alpha) * s2
 		}
 		all := func(i, j int) bool { return true }
-		blasCheckOut(t, "B", bg, bw, b.data, b.ld, m, n, all, bound, blasTol(na), s.exact())
+		blasCheckOut(t, "B", c.bg, c.bw, b.data, b.ld, m, n, all, bound, blasTol(na), s.exact())
 	})
 }
 
@@ -702,36 +744,11 @@ func FuzzBLASDtrmm(f *testing.F) {
 func FuzzBLASDtrsm(f *testing.F) {
 	blasSeeds(f, [][3]byte{{5, 7, 0}, {17, 15, 5}, {1, 40, 14}, {33, 16, 19}, {0, 3, 1}, {40, 9, 22}, {16, 48, 11}})
 	f.Fuzz(func(t *testing.T, cfg []byte, seed uint64) {
-		r := &blasBytes{data: cfg}
-		_ = r.byte()
-		m, n := blasDim(r.byte(), 48), blasDim(r.byte(), 48)
-		side, ul, tA, d := blasTriDecode(r.byte())
-		s := blasNewSetup(r, seed)
-		na := m
-		if side == gblas.Right {
-			na = n
-		}
-		a := s.triangle(na, ul, d, true)
-		b := s.newMat(m, n, 1, nil)
-		x := blasArgs{m: m, n: n, lda: a.ld, ldb: b.ld, a: a.data, b: b.data}
-		x.perturb(s.bad)
-		if x.enum {
-			side = gblas.Side('X')
-		}
-		aw, bw := blasClone(x.a), blasClone(x.b)
-		ag, bg := blasClone(x.a), blasClone(x.b)
-		if s.alpha == 0 {
-			a.poison(ag, blasTriLive(ul, d))
-			b.poison(bg, nil)
-		}
-		a0 := blasClone(ag)
-		pw := blasCall(func() { gonum.Implementation{}.Dtrsm(side, ul, tA, d, x.m, x.n, s.alpha, aw, x.lda, bw, x.ldb) })
-		pg := blasCall(func() { s.impl.Dtrsm(side, ul, tA, d, x.m, x.n, s.alpha, ag, x.lda, bg, x.ldb) })
-		if blasPanics(t, s.bad, pw, pg) {
+		c, ok := blasTriRun(t, cfg, seed, true)
+		if !ok {
 			return
 		}
-		blasSame(t, "a", ag, a0)
-		op := blasTriOp(a, ul, tA, d)
+		s, b, na, m, n, side, ul, tA, d, op := c.s, c.b, c.na, c.m, c.n, c.side, c.ul, c.tA, c.d, c.op
 		tol := blasTol(na)
 		check := func(who string, xs []float64) {
 			t.Helper()
@@ -771,7 +788,7 @@ func FuzzBLASDtrsm(f *testing.F) {
 				}
 			}
 		}
-		check("gonum", bw)
-		check("blas", bg)
+		check("gonum", c.bw)
+		check("blas", c.bg)
 	})
 }
