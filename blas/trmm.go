@@ -65,20 +65,14 @@ func (impl Implementation) trmmLeft(ul blas.Uplo, tA blas.Transpose, d blas.Diag
 		// [B1; B2] := alpha [op(A)11 0; op(A)21 op(A)22] [B1; B2]: the new
 		// B2 needs the old B1, so B2 is finished first.
 		impl.trmmLeft(ul, tA, d, m2, n, alpha, a22, lda, b2, ldb)
-		a21 := a[m1*lda:]
-		if ul == blas.Upper {
-			a21 = a[m1:]
-		}
+		a21 := trsmCoupling(ul, a, lda, m1)
 		impl.Dgemm(tG, blas.NoTrans, m2, n, m1, alpha, a21, lda, b, ldb, 1, b2, ldb)
 		impl.trmmLeft(ul, tA, d, m1, n, alpha, a, lda, b, ldb)
 		return
 	}
 	// [B1; B2] := alpha [op(A)11 op(A)12; 0 op(A)22] [B1; B2]: B1 first.
 	impl.trmmLeft(ul, tA, d, m1, n, alpha, a, lda, b, ldb)
-	a12 := a[m1:]
-	if ul == blas.Lower {
-		a12 = a[m1*lda:]
-	}
+	a12 := trsmCoupling(ul, a, lda, m1)
 	impl.Dgemm(tG, blas.NoTrans, m1, n, m2, alpha, a12, lda, b2, ldb, 1, b, ldb)
 	impl.trmmLeft(ul, tA, d, m2, n, alpha, a22, lda, b2, ldb)
 }
@@ -99,20 +93,14 @@ func (impl Implementation) trmmRight(ul blas.Uplo, tA blas.Transpose, d blas.Dia
 		// [B1 B2] := alpha [B1 B2] [op(A)11 op(A)12; 0 op(A)22]: the new B2
 		// needs the old B1, so B2 is finished first.
 		impl.trmmRight(ul, tA, d, m, n2, alpha, a22, lda, b2, ldb)
-		a12 := a[n1:]
-		if ul == blas.Lower {
-			a12 = a[n1*lda:]
-		}
+		a12 := trsmCoupling(ul, a, lda, n1)
 		impl.Dgemm(blas.NoTrans, tG, m, n2, n1, alpha, b, ldb, a12, lda, 1, b2, ldb)
 		impl.trmmRight(ul, tA, d, m, n1, alpha, a, lda, b, ldb)
 		return
 	}
 	// [B1 B2] := alpha [B1 B2] [op(A)11 0; op(A)21 op(A)22]: B1 first.
 	impl.trmmRight(ul, tA, d, m, n1, alpha, a, lda, b, ldb)
-	a21 := a[n1*lda:]
-	if ul == blas.Upper {
-		a21 = a[n1:]
-	}
+	a21 := trsmCoupling(ul, a, lda, n1)
 	impl.Dgemm(blas.NoTrans, tG, m, n1, n2, alpha, b2, ldb, a21, lda, 1, b, ldb)
 	impl.trmmRight(ul, tA, d, m, n2, alpha, a22, lda, b2, ldb)
 }

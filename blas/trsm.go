@@ -123,6 +123,19 @@ func trsmGemmTrans(tA blas.Transpose) blas.Transpose {
 	return blas.Trans
 }
 
+// trsmCoupling returns the off-diagonal block of the triangle A split after
+// its first k rows and columns, as stored in a: A21 (from row k) when A is
+// lower, A12 (from column k) when A is upper. Whether op(A) is lower or
+// upper, its off-diagonal block is this one, transposed when tA is (Dgemm's
+// flag trsmGemmTrans(tA)), so the recursive steps of Dtrsm and Dtrmm, which
+// differ in the order they finish the two halves, all take it from here.
+func trsmCoupling(ul blas.Uplo, a []float64, lda, k int) []float64 {
+	if ul == blas.Lower {
+		return a[k*lda:]
+	}
+	return a[k:]
+}
+
 // Dtrsm solves one of the matrix equations
 //
 //	A * X = alpha * B   if tA == blas.NoTrans and side == blas.Left
@@ -282,12 +295,8 @@ func (impl Implementation) trsmLeft(ul blas.Uplo, tA blas.Transpose, d blas.Diag
 	if trsmOpLower(ul, tA) {
 		// [op(A)11 0; op(A)21 op(A)22] [X1; X2] = alpha [B1; B2].
 		impl.trsmLeft(ul, tA, d, m1, n, alpha, a, lda, b, ldb)
-		// B2 := alpha*B2 - op(A)21*X1. op(A)21 is stored as A21 when A is
-		// lower and not transposed, and as A12 (transposed) otherwise.
-		a21 := a[m1*lda:]
-		if ul == blas.Upper {
-			a21 = a[m1:]
-		}
+		// B2 := alpha*B2 - op(A)21*X1.
+		a21 := trsmCoupling(ul, a, lda, m1)
 		impl.Dgemm(tG, blas.NoTrans, m2, n, m1, -1, a21, lda, b, ldb, alpha, b2, ldb)
 		impl.trsmLeft(ul, tA, d, m2, n, 1, a22, lda, b2, ldb)
 		return
@@ -295,10 +304,7 @@ func (impl Implementation) trsmLeft(ul blas.Uplo, tA blas.Transpose, d blas.Diag
 	// [op(A)11 op(A)12; 0 op(A)22] [X1; X2] = alpha [B1; B2].
 	impl.trsmLeft(ul, tA, d, m2, n, alpha, a22, lda, b2, ldb)
 	// B1 := alpha*B1 - op(A)12*X2.
-	a12 := a[m1:]
-	if ul == blas.Lower {
-		a12 = a[m1*lda:]
-	}
+	a12 := trsmCoupling(ul, a, lda, m1)
 	impl.Dgemm(tG, blas.NoTrans, m1, n, m2, -1, a12, lda, b2, ldb, alpha, b, ldb)
 	impl.trsmLeft(ul, tA, d, m1, n, 1, a, lda, b, ldb)
 }
@@ -323,10 +329,7 @@ func (impl Implementation) trsmRight(ul blas.Uplo, tA blas.Transpose, d blas.Dia
 		// [X1 X2] [op(A)11 op(A)12; 0 op(A)22] = alpha [B1 B2].
 		impl.trsmRight(ul, tA, d, m, n1, alpha, a, lda, b, ldb)
 		// B2 := alpha*B2 - X1*op(A)12.
-		a12 := a[n1:]
-		if ul == blas.Lower {
-			a12 = a[n1*lda:]
-		}
+		a12 := trsmCoupling(ul, a, lda, n1)
 		impl.Dgemm(blas.NoTrans, tG, m, n2, n1, -1, b, ldb, a12, lda, alpha, b2, ldb)
 		impl.trsmRight(ul, tA, d, m, n2, 1, a22, lda, b2, ldb)
 		return
@@ -334,10 +337,7 @@ func (impl Implementation) trsmRight(ul blas.Uplo, tA blas.Transpose, d blas.Dia
 	// [X1 X2] [op(A)11 0; op(A)21 op(A)22] = alpha [B1 B2].
 	impl.trsmRight(ul, tA, d, m, n2, alpha, a22, lda, b2, ldb)
 	// B1 := alpha*B1 - X2*op(A)21.
-	a21 := a[n1*lda:]
-	if ul == blas.Upper {
-		a21 = a[n1:]
-	}
+	a21 := trsmCoupling(ul, a, lda, n1)
 	impl.Dgemm(blas.NoTrans, tG, m, n1, n2, -1, b2, ldb, a21, lda, alpha, b, ldb)
 	impl.trsmRight(ul, tA, d, m, n1, 1, a, lda, b, ldb)
 }
