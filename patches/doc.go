@@ -29,7 +29,12 @@
 //
 // Copies run on the strided block kernels of package asm (AVX-512, AVX2 and
 // NEON, with a pure-Go twin under the purego or noasm build tags), parallel
-// over images on up to Config.Workers goroutines. Values are moved bit for
-// bit (NaN and Inf included) and results do not depend on the number of
-// workers or the SIMD backend.
+// over images on up to Config.Workers goroutines. New picks one of three copy
+// plans by a cost model: blocks of patches with the same clipping, read from
+// the image itself; one block over a zero-padded copy of each image; or, for
+// Im2Col where padding clips patches only at the left and right edges, bands
+// of patch rows copied as if unclipped (the clipped taps read the
+// neighbouring image row) whose over-read taps are then zeroed. Values are
+// moved bit for bit (NaN and Inf included) and results do not depend on the
+// plan, the number of workers or the SIMD backend.
 package patches
