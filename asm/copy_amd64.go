@@ -139,7 +139,13 @@ func copySlackAVX2Dispatch(dst, src []float64, g *CopyGeom) {
 func copySlackAVX512Dispatch(dst, src []float64, g *CopyGeom) {
 	switch {
 	case g.Run == 3 && g.N[0]*g.N[1] >= 8 && copyDstTiled2(g):
-		copyCall(copyTiled3AVX512, dst, src, g)
+		// The kernel steps through levels 0 and 1 contiguously and adds
+		// the level-2 carry after them, so that carry must come from
+		// the contiguous strides even where a single-iteration level's
+		// stride says otherwise.
+		t := *g
+		t.DstStride[0], t.DstStride[1] = 3, 3*t.N[0]
+		copyCall(copyTiled3AVX512, dst, src, &t)
 	case g.Run <= 4:
 		copyCall(copySlack1AVX2, dst, src, g)
 	case g.Run <= 8:

@@ -13,11 +13,14 @@
 // two-source permutes into 24 consecutive values, and written with three
 // full ZMM stores. Each load reads one value past its run. A group cut short
 // by the end of a level-2 iteration (fewer than eight runs) is stored three
-// values at a time under a mask, so nothing is written outside the runs.
+// values at a time by ZMM stores under a 3-lane mask (AVX-512F only; a
+// masked YMM store would need AVX-512VL), so nothing is written outside the
+// runs.
 //
 // Go signature (copy_amd64.go), arguments as for copyBlockAVX2 (run is
-// unused and must be 3; d0 and d1 are unused: levels 0 and 1 are contiguous
-// in the destination):
+// unused and must be 3; levels 0 and 1 must be contiguous in the
+// destination, and the d2 carry is computed, as copyCarry does, from
+// DstStride[1] = 3·n0):
 //
 //	func copyTiled3AVX512(dst, src *float64, run, n0, n1, n2, s0, s1, s2, d0, d1, d2 int)
 //
@@ -144,28 +147,28 @@ tail8:
 	// Level 2 ended after k < 8 runs of a group: store runs k-1 down to 0,
 	// three values each.
 tail7:
-	VMOVUPD Y3, K1, 144(DI)
+	VMOVUPD Z3, K1, 144(DI)
 
 tail6:
 	VEXTRACTF64X4 $1, Z2, Y4
-	VMOVUPD       Y4, K1, 120(DI)
+	VMOVUPD       Z4, K1, 120(DI)
 
 tail5:
-	VMOVUPD Y2, K1, 96(DI)
+	VMOVUPD Z2, K1, 96(DI)
 
 tail4:
 	VEXTRACTF64X4 $1, Z1, Y4
-	VMOVUPD       Y4, K1, 72(DI)
+	VMOVUPD       Z4, K1, 72(DI)
 
 tail3:
-	VMOVUPD Y1, K1, 48(DI)
+	VMOVUPD Z1, K1, 48(DI)
 
 tail2:
 	VEXTRACTF64X4 $1, Z0, Y4
-	VMOVUPD       Y4, K1, 24(DI)
+	VMOVUPD       Z4, K1, 24(DI)
 
 tail1:
-	VMOVUPD Y0, K1, (DI)
+	VMOVUPD Z0, K1, (DI)
 
 next2:
 	TESTQ R11, R11
