@@ -521,7 +521,8 @@ func runNest(img, col []float64, n *loopNest, mode nestMode) {
 
 func nestLevel(img, col []float64, imgOff, colOff, run int, dims []dim, mode nestMode) {
 	if len(dims) == 4 && mode == gatherSlack {
-		// One call for the fourth loop (the images of a batch),
+		// One call for the fourth loop (for Im2Col of several images,
+		// the images of the batch),
 		// checked once.
 		cg := asm.CopyGeom{Run: run}
 		for k, d := range dims[:3] {

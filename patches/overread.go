@@ -1,5 +1,7 @@
 package patches
 
+import "github.com/solvegp/solvegp/asm"
+
 // The over-read plan (Im2Col only). Where padding clips the patches at the
 // left or right edge of the image but not at the top or bottom, a patch row
 // of clipped patches can be copied as if it were unclipped: a tap left of
@@ -82,7 +84,41 @@ func (g *Geometry) overreadPlan(f *frame) (blocks []block, fix []loopNest, ok bo
 			}
 		}
 	}
+	if g.slackWraps(blocks) {
+		return nil, nil, false
+	}
 	return blocks, fix, true
+}
+
+// slackWraps reports whether, with blocks, a slack copy could overwrite an
+// image's values that were already final. im2colBlocks copies the unclipped
+// blocks one after another, each for every image of the batch, and a slack
+// copy may write up to asm.CopySlack values past a block's last run. If one
+// unclipped block ends within that distance of the end of an image's patch
+// matrix while another starts within it of the start, the first one's
+// spill lands in the next image's values of the second, written before. The
+// direct plan has at most one unclipped block; the over-read plan can have
+// two such blocks (left clipping without top padding, for example, leaves the
+// first patch row's unclipped block at the start and a band at the end), and
+// is then not used.
+func (g *Geometry) slackWraps(blocks []block) bool {
+	colImage := g.numPatches * g.patchLen
+	first, last := -1, -1
+	for i := range blocks {
+		b := &blocks[i]
+		if b.clipped || b.empty {
+			continue
+		}
+		start := (b.oh0*g.outW + b.ow0) * g.patchLen
+		end := ((b.oh0+b.nh-1)*g.outW + b.ow0 + b.nw) * g.patchLen
+		if start < asm.CopySlack && first < 0 {
+			first = i
+		}
+		if colImage-end < asm.CopySlack {
+			last = i
+		}
+	}
+	return first >= 0 && last >= 0 && first != last
 }
 
 // zeroNest is the copy nest, from zeros, that clears tap columns [k0, k1)

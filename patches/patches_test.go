@@ -755,6 +755,21 @@ func TestOverreadPlan(t *testing.T) {
 			Padding: Explicit, PadTop: 1, PadBottom: 0, PadLeft: 2, PadRight: 2},
 		{Height: 7, Width: 6, Channels: 1, PatchHeight: 2, PatchWidth: 4, StrideH: 1, StrideW: 1, Padding: Explicit, PadRight: 3},
 	}
+	// A slack copy of a band ending an image must not spill into the next
+	// image's first block, written before it: such a plan is refused
+	// (found in review: left padding without top padding, batch 2).
+	for _, layout := range []Layout{NHWC, NCHW} {
+		c := Config{Height: 150, Width: 3, Channels: 1, PatchHeight: 1, PatchWidth: 2, DilationW: 2,
+			Padding: Explicit, PadLeft: 1, Layout: layout}
+		g, err := New(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if g.overreadBlocks != nil {
+			t.Errorf("%+v: over-read plan whose band's slack would reach the next image", c)
+		}
+		checkConfig(t, rng, c, 3)
+	}
 	for i, c0 := range base {
 		for _, layout := range []Layout{NHWC, NCHW} {
 			for _, cols := range []ColumnOrder{ColumnsHWC, ColumnsCHW} {
@@ -787,5 +802,55 @@ func TestOverreadPlan(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestOverreadRandom runs the over-read plan, forced wherever one exists,
+// on random configurations with taller images and batches of several
+// images (the slack of one image's copies must never spoil another's)
+// against the reference.
+func TestOverreadRandom(t *testing.T) {
+	rng := rand.New(rand.NewPCG(15, 16))
+	plans := 0
+	for trial := 0; trial < 400 && !(testing.Short() && trial >= 100); trial++ {
+		c := randConfig(rng)
+		c.Height = 1 + rng.IntN(40)
+		c.PatchHeight = 1 + rng.IntN(min(c.Height, 5))
+		if c.Padding == Valid {
+			c.Padding = Explicit
+			c.PadLeft, c.PadRight = rng.IntN(3), rng.IntN(3)
+		}
+		if trial%2 == 0 {
+			// Short patch rows, side padding only: patches of fewer
+			// values than a slack copy may spill.
+			c.Channels, c.PatchHeight, c.PatchWidth = 1, 1, 1+rng.IntN(2)
+			c.Padding, c.PadTop, c.PadBottom = Explicit, 0, 0
+			c.PadLeft, c.PadRight = rng.IntN(3), rng.IntN(3)
+		}
+		ref, possible := newRef(c)
+		g, err := New(c)
+		if !possible || err != nil {
+			continue
+		}
+		if g.overreadBlocks == nil {
+			continue
+		}
+		plans++
+		g.setOverread()
+		batch := 2 + rng.IntN(3)
+		x := randSlice(rng, batch*g.ImageLen())
+		want := ref.im2col(x, batch)
+		got := make([]float64, len(want), len(want)+asm.CopySlack)
+		if err := g.Im2Col(got, x, batch); err != nil {
+			t.Fatal(err)
+		}
+		for j := range want {
+			if math.Float64bits(got[j]) != math.Float64bits(want[j]) {
+				t.Fatalf("%+v batch %d: Im2Col[%d] = %v, want %v", c, batch, j, got[j], want[j])
+			}
+		}
+	}
+	if plans < 20 {
+		t.Errorf("only %d configurations had an over-read plan", plans)
 	}
 }
