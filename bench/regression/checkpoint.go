@@ -106,6 +106,9 @@ func writeStatus(out string, w io.Writer) error {
 	fmt.Fprintln(tw, "data set\tmodel\tsplit\tepochs\tsteps\ttrained\ts/step\tleft (est.)\t")
 	for _, path := range paths {
 		buf, err := os.ReadFile(path)
+		if errors.Is(err, os.ErrNotExist) {
+			continue // the run finished since the listing
+		}
 		if err != nil {
 			return err
 		}
@@ -124,7 +127,7 @@ func writeStatus(out string, w io.Writer) error {
 			perStep = fmt.Sprintf("%.3f", c.TrainSeconds/float64(c.Steps))
 			if total > c.Epochs && c.Epochs > 0 {
 				rest := c.TrainSeconds / float64(c.Epochs) * float64(total-c.Epochs)
-				left = (time.Duration(rest) * time.Second).Round(time.Minute).String()
+				left = time.Duration(rest * float64(time.Second)).Round(time.Minute).String()
 			}
 		}
 		trained := (time.Duration(c.TrainSeconds * float64(time.Second))).Round(time.Second).String()

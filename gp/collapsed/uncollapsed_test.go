@@ -54,8 +54,8 @@ func setQ(t *testing.T, mod *gp.Model, mu []float64, su *mat.SymDense, mv []floa
 }
 
 // planeData draws from rng n inputs in the plane with targets
-// sin(2x₀) + 0.3x₁ + 0.1ε, then nz inducing inputs z and no orthogonal
-// inducing inputs o, all standard normal and in that order, so that each
+// sin(2x₀) + 0.3x₁ + 0.1ε, then nz inducing inputs z and (count no)
+// orthogonal inducing inputs o, all standard normal and in that order, so that each
 // test's seed fixes its problem.
 func planeData(rng *rand.Rand, n, nz, no int) (x *mat.Dense, y []float64, z, o *mat.Dense) {
 	x = mat.NewDense(n, 2, nil)
