@@ -149,9 +149,11 @@ func copyIncreasing(g *CopyGeom) bool {
 // that is part of a wider patch matrix). When both slices extend at least
 // CopySlack values past the spans of the block, the SIMD backends move each
 // run with whole vectors and no tail handling: they may read up to CopySlack
-// values past each source run and overwrite, with unspecified values, the
-// gaps between destination runs and up to CopySlack values past the
-// destination span. The values of the runs are exactly those of CopyBlock.
+// values past each source run and may overwrite, with unspecified values, up
+// to CopySlack values after the end of each destination run (in the gap
+// after it, in a later run, which is written after, or past the destination
+// span), and nothing else. The values of the runs are exactly those of
+// CopyBlock.
 // Blocks whose destination runs are not in increasing order, or slices
 // without the slack, are copied by CopyBlock.
 //
@@ -173,8 +175,10 @@ func CopyBlockSlack(dst, src []float64, g *CopyGeom) {
 // once: the blocks of a batch of images, for example. The blocks' runs are
 // written in increasing address order when each block's runs are and
 // dstStep is at least the destination span of a block; then, as in
-// CopyBlockSlack, a block may overwrite the gap before the next block, and
-// the last one up to CopySlack values past its span if dst extends there.
+// CopyBlockSlack, up to CopySlack values after the end of each run may be
+// overwritten: in the block, in the gap before the next block or in the next
+// block's first values (which are written after), and past the last block's
+// span if dst extends there.
 // Otherwise the blocks are copied one by one: by CopyBlockSlack, or, where
 // they overlap, exactly as by CopyBlock (later blocks win where runs
 // overlap; earlier blocks' runs in the gaps of later ones are kept).

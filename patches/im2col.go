@@ -378,9 +378,13 @@ func tiledPlan(blocks []block) bool {
 // With several blocks, the unclipped ones go first, with slack copies too:
 // their runs come in increasing order in the patch matrix, so what a copy
 // spills past a run lands in a later run of the block, in a later block
-// (rewritten after) or in a clipped patch; the over-read plan's fixups then
-// zero the taps its bands read from neighbouring rows, and the clipped
-// blocks, which follow, clear their patches before writing their taps.
+// (rewritten after) or in a clipped patch. Each block is copied for all
+// images before the next, so a spill past an image's last unclipped block
+// could reach the next image's first one, already written: the direct plan
+// has a single unclipped block, and the over-read plan is refused where that
+// can happen (slackWraps). The over-read plan's fixups then zero the taps
+// its bands read from neighbouring rows, and the clipped blocks, which
+// follow, clear their patches before writing their taps.
 func (g *Geometry) im2colBlocks(col, img []float64, imgLen, count int) {
 	colImage := g.numPatches * g.patchLen
 	blocks, fix := g.blocks, []loopNest(nil)
@@ -496,9 +500,9 @@ const (
 	// gather copies from the images to the patch matrix (asm.CopyBlock).
 	gather nestMode = iota
 	// gatherSlack copies like gather with asm.CopyBlockSlack: the caller
-	// guarantees that the values between the nest's runs and past its span
-	// in the patch matrix (as far as the slice extends) are either scratch
-	// or rewritten later by the same goroutine.
+	// guarantees that the asm.CopySlack values after each of the nest's
+	// runs in the patch matrix (as far as the slice extends) are either
+	// scratch or rewritten later by the same goroutine.
 	gatherSlack
 	// scatterAdd accumulates from the patch matrix into the images
 	// (asm.CopyBlockAdd).

@@ -807,8 +807,8 @@ func TestOverreadPlan(t *testing.T) {
 
 // TestOverreadRandom runs the over-read plan, forced wherever one exists,
 // on random configurations with taller images and batches of several
-// images (the slack of one image's copies must never spoil another's)
-// against the reference.
+// images (the slack of one image's copies must never spoil another's), some
+// split between workers, against the reference.
 func TestOverreadRandom(t *testing.T) {
 	rng := rand.New(rand.NewPCG(15, 16))
 	plans := 0
@@ -838,6 +838,16 @@ func TestOverreadRandom(t *testing.T) {
 		plans++
 		g.setOverread()
 		batch := 2 + rng.IntN(3)
+		if plans%10 == 0 {
+			// A batch large enough to be split between workers,
+			// whose ranges end in a cut of the patch matrix.
+			c.Workers = 2 + rng.IntN(2)
+			if g, err = New(c); err != nil {
+				t.Fatal(err)
+			}
+			g.setOverread()
+			batch = parallelMin/(g.NumPatches()*g.PatchLen()) + 1 + rng.IntN(5)
+		}
 		x := randSlice(rng, batch*g.ImageLen())
 		want := ref.im2col(x, batch)
 		got := make([]float64, len(want), len(want)+asm.CopySlack)
