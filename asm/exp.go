@@ -3,10 +3,11 @@ package asm
 import "math"
 
 // Exp sets dst[i] = eˣ for x = src[i], for i < len(src); dst must be at least
-// as long as src and may be src itself. On amd64 with AVX2 and FMA it
-// evaluates four elements per instruction and on arm64 two per NEON
-// instruction; elsewhere (and under the purego and noasm tags) it uses
-// expGeneric, its pure-Go twin. Every path gives the same bits.
+// as long as src and may be src itself. On amd64 with AVX-512F it
+// evaluates eight elements per instruction (checking their range as it
+// goes), with AVX2 and FMA four, and on arm64 two per NEON instruction;
+// elsewhere (and under the purego and noasm tags) it uses expGeneric, its
+// pure-Go twin. Every path gives the same bits.
 //
 // Method: x = k·ln 2 + r with k = round(x·log₂e) (by the 1.5·2⁵² rounding
 // trick) and |r| ≤ ln 2/2 (Cody–Waite, with ln 2 split in two parts), eʳ by
@@ -92,34 +93,44 @@ const expBlock = 256
 // kernel's width) block by block with expKernel, the architecture's
 // assembly kernel, which implements expFast's method for arguments in
 // [expLo, expHi] and gives unspecified values for the others.
-// Blocks with an argument outside that range (or NaN) still go through the
-// kernel, from a copy of the block (dst may be src), and those elements are
-// then recomputed with math.Exp, as expGeneric does: kernel matrices of
-// points far apart have many arguments below expLo, and sending their
-// whole blocks to the scalar loop cost more than the exponentials in range.
+// expKernelInRange does each block as far as its arguments are in range
+// (checking them in the kernel where it can, which saves a scan of every
+// block). The rest of a block with an argument outside that range (or NaN)
+// still goes through the kernel, from a copy (dst may be src), and those
+// elements are then recomputed with math.Exp, as expGeneric does: kernel
+// matrices of points far apart have many arguments below expLo, and sending
+// their whole blocks to the scalar loop cost more than the exponentials in
+// range.
 func expBlocks(dst, src []float64) {
 	var buf [expBlock]float64
 	for i := 0; i < len(src); i += expBlock {
 		s := src[i:min(i+expBlock, len(src))]
 		d := dst[i : i+len(s)]
-		ok := true
-		for _, x := range s {
-			if !(x >= expLo && x <= expHi) {
-				ok = false
-				break
-			}
-		}
-		if ok {
-			expKernel(&d[0], &s[0], len(s))
+		done := expKernelInRange(d, s)
+		if done == len(s) {
 			continue
 		}
+		s, d = s[done:], d[done:]
 		b := buf[:len(s)]
 		copy(b, s)
-		expKernel(&d[0], &b[0], len(b))
+		expKernel(d, b)
 		for j, x := range b {
 			if !(x >= expLo && x <= expHi) {
 				d[j] = math.Exp(x)
 			}
 		}
 	}
+}
+
+// expScanThenKernel computes src into dst with expKernel if every argument
+// is in [expLo, expHi], and returns len(src); otherwise it returns 0 and
+// leaves dst alone.
+func expScanThenKernel(dst, src []float64) int {
+	for _, x := range src {
+		if !(x >= expLo && x <= expHi) {
+			return 0
+		}
+	}
+	expKernel(dst, src)
+	return len(src)
 }

@@ -14,4 +14,8 @@ func expNEON(dst, src *float64, n int)
 const expKernelOK = true
 
 // expKernel is the kernel of expBlocks.
-func expKernel(dst, src *float64, n int) { expNEON(dst, src, n) }
+func expKernel(dst, src []float64) { expNEON(&dst[0], &src[0], len(src)) }
+
+// expKernelInRange is expScanThenKernel: the NEON kernel does not check its
+// arguments.
+func expKernelInRange(dst, src []float64) int { return expScanThenKernel(dst, src) }

@@ -7,4 +7,7 @@ package asm
 const expKernelOK = false
 
 // expKernel is never called here (expKernelOK is false).
-func expKernel(dst, src *float64, n int) { panic("asm: no exp kernel") }
+func expKernel(dst, src []float64) { panic("asm: no exp kernel") }
+
+// expKernelInRange is never called here (expKernelOK is false).
+func expKernelInRange(dst, src []float64) int { panic("asm: no exp kernel") }

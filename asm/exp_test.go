@@ -144,7 +144,7 @@ func TestExpKernelTwin(t *testing.T) {
 		}
 		src[0], src[n-1] = expLo, expHi
 		got := make([]float64, n)
-		expKernel(&got[0], &src[0], n)
+		expKernel(got, src)
 		for i, x := range src {
 			want, _ := expFast(x)
 			if math.Float64bits(got[i]) != math.Float64bits(want) {
@@ -152,7 +152,7 @@ func TestExpKernelTwin(t *testing.T) {
 			}
 		}
 		// In place, as the kernels of package gp call it.
-		expKernel(&src[0], &src[0], n)
+		expKernel(src, src)
 		for i := range src {
 			if math.Float64bits(got[i]) != math.Float64bits(src[i]) {
 				t.Fatalf("n=%d: in-place result %d differs", n, i)
