@@ -121,16 +121,3 @@ func expBlocks(dst, src []float64) {
 		}
 	}
 }
-
-// expScanThenKernel computes src into dst with expKernel if every argument
-// is in [expLo, expHi], and returns len(src); otherwise it returns 0 and
-// leaves dst alone.
-func expScanThenKernel(dst, src []float64) int {
-	for _, x := range src {
-		if !(x >= expLo && x <= expHi) {
-			return 0
-		}
-	}
-	expKernel(dst, src)
-	return len(src)
-}
