@@ -200,27 +200,26 @@ func gemmEpilogue(w *asmWriter, reg string, vec, rows, a, b int) {
 	w.i("SHLQ $1, R8") // beta == ±0 exactly when the shifted bits are zero
 	w.i("JZ   store")
 	w.i("VBROADCASTSD beta+32(FP), %s%d", reg, b)
-	for r := 0; r < rows; r++ {
-		w.i("VFMADD231PD (DI), %s%d, %s%d", reg, b, reg, 2*r)
-		w.i("VFMADD231PD %d(DI), %s%d, %s%d", vec, reg, b, reg, 2*r+1)
-		w.i("VMOVUPD %s%d, (DI)", reg, 2*r)
-		w.i("VMOVUPD %s%d, %d(DI)", reg, 2*r+1, vec)
-		if r < rows-1 {
-			w.i("ADDQ SI, DI")
+	// storeRows writes the tile row by row, first adding beta·C when
+	// accumulate is set, and returns.
+	storeRows := func(accumulate bool) {
+		for r := 0; r < rows; r++ {
+			if accumulate {
+				w.i("VFMADD231PD (DI), %s%d, %s%d", reg, b, reg, 2*r)
+				w.i("VFMADD231PD %d(DI), %s%d, %s%d", vec, reg, b, reg, 2*r+1)
+			}
+			w.i("VMOVUPD %s%d, (DI)", reg, 2*r)
+			w.i("VMOVUPD %s%d, %d(DI)", reg, 2*r+1, vec)
+			if r < rows-1 {
+				w.i("ADDQ SI, DI")
+			}
 		}
+		w.i("VZEROUPPER")
+		w.i("RET")
 	}
-	w.i("VZEROUPPER")
-	w.i("RET")
+	storeRows(true)
 	w.f("store:")
-	for r := 0; r < rows; r++ {
-		w.i("VMOVUPD %s%d, (DI)", reg, 2*r)
-		w.i("VMOVUPD %s%d, %d(DI)", reg, 2*r+1, vec)
-		if r < rows-1 {
-			w.i("ADDQ SI, DI")
-		}
-	}
-	w.i("VZEROUPPER")
-	w.i("RET")
+	storeRows(false)
 	w.f("")
 }
 
