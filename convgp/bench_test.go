@@ -12,7 +12,7 @@ import (
 
 // Fashion-MNIST geometry: 28×28×1 images, 5×5 patches, stride 1, one
 // worker (cpu-ns/op is then the single-thread cost). The images are uniform
-// noise, so no patch repeats (the worst case for Diag).
+// noise.
 func benchKernel(b *testing.B, tick bool) *Kernel {
 	k, err := New(Config{Patches: patches.Config{Height: 28, Width: 28, Channels: 1, PatchHeight: 5, PatchWidth: 5},
 		Variance: 5, Lengthscale: 5, TICK: tick, LocLengthscale: 3, Workers: 1})
@@ -69,5 +69,45 @@ func BenchmarkDiag(b *testing.B) {
 			}
 			b.ReportMetric(float64(cpuTime()-c0)/float64(b.N), "cpu-ns/op")
 		})
+	}
+}
+
+// BenchmarkDiagPieces times a training step's use of Diag: the forward Diag
+// (which also forms the gradient pieces once a DiagGrad has been seen) and
+// the DiagGrad that scales them, for the parameters only (one-layer models)
+// and with the pixel gradients (deep models). Half of each image is a
+// uniform background, as in Fashion-MNIST.
+func BenchmarkDiagPieces(b *testing.B) {
+	for _, tick := range []bool{false, true} {
+		for _, pixels := range []bool{false, true} {
+			b.Run(fmt.Sprintf("tick=%v/pixels=%v/N=64", tick, pixels), func(b *testing.B) {
+				rng := rand.New(rand.NewPCG(1, 1))
+				k := benchKernel(b, tick)
+				x := randDense(rng, 64, k.Dim())
+				for n := 0; n < 64; n++ {
+					for i := 0; i < 28*14; i++ {
+						x.Set(n, i, -0.8)
+					}
+				}
+				d := make([]float64, 64)
+				dd := make([]float64, 64)
+				for i := range dd {
+					dd[i] = rng.NormFloat64()
+				}
+				dp := make([]float64, k.NumParams())
+				var dx *mat.Dense
+				if pixels {
+					dx = mat.NewDense(64, k.Dim(), nil)
+				}
+				k.Diag(d, x)
+				k.DiagGrad(dd, x, dx, dp)
+				c0 := cpuTime()
+				for i := 0; i < b.N; i++ {
+					k.Diag(d, x)
+					k.DiagGrad(dd, x, dx, dp)
+				}
+				b.ReportMetric(float64(cpuTime()-c0)/float64(b.N), "cpu-ns/op")
+			})
+		}
 	}
 }

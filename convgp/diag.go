@@ -3,7 +3,6 @@ package convgp
 import (
 	"math"
 
-	gblas "gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/solvegp/solvegp/asm"
@@ -13,17 +12,24 @@ import (
 // ---------------------------------------------------------------------------
 // image variances
 //
-// The variance of image x is Σ_{p,q} w_p w_q k_l(l_p, l_q) k_g(x[p], x[q]).
-// Images often repeat patches (a uniform background gives many identical
-// patches), and k_g only depends on the patch values, so the patches of an
-// image are first grouped into its nu distinct patches u_a (exactly equal
-// values; rep[p] = a): then only nu(nu−1)/2 exponentials are needed, and
-// with F_pb = Σ_{q: rep q = b} w_q k_l(l_p, l_q) the variance is
-// Σ_p w_p Σ_b F_pb k_g(u_{rep p}, u_b). Building F takes P² additions and
-// the sums P·nu multiply-adds, cheap next to an exponential. (Grouping the
-// rows of F first, C_ab = Σ_{p: rep p = a} w_p F_pb, would make the sum
-// Σ_ab C_ab k_g(u_a, u_b), but clearing and accumulating the nu×nu matrix C
-// cost about a fifth of a training step when few patches repeat.)
+// The variance of image x is
+//
+//	v = σ² Σ_{p,q} w_p w_q t_pq e_pq,  e_pq = exp(−‖x[p] − x[q]‖² / (2ℓ²)),
+//
+// with t the location kernel (k.klocPP; all ones without TICK). The
+// summand is symmetric in p and q, so v is formed from the pairs p < q
+// alone: v = σ² Σ_p w_p (w_p t_pp + 2 Σ_{q>p} w_q t_pq e_pq). The patches
+// are taken in blocks of diagBlock rows p; one GEMM forms the block's inner
+// products x[p]·x[q] for all q ≥ its first row, and each row's strictly
+// upper part then becomes, in place, its exponents, its exponentials (by
+// asm.Exp) and, when the pixel gradients are wanted, t_pq e_pq. Everything
+// stays in the L2 cache, and no exponential is taken twice.
+//
+// (Earlier versions grouped each image's patches into its distinct patches
+// first and took the exponentials among those. On Fashion-MNIST an image
+// has 478 distinct 5×5 patches of 576 on average, so that saved a third of
+// the exponentials but cost a hash table, a scattered P×P sum and a mirrored
+// copy of the Gram matrix: three times the time of this loop.)
 //
 // The variance of one image is a scalar, so its gradient with respect to
 // every parameter and pixel is the adjoint dDiag[n] times a fixed vector:
@@ -33,14 +39,16 @@ import (
 // DiagGrad has been seen, and keeps the last batch's pieces (with a copy of
 // its images and the parameter generation) so that DiagGrad only scales
 // them; on any mismatch DiagGrad recomputes them with the same code, so
-// results do not depend on whether the cache was used.
+// results do not depend on whether the cache was used. Diag with and
+// without the pieces adds the variance's terms in the same order, so both
+// give the same bits.
 
 // diagEntry holds the gradient pieces of Diag for a batch of n images:
-// with v_n = Diag(x)_n,
+// with v_n = Diag(x)_n and k_pq = σ² t_pq e_pq,
 //
-//	sv[n] = v_n = Σ_p w_p Σ_b F_pb k_ab         (∂v_n/∂log σ²; a = rep p)
-//	sl[n] = Σ_p w_p Σ_b F_pb k_ab r²_ab         (ℓ³ ∂v_n/∂ℓ)
-//	so[n] = Σ_p w_p Σ_b F'_pb k_ab              (∂v_n/∂ℓ_loc, TICK)
+//	sv[n] = v_n = Σ_{p,q} w_p w_q k_pq              (∂v_n/∂log σ²)
+//	sl[n] = Σ_{p,q} w_p w_q k_pq r²_pq               (ℓ³ ∂v_n/∂ℓ)
+//	so[n] = Σ_{p,q} w_p w_q σ² t'_pq e_pq            (∂v_n/∂ℓ_loc, TICK)
 //	gw[n·P + p] = ∂v_n/∂(P·w_p)           (if the weights are learned)
 //	gx[n·L + i] = ∂v_n/∂x_n,i             (if hasX)
 type diagEntry struct {
@@ -69,44 +77,6 @@ type diagState struct {
 	wantPieces, wantX bool
 }
 
-// dedupe groups the patches s.xp (P×d) of one image into distinct patches:
-// s.rep[p] is the group of patch p, s.xu (nu×d) holds one patch per group
-// and s.xun their squared norms. It returns nu.
-func (s *scratch) dedupe(P, d int) int {
-	if s.seen == nil {
-		s.seen = make(map[uint64][]int32)
-	}
-	clear(s.seen)
-	s.rep = growI(s.rep, P)
-	s.xu = grow(s.xu, P*d)[:0]
-	nu := 0
-	for p := 0; p < P; p++ {
-		row := s.xp[p*d : p*d+d]
-		h := uint64(14695981039346656037)
-		for _, v := range row {
-			h ^= math.Float64bits(v)
-			h *= 1099511628211
-		}
-		found := -1
-		for _, a := range s.seen[h] {
-			if equalBits(s.xu[int(a)*d:int(a)*d+d], row) {
-				found = int(a)
-				break
-			}
-		}
-		if found < 0 {
-			found = nu
-			s.seen[h] = append(s.seen[h], int32(nu))
-			s.xu = append(s.xu, row...)
-			nu++
-		}
-		s.rep[p] = found
-	}
-	s.xun = grow(s.xun, nu)
-	sqNorms(s.xun, s.xu, d)
-	return nu
-}
-
 func equalBits(a, b []float64) bool {
 	if len(a) != len(b) {
 		return false
@@ -119,209 +89,189 @@ func equalBits(a, b []float64) bool {
 	return true
 }
 
-func growI(s []int, n int) []int {
-	if cap(s) < n {
-		return make([]int, n)
-	}
-	return s[:n]
-}
+// diagBlock is the number of patch rows whose pairs imageSums forms at a
+// time: with P = 576 the block buffer is 147 KB.
+const diagBlock = 32
 
-// uniqueGram fills s.ku (nu×nu, symmetric) with k_g among the distinct
-// patches and, if r2 is set, s.r2 with their squared distances. Each row's
-// strict upper part is formed in place (Dsyrk wrote only the upper
-// triangle), then mirrorUpper copies it below the diagonal: writing the
-// mirror column by column inside the row loop missed the cache on every
-// store once the matrix outgrew L2 (784 patches: 4.9 MB).
-func (k *Kernel) uniqueGram(s *scratch, nu, d int, r2 bool) {
-	s.ku = grow(s.ku, nu*nu)
-	serial.Dsyrk(gblas.Upper, gblas.NoTrans, nu, d, 1, s.xu, d, 0, s.ku, nu)
-	if r2 {
-		s.r2 = grow(s.r2, nu*nu)
-	}
+// imageSums returns, for the image whose patches are s.xp (P×d, squared
+// norms s.xn), the sums of the variance (see diagEntry) without the factor
+// σ²: sv = Σ_{p,q} w_p w_q t_pq e_pq and, with pieces, sl (the same with
+// r²_pq) and, with TICK, so (with t'_pq = k.dlocPP); it then also leaves
+// s.gs[p] = Σ_q w_q t_pq e_pq. With pixels it also leaves in s.dxp the
+// rows Σ_q w_q t_pq e_pq (x[q] − x[p]), which the pixel gradients scale.
+func (k *Kernel) imageSums(s *scratch, pieces, pixels bool) (sv, sl, so float64) {
+	P, d := k.geom.NumPatches(), k.geom.PatchLen()
 	c := -0.5 / (k.ell * k.ell)
-	for a := 0; a < nu; a++ {
-		s.ku[a*nu+a] = k.variance
-		// The strict upper part of row a holds inner products; it becomes
-		// the exponents, then (by asm.Exp) the covariances.
-		row := s.ku[a*nu+a+1 : a*nu+nu]
-		var r2row []float64
-		if r2 {
-			s.r2[a*nu+a] = 0
-			r2row = s.r2[a*nu+a+1 : a*nu+nu]
-		}
-		for j, g := range row {
-			b := a + 1 + j
-			d2 := max(s.xun[a]+s.xun[b]-2*g, 0) // NaN stays NaN, as with math.Max
-			if r2row != nil {
-				r2row[j] = d2
-			}
-			row[j] = c * d2
-		}
-		asm.Exp(row, row)
-		for j, e := range row {
-			row[j] = k.variance * e
-		}
-	}
-	mirrorUpper(s.ku[:nu*nu], nu)
-	if r2 {
-		mirrorUpper(s.r2[:nu*nu], nu)
-	}
-}
-
-// mirrorUpper copies the strict upper triangle of the row-major n×n matrix
-// a into its strict lower triangle, in square tiles that stay in the L1
-// cache, so that each store goes to a line the tile has already loaded.
-func mirrorUpper(a []float64, n int) {
-	const bs = 32
-	for i0 := 0; i0 < n; i0 += bs {
-		i1 := min(i0+bs, n)
-		for j0 := i0; j0 < n; j0 += bs {
-			j1 := min(j0+bs, n)
-			for j := j0; j < j1; j++ {
-				dst := a[j*n : j*n+n]
-				for i := i0; i < min(i1, j); i++ {
-					dst[i] = a[i*n+j]
-				}
-			}
-		}
-	}
-}
-
-// patchSums forms, row by row, F_pb = Σ_{q: rep q = b} w_q t_pq for the
-// location table t (k.klocPP; without TICK all ones, so that every row is
-// the same) and G_pb = F_pb k_g(u_{rep p}, u_b) from s.ku, and returns the
-// variance sv = Σ_p w_p Σ_b G_pb. With pieces it also returns
-// sl = Σ_p w_p Σ_b G_pb r²_{rep p, b} (from s.r2) and, with TICK,
-// so = Σ_p w_p Σ_b F'_pb k_g(u_{rep p}, u_b) with F' built from the
-// derivative table k.dlocPP, and keeps the row sums of G in s.gs and, if
-// keepG (for the pixel gradients), G itself in s.f (P×nu: several MB per
-// image, written only when needed). F and F' only ever live one row at a time, in the L1 cache: stored
-// whole they were several MB per image, and clearing, filling and rereading
-// them from memory cost more than the arithmetic.
-//
-// The sums over b run in four interleaved partial sums (rowDot, rowPieces):
-// with one accumulator every row was a chain of dependent additions. Diag
-// without pieces and with them add in the same order, so both give the same
-// bits. (Gathering each F_pb over a list of its group's patches instead of
-// scattering w_q t_pq into F_p,rep q measured 1.3-3x slower on the Intel
-// Xeon, even for groups of a dozen patches: the scatter's store-to-load
-// forwarding costs little there.)
-func (k *Kernel) patchSums(s *scratch, nu int, pieces, keepG bool) (sv, sl, so float64) {
-	rep := s.rep
-	P := len(rep)
-	s.fr = grow(s.fr, nu)
-	fr := s.fr[:nu]
-	var dfr []float64
-	if k.tick && pieces {
-		s.dfr = grow(s.dfr, nu)
-		dfr = s.dfr[:nu]
-	}
+	w := k.w
+	s.gb = grow(s.gb, diagBlock*P)
 	if pieces {
 		s.gs = grow(s.gs, P)
+		clear(s.gs)
+		s.r2 = grow(s.r2, P)
 	}
-	if keepG {
-		s.f = grow(s.f, P*nu)
-	}
-	if !k.tick {
-		clear(fr)
-		for q, b := range rep {
-			fr[b] += k.w[q]
-		}
-	}
-	for p := 0; p < P; p++ {
-		if k.tick {
-			clear(fr)
-			tr := k.klocPP[p*P : p*P+P]
-			if dfr == nil {
-				for q, b := range rep {
-					fr[b] += float64(k.w[q] * tr[q])
-				}
-			} else {
-				clear(dfr)
-				dtr := k.dlocPP[p*P : p*P+P]
-				for q, b := range rep {
-					wq := k.w[q]
-					fr[b] += float64(wq * tr[q])
-					dfr[b] += float64(wq * dtr[q])
-				}
+	if pixels {
+		s.wx = grow(s.wx, P*d)
+		for p := 0; p < P; p++ {
+			wp := w[p]
+			for j, v := range s.xp[p*d : p*d+d] {
+				s.wx[p*d+j] = wp * v
 			}
 		}
-		a := rep[p]
-		kr := s.ku[a*nu : a*nu+nu]
-		wp := k.w[p]
-		if !pieces {
-			sv += wp * rowDot(fr, kr)
-			continue
+		s.dxp = grow(s.dxp, P*d)
+		clear(s.dxp)
+	}
+	for p0 := 0; p0 < P; p0 += diagBlock {
+		nb, W := min(diagBlock, P-p0), P-p0
+		gb := s.gb[:nb*W]
+		gemm(false, true, nb, W, d, 1, s.xp[p0*d:], d, s.xp[p0*d:], d, 0, gb, W)
+		for i := 0; i < nb; i++ {
+			p := p0 + i
+			// row holds the pairs (p, q), q = p+1, ..., P−1.
+			row := gb[i*W+i+1 : i*W+W]
+			xn, np := s.xn[p+1:P], s.xn[p]
+			xn = xn[:len(row)]
+			var r2 []float64
+			if pieces {
+				r2 = s.r2[:len(row)]
+				for j, g := range row {
+					d2 := np + xn[j] - 2*g
+					if d2 < 0 { // rounding; NaN stays NaN
+						d2 = 0
+					}
+					r2[j] = d2
+					row[j] = c * d2
+				}
+			} else {
+				for j, g := range row {
+					d2 := np + xn[j] - 2*g
+					if d2 < 0 {
+						d2 = 0
+					}
+					row[j] = c * d2
+				}
+			}
+			asm.Exp(row, row)
+			t, tpp := k.ones[p+1:P], 1.0
+			var dt []float64
+			if k.tick {
+				t, tpp = k.klocPP[p*P+p+1:p*P+P], k.klocPP[p*P+p]
+				if pieces {
+					dt = k.dlocPP[p*P+p+1 : p*P+P]
+				}
+			}
+			wp := w[p]
+			if !pieces {
+				sv += wp * (wp*tpp + 2*pairSum(w[p+1:P], t, row))
+				continue
+			}
+			rs, rl, ro := pairPieces(s.gs[p+1:P], w[p+1:P], t, dt, row, r2, wp, pixels)
+			sv += wp * (wp*tpp + 2*rs)
+			sl += wp * (2 * rl)
+			if dt != nil {
+				so += wp * (wp*k.dlocPP[p*P+p] + 2*ro)
+			}
+			s.gs[p] += rs + wp*tpp
+			if pixels {
+				// The diagonal term of Σ_q w_q t_pq e_pq (x[q] − x[p])
+				// vanishes; the GEMMs below take the row's pairs.
+				clear(gb[i*W : i*W+i+1])
+			}
 		}
-		var g []float64
-		if keepG {
-			g = s.f[p*nu : p*nu+nu]
+		if pixels {
+			// dxp[p] += Σ_{q>p} h_pq w_q x[q] for the block's rows, and
+			// dxp[q] += Σ_p h_pq w_p x[p] for every q after them, with
+			// h_pq = t_pq e_pq (zero on and below the diagonal).
+			gemm(false, false, nb, d, W, 1, gb, W, s.wx[p0*d:], d, 1, s.dxp[p0*d:], d)
+			gemm(true, false, W, d, nb, 1, gb, W, s.wx[p0*d:], d, 1, s.dxp[p0*d:], d)
 		}
-		gs, gl := rowPieces(g, fr, kr, s.r2[a*nu:a*nu+nu])
-		s.gs[p] = gs
-		sv += wp * gs
-		sl += wp * gl
-		if dfr != nil {
-			so += wp * rowDot(dfr, kr)
+	}
+	if pixels {
+		for p := 0; p < P; p++ {
+			g := s.gs[p] - w[p]*k.tpp(p)
+			xr := s.xp[p*d : p*d+d]
+			for j, v := range xr {
+				s.dxp[p*d+j] -= g * v
+			}
 		}
 	}
 	return sv, sl, so
 }
 
-// rowDot returns Σ_b f[b]·k[b] in four interleaved partial sums, in the
-// order rowPieces uses for its first result.
-func rowDot(f, k []float64) float64 {
-	k = k[:len(f)]
-	var s0, s1, s2, s3 float64
-	i := 0
-	for ; i+4 <= len(f); i += 4 {
-		s0 += float64(f[i] * k[i])
-		s1 += float64(f[i+1] * k[i+1])
-		s2 += float64(f[i+2] * k[i+2])
-		s3 += float64(f[i+3] * k[i+3])
+// tpp is the location kernel of a patch with itself (1).
+func (k *Kernel) tpp(p int) float64 {
+	if k.tick {
+		P := k.geom.NumPatches()
+		return k.klocPP[p*P+p]
 	}
-	for ; i < len(f); i++ {
-		s0 += float64(f[i] * k[i])
+	return 1
+}
+
+// pairSum returns Σ_j w[j]·(t[j]·e[j]) in four interleaved partial sums, in
+// the order pairPieces uses for its first result.
+func pairSum(w, t, e []float64) float64 {
+	n := len(e)
+	w, t = w[:n], t[:n]
+	var s0, s1, s2, s3 float64
+	j := 0
+	for ; j+4 <= n; j += 4 {
+		s0 += float64(w[j] * float64(t[j]*e[j]))
+		s1 += float64(w[j+1] * float64(t[j+1]*e[j+1]))
+		s2 += float64(w[j+2] * float64(t[j+2]*e[j+2]))
+		s3 += float64(w[j+3] * float64(t[j+3]*e[j+3]))
+	}
+	for ; j < n; j++ {
+		s0 += float64(w[j] * float64(t[j]*e[j]))
 	}
 	return (s0 + s1) + (s2 + s3)
 }
 
-// rowPieces sets g[b] = f[b]·k[b] (unless g is nil) and returns Σ_b g[b]
-// (bit for bit rowDot(f, k)) and Σ_b g[b]·r2[b].
-func rowPieces(g, f, k, r2 []float64) (gs, gl float64) {
-	n := len(f)
-	k, r2 = k[:n], r2[:n]
-	if g != nil {
-		g = g[:n]
-	}
+// pairPieces returns, over the pairs of one row, rs = Σ_j w[j]·h[j] with
+// h[j] = t[j]·e[j] (bit for bit pairSum(w, t, e)), rl = Σ_j w[j]·h[j]·r2[j]
+// and, unless dt is nil, ro = Σ_j w[j]·dt[j]·e[j]. It adds wp·h[j] to
+// gs[j] and, if keepH, overwrites e[j] with h[j].
+func pairPieces(gs, w, t, dt, e, r2 []float64, wp float64, keepH bool) (rs, rl, ro float64) {
+	n := len(e)
+	gs, w, t, r2 = gs[:n], w[:n], t[:n], r2[:n]
 	var s0, s1, s2, s3, l0, l1, l2, l3 float64
-	i := 0
-	for ; i+4 <= n; i += 4 {
-		g0 := float64(f[i] * k[i])
-		g1 := float64(f[i+1] * k[i+1])
-		g2 := float64(f[i+2] * k[i+2])
-		g3 := float64(f[i+3] * k[i+3])
-		if g != nil {
-			g[i], g[i+1], g[i+2], g[i+3] = g0, g1, g2, g3
-		}
-		s0 += g0
-		s1 += g1
-		s2 += g2
-		s3 += g3
-		l0 += float64(g0 * r2[i])
-		l1 += float64(g1 * r2[i+1])
-		l2 += float64(g2 * r2[i+2])
-		l3 += float64(g3 * r2[i+3])
+	j := 0
+	for ; j+4 <= n; j += 4 {
+		h0 := float64(t[j] * e[j])
+		h1 := float64(t[j+1] * e[j+1])
+		h2 := float64(t[j+2] * e[j+2])
+		h3 := float64(t[j+3] * e[j+3])
+		a0 := float64(w[j] * h0)
+		a1 := float64(w[j+1] * h1)
+		a2 := float64(w[j+2] * h2)
+		a3 := float64(w[j+3] * h3)
+		s0 += a0
+		s1 += a1
+		s2 += a2
+		s3 += a3
+		l0 += float64(a0 * r2[j])
+		l1 += float64(a1 * r2[j+1])
+		l2 += float64(a2 * r2[j+2])
+		l3 += float64(a3 * r2[j+3])
+		gs[j] += float64(wp * h0)
+		gs[j+1] += float64(wp * h1)
+		gs[j+2] += float64(wp * h2)
+		gs[j+3] += float64(wp * h3)
 	}
-	for ; i < n; i++ {
-		gi := float64(f[i] * k[i])
-		if g != nil {
-			g[i] = gi
-		}
-		s0 += gi
-		l0 += float64(gi * r2[i])
+	for ; j < n; j++ {
+		h := float64(t[j] * e[j])
+		a := float64(w[j] * h)
+		s0 += a
+		l0 += float64(a * r2[j])
+		gs[j] += float64(wp * h)
 	}
-	return (s0 + s1) + (s2 + s3), (l0 + l1) + (l2 + l3)
+	if dt != nil {
+		ro = pairSum(w, dt, e)
+	}
+	if keepH {
+		for j := range e {
+			e[j] = float64(t[j] * e[j])
+		}
+	}
+	return (s0 + s1) + (s2 + s3), (l0 + l1) + (l2 + l3), ro
 }
 
 // Diag sets dst[n] to the prior variance k_ff(x_n, x_n) of image n.
@@ -353,15 +303,13 @@ func (k *Kernel) Diag(dst []float64, x mat.Matrix) {
 		k.dmu.Unlock()
 		return
 	}
-	P, d := k.geom.NumPatches(), k.geom.PatchLen()
 	k.parallel(N, func(_, lo, hi int) {
 		s := k.getScratch()
 		defer k.pool.Put(s)
 		for n := lo; n < hi; n++ {
 			k.patchesOf(s, xd, n)
-			nu := s.dedupe(P, d)
-			k.uniqueGram(s, nu, d, false)
-			dst[n], _, _ = k.patchSums(s, nu, false, false)
+			sv, _, _ := k.imageSums(s, false, false)
+			dst[n] = k.variance * sv
 		}
 	})
 }
@@ -386,35 +334,31 @@ func (k *Kernel) diagPieces(e *diagEntry, xd []float64, N int, needX bool) *diag
 	if needX {
 		e.gx = grow(e.gx, N*L)
 	}
+	v := k.variance
 	ell2 := k.ell * k.ell
 	k.parallel(N, func(_, lo, hi int) {
 		s := k.getScratch()
 		defer k.pool.Put(s)
 		for n := lo; n < hi; n++ {
 			k.patchesOf(s, xd, n)
-			nu := s.dedupe(P, d)
-			k.uniqueGram(s, nu, d, true)
-			sv, sl, so := k.patchSums(s, nu, true, needX)
-			e.sv[n], e.sl[n] = sv, sl
+			sv, sl, so := k.imageSums(s, true, needX)
+			e.sv[n], e.sl[n] = v*sv, v*sl
 			if k.tick {
-				e.so[n] = so
+				e.so[n] = v * so
 			}
 			if k.learnW {
 				gw := e.gw[n*P : n*P+P]
-				for p, v := range s.gs[:P] {
-					gw[p] = 2 * v / float64(P)
+				for p, g := range s.gs[:P] {
+					gw[p] = 2 * v * g / float64(P)
 				}
 			}
 			if needX {
-				// ∂v/∂x_p = 2 w_p/ℓ² (Σ_b G_pb u_b − (Σ_b G_pb) x_p)
-				s.dxp = grow(s.dxp, P*d)
-				gemm(false, false, P, d, nu, 1, s.f, nu, s.xu, d, 0, s.dxp, d)
+				// ∂v/∂x_p = 2σ² w_p/ℓ² Σ_q w_q t_pq e_pq (x[q] − x[p])
 				for p := 0; p < P; p++ {
-					sc := 2 * k.w[p] / ell2
+					sc := 2 * v * k.w[p] / ell2
 					row := s.dxp[p*d : p*d+d]
-					xr := s.xp[p*d : p*d+d]
 					for j := range row {
-						row[j] = sc * (row[j] - s.gs[p]*xr[j])
+						row[j] *= sc
 					}
 				}
 				if err := k.geom.Col2Im(e.gx[n*L:n*L+L], s.dxp, 1); err != nil {

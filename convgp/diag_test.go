@@ -281,26 +281,3 @@ func TestMatrixCache(t *testing.T) {
 		})
 	}
 }
-
-// TestMirrorUpper checks the tiled mirror against the definition at orders
-// around its tile size; the diagonal and upper triangle must not change.
-func TestMirrorUpper(t *testing.T) {
-	for _, n := range []int{0, 1, 2, 31, 32, 33, 64, 70, 97} {
-		a := make([]float64, n*n)
-		for i := range a {
-			a[i] = float64(i) + 0.5
-		}
-		want := append([]float64(nil), a...)
-		for i := 0; i < n; i++ {
-			for j := i + 1; j < n; j++ {
-				want[j*n+i] = want[i*n+j]
-			}
-		}
-		mirrorUpper(a, n)
-		for i := range a {
-			if a[i] != want[i] {
-				t.Fatalf("n=%d: element (%d, %d) = %g, want %g", n, i/n, i%n, a[i], want[i])
-			}
-		}
-	}
-}

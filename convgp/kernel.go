@@ -80,6 +80,7 @@ type Kernel struct {
 	w                []float64
 
 	locs   []float64 // P×2 data-patch locations
+	ones   []float64 // P ones: the location kernel's rows without TICK
 	klocPP []float64 // P×P location kernel among data patches (TICK)
 	dlocPP []float64 // its derivative with respect to LocLengthscale
 
@@ -132,6 +133,10 @@ func New(cfg Config) (*Kernel, error) {
 		copy(k.w, cfg.Weights)
 	}
 	k.locs = g.Locations()
+	k.ones = make([]float64, P)
+	for i := range k.ones {
+		k.ones[i] = 1
+	}
 	if cfg.TICK {
 		k.klocPP = make([]float64, P*P)
 		k.dlocPP = make([]float64, P*P)
@@ -428,13 +433,8 @@ type scratch struct {
 	xp, xn, g []float64
 	dxp       []float64
 
-	// distinct patches of one image (see dedupe)
-	seen       map[uint64][]int32
-	rep        []int
-	xu, xun    []float64
-	ku, r2     []float64
-	f, fr, dfr []float64
-	gs         []float64
+	// image variances (see imageSums)
+	gb, r2, gs, wx []float64
 }
 
 func grow(s []float64, n int) []float64 {
