@@ -22,11 +22,16 @@ var (
 	avx512Z        = regexp.MustCompile(`\bZ([0-9]|[12][0-9]|3[01])\b`)
 )
 
-// TestAVX512FoundationOnly scans the amd64 assembly for instructions that
+// TestAVX512FoundationOnly scans the amd64 assembly (and its headers) for instructions that
 // need AVX-512VL: a mask or an EVEX-only instruction on XMM/YMM operands
 // without a ZMM operand, or any use of X16–X31 and Y16–Y31.
 func TestAVX512FoundationOnly(t *testing.T) {
 	files, err := filepath.Glob("*_amd64.s")
+	headers, err2 := filepath.Glob("*_amd64.h")
+	files = append(files, headers...)
+	if err == nil {
+		err = err2
+	}
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no amd64 assembly found (%v)", err)
 	}

@@ -2,6 +2,7 @@
 
 #include "textflag.h"
 #include "exp_avx2_amd64.h"
+#include "exp_avx512_amd64.h"
 
 // AVX-512F vector exponential (asm.Exp on AVX-512 machines): EXPREG's
 // operations on eight elements per ZMM register, with the constants of
@@ -22,47 +23,6 @@
 // Register map: DI dst, SI src, CX elements left, AX elements done;
 // BX check; DX mask bits; Z0–Z11 three chains of eight elements (X, T, R, P
 // each, as in exp_avx2_amd64.s); K1–K3 range masks.
-
-DATA expLimits<>+0(SB)/8, $0xc086200000000000 // expLo = -708
-DATA expLimits<>+8(SB)/8, $0x4086280000000000 // expHi = 709
-GLOBL expLimits<>(SB), RODATA|NOPTR, $16
-
-#define EXPLO expLimits<>+0(SB)
-#define EXPHI expLimits<>+8(SB)
-
-// EXPREG8 is EXPREG (exp_avx2_amd64.h) on eight elements: R = eˣ for X,
-// with T and P as scratch.
-#define EXPREG8(X, T, R, P) \
-	VBROADCASTSD MAGIC, T \
-	VFMADD231PD.BCST LOG2E, X, T \
-	VSUBPD.BCST MAGIC, T, R \
-	VMOVAPD X, P \
-	VFMADD231PD.BCST NLN2HI, R, P \
-	VFMADD231PD.BCST NLN2LO, R, P \
-	VBROADCASTSD C13, R \
-	VFMADD213PD.BCST C12, P, R \
-	VFMADD213PD.BCST C11, P, R \
-	VFMADD213PD.BCST C10, P, R \
-	VFMADD213PD.BCST C9, P, R \
-	VFMADD213PD.BCST C8, P, R \
-	VFMADD213PD.BCST C7, P, R \
-	VFMADD213PD.BCST C6, P, R \
-	VFMADD213PD.BCST C5, P, R \
-	VFMADD213PD.BCST C4, P, R \
-	VFMADD213PD.BCST C3, P, R \
-	VFMADD213PD.BCST C2, P, R \
-	VFMADD213PD.BCST C1, P, R \
-	VFMADD213PD.BCST C0, P, R \
-	VPSLLQ $52, T, T \
-	VPADDQ.BCST BIAS, T, T \
-	VMULPD T, R, R
-
-// INRANGE sets K to the lanes of X with expLo <= x <= expHi (false for NaN)
-// and DX to those eight mask bits.
-#define INRANGE(X, K) \
-	VCMPPD.BCST $0x1d, EXPLO, X, K \
-	VCMPPD.BCST $0x12, EXPHI, X, K, K \
-	KMOVW K, DX
 
 // func expAVX512(dst, src *float64, n int, check bool) (done int)
 TEXT ·expAVX512(SB), NOSPLIT, $0-40

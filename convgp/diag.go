@@ -20,10 +20,11 @@ import (
 // summand is symmetric in p and q, so v is formed from the pairs p < q
 // alone: v = σ² Σ_p w_p (w_p t_pp + 2 Σ_{q>p} w_q t_pq e_pq). The patches
 // are taken in blocks of diagBlock rows p; one GEMM forms the block's inner
-// products x[p]·x[q] for all q ≥ its first row, and each row's strictly
-// upper part then becomes, in place, its exponents, its exponentials (by
-// asm.Exp) and, when the pixel gradients are wanted, t_pq e_pq. Everything
-// stays in the L2 cache, and no exponential is taken twice.
+// products x[p]·x[q] for all q ≥ its first row, and asm.RBFPairRow turns
+// each row's strictly upper part into the row's sums (distances,
+// exponentials and weighted sums in registers, with an AVX-512 kernel) and,
+// when the pixel gradients are wanted, overwrites it with t_pq e_pq.
+// Everything stays in the L2 cache, and no exponential is taken twice.
 //
 // (Earlier versions grouped each image's patches into its distinct patches
 // first and took the exponentials among those. On Fashion-MNIST an image
@@ -107,7 +108,6 @@ func (k *Kernel) imageSums(s *scratch, pieces, pixels bool) (sv, sl, so float64)
 	if pieces {
 		s.gs = grow(s.gs, P)
 		clear(s.gs)
-		s.r2 = grow(s.r2, P)
 	}
 	if pixels {
 		s.wx = grow(s.wx, P*d)
@@ -128,44 +128,23 @@ func (k *Kernel) imageSums(s *scratch, pieces, pixels bool) (sv, sl, so float64)
 			p := p0 + i
 			// row holds the pairs (p, q), q = p+1, ..., P−1.
 			row := gb[i*W+i+1 : i*W+W]
-			xn, np := s.xn[p+1:P], s.xn[p]
-			xn = xn[:len(row)]
-			var r2 []float64
-			if pieces {
-				r2 = s.r2[:len(row)]
-				for j, g := range row {
-					d2 := np + xn[j] - 2*g
-					if d2 < 0 { // rounding; NaN stays NaN
-						d2 = 0
-					}
-					r2[j] = d2
-					row[j] = c * d2
-				}
-			} else {
-				for j, g := range row {
-					d2 := np + xn[j] - 2*g
-					if d2 < 0 {
-						d2 = 0
-					}
-					row[j] = c * d2
-				}
-			}
-			asm.Exp(row, row)
 			t, tpp := k.ones[p+1:P], 1.0
-			var dt []float64
+			var dt, gs []float64
 			if k.tick {
 				t, tpp = k.klocPP[p*P+p+1:p*P+P], k.klocPP[p*P+p]
 				if pieces {
 					dt = k.dlocPP[p*P+p+1 : p*P+P]
 				}
 			}
+			if pieces {
+				gs = s.gs[p+1 : P]
+			}
 			wp := w[p]
+			rs, rl, ro := asm.RBFPairRow(row, s.xn[p+1:P], t, w[p+1:P], dt, gs, s.xn[p], c, wp, pixels)
+			sv += wp * (wp*tpp + 2*rs)
 			if !pieces {
-				sv += wp * (wp*tpp + 2*pairSum(w[p+1:P], t, row))
 				continue
 			}
-			rs, rl, ro := pairPieces(s.gs[p+1:P], w[p+1:P], t, dt, row, r2, wp, pixels)
-			sv += wp * (wp*tpp + 2*rs)
 			sl += wp * (2 * rl)
 			if dt != nil {
 				so += wp * (wp*k.dlocPP[p*P+p] + 2*ro)
@@ -204,74 +183,6 @@ func (k *Kernel) tpp(p int) float64 {
 		return k.klocPP[p*P+p]
 	}
 	return 1
-}
-
-// pairSum returns Σ_j w[j]·(t[j]·e[j]) in four interleaved partial sums, in
-// the order pairPieces uses for its first result.
-func pairSum(w, t, e []float64) float64 {
-	n := len(e)
-	w, t = w[:n], t[:n]
-	var s0, s1, s2, s3 float64
-	j := 0
-	for ; j+4 <= n; j += 4 {
-		s0 += float64(w[j] * float64(t[j]*e[j]))
-		s1 += float64(w[j+1] * float64(t[j+1]*e[j+1]))
-		s2 += float64(w[j+2] * float64(t[j+2]*e[j+2]))
-		s3 += float64(w[j+3] * float64(t[j+3]*e[j+3]))
-	}
-	for ; j < n; j++ {
-		s0 += float64(w[j] * float64(t[j]*e[j]))
-	}
-	return (s0 + s1) + (s2 + s3)
-}
-
-// pairPieces returns, over the pairs of one row, rs = Σ_j w[j]·h[j] with
-// h[j] = t[j]·e[j] (bit for bit pairSum(w, t, e)), rl = Σ_j w[j]·h[j]·r2[j]
-// and, unless dt is nil, ro = Σ_j w[j]·dt[j]·e[j]. It adds wp·h[j] to
-// gs[j] and, if keepH, overwrites e[j] with h[j].
-func pairPieces(gs, w, t, dt, e, r2 []float64, wp float64, keepH bool) (rs, rl, ro float64) {
-	n := len(e)
-	gs, w, t, r2 = gs[:n], w[:n], t[:n], r2[:n]
-	var s0, s1, s2, s3, l0, l1, l2, l3 float64
-	j := 0
-	for ; j+4 <= n; j += 4 {
-		h0 := float64(t[j] * e[j])
-		h1 := float64(t[j+1] * e[j+1])
-		h2 := float64(t[j+2] * e[j+2])
-		h3 := float64(t[j+3] * e[j+3])
-		a0 := float64(w[j] * h0)
-		a1 := float64(w[j+1] * h1)
-		a2 := float64(w[j+2] * h2)
-		a3 := float64(w[j+3] * h3)
-		s0 += a0
-		s1 += a1
-		s2 += a2
-		s3 += a3
-		l0 += float64(a0 * r2[j])
-		l1 += float64(a1 * r2[j+1])
-		l2 += float64(a2 * r2[j+2])
-		l3 += float64(a3 * r2[j+3])
-		gs[j] += float64(wp * h0)
-		gs[j+1] += float64(wp * h1)
-		gs[j+2] += float64(wp * h2)
-		gs[j+3] += float64(wp * h3)
-	}
-	for ; j < n; j++ {
-		h := float64(t[j] * e[j])
-		a := float64(w[j] * h)
-		s0 += a
-		l0 += float64(a * r2[j])
-		gs[j] += float64(wp * h)
-	}
-	if dt != nil {
-		ro = pairSum(w, dt, e)
-	}
-	if keepH {
-		for j := range e {
-			e[j] = float64(t[j] * e[j])
-		}
-	}
-	return (s0 + s1) + (s2 + s3), (l0 + l1) + (l2 + l3), ro
 }
 
 // Diag sets dst[n] to the prior variance k_ff(x_n, x_n) of image n.

@@ -434,7 +434,7 @@ type scratch struct {
 	dxp       []float64
 
 	// image variances (see imageSums)
-	gb, r2, gs, wx []float64
+	gb, gs, wx []float64
 }
 
 func grow(s []float64, n int) []float64 {

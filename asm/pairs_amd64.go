@@ -1,0 +1,40 @@
+//go:build !purego && !noasm
+
+package asm
+
+// rbfPairsAVX512 adds elements 0 ≤ j < n of RBFPairRow (n a positive
+// multiple of 8; the slices start at the first of them) into the partial
+// sums acc, eight elements per ZMM register, and returns the number of
+// elements done: it stops before the first group of eight that holds an
+// exponential argument outside [expLo, expHi] or NaN, writing nothing of
+// that group. When flags does not ask for dt or gs they must still point at
+// n readable elements, which the kernel neither reads nor writes.
+// Implemented in pairs_avx512_amd64.s.
+//
+//go:noescape
+func rbfPairsAVX512(ip, xn, t, w, dt, gs *float64, n int, np, c, wp float64, flags int, acc *[24]float64) (done int)
+
+// rbfPairsKernelOK reports whether rbfPairsKernel has an assembly kernel
+// (fixed at start-up, like expAVX512OK).
+var rbfPairsKernelOK = expAVX512OK
+
+// rbfPairsKernel runs rbfPairsAVX512 on elements lo ≤ j < lo+n (lo a
+// multiple of 8, so that lanes stay j mod 8) if the CPU has AVX-512, and
+// returns the number of elements done.
+func rbfPairsKernel(acc *[24]float64, lo, n int, g, xn, t, w, dt, gs []float64, np, c, wp float64, flags int) int {
+	if !rbfPairsKernelOK {
+		return 0
+	}
+	// Unused operands point at t and w: the kernel's loads and stores of
+	// them are masked out entirely, so nothing is read or written there,
+	// but an address that is not mapped (nil) would make every masked-out
+	// access a microcode assist (measured 2× slower on the Intel Xeon).
+	pdt, pgs := &t[lo], &w[lo]
+	if flags&pairDT != 0 {
+		pdt = &dt[lo]
+	}
+	if flags&pairPieces != 0 {
+		pgs = &gs[lo]
+	}
+	return rbfPairsAVX512(&g[lo], &xn[lo], &t[lo], &w[lo], pdt, pgs, n, np, c, wp, flags, acc)
+}
