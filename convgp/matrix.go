@@ -93,18 +93,25 @@ func (k *Kernel) putMat(e *matEntry) {
 	}
 }
 
-// expBlock fills e (M×P), by asm.Exp, with the exponentials of inducing patches zp
-// (norms zn) against the patches in s (s.xp, s.xn).
-func (k *Kernel) expBlock(e []float64, s *scratch, zp, zn []float64, M int) {
+// expBlock fills e (M×P) with the exponentials e_mp = exp(−‖z_m − x[p]‖²/(2ℓ²))
+// of inducing patches zp (norms zn) against the patches in s (s.xp, s.xn):
+// one GEMM for the inner products, then asm.RBFPairRow on each row, which
+// forms the distances and exponentials in registers and overwrites the row
+// with them (its location factors are k.ones). If sums is not nil it also
+// sets sums[m] = Σ_p wz[m·P + p]·e_mp.
+func (k *Kernel) expBlock(e []float64, s *scratch, zp, zn []float64, M int, wz, sums []float64) {
 	P, d := k.geom.NumPatches(), k.geom.PatchLen()
 	gemm(false, true, M, P, d, 1, zp, d, s.xp, d, 0, e, P)
 	c := -0.5 / (k.ell * k.ell)
+	w := k.ones
 	for m := 0; m < M; m++ {
-		row := e[m*P : m*P+P]
-		for p, gv := range row {
-			row[p] = c * max(zn[m]+s.xn[p]-2*gv, 0)
+		if wz != nil {
+			w = wz[m*P : m*P+P]
 		}
-		asm.Exp(row, row)
+		sum, _, _ := asm.RBFPairRow(e[m*P:m*P+P], s.xn, k.ones, w, nil, nil, zn[m], c, 0, true)
+		if sums != nil {
+			sums[m] = sum
+		}
 	}
 }
 
@@ -123,10 +130,21 @@ func (k *Kernel) Matrix(dst *mat.Dense, z, x mat.Matrix) {
 	P, d, L := k.geom.NumPatches(), k.geom.PatchLen(), k.geom.ImageLen()
 	zn := make([]float64, M)
 	sqNorms(zn, zp, d)
-	var kloc []float64
+	// wz[m·P + p] = w_p times the location kernel k_l(zl_m, l_p) (TICK);
+	// K[m, n] = σ² Σ_p wz[m·P + p] e_mp for image n.
+	wz := make([]float64, M*P)
 	if k.tick {
-		kloc = make([]float64, M*P)
-		k.locKernel(kloc, nil, zl, M)
+		k.locKernel(wz, nil, zl, M)
+		for m := 0; m < M; m++ {
+			row := wz[m*P : m*P+P]
+			for p, v := range row {
+				row[p] = k.w[p] * v
+			}
+		}
+	} else {
+		for m := 0; m < M; m++ {
+			copy(wz[m*P:m*P+P], k.w)
+		}
 	}
 	k.dmu.Lock()
 	keep := k.mstate.want && M*P*N <= matCacheLimit
@@ -157,26 +175,15 @@ func (k *Kernel) Matrix(dst *mat.Dense, z, x mat.Matrix) {
 		if ent == nil {
 			s.g = grow(s.g, M*P)
 		}
+		s.gs = grow(s.gs, M)
 		for n := lo; n < hi; n++ {
 			k.patchesOf(s, xd, n)
 			e := s.g
 			if ent != nil {
 				e = ent.e[n*M*P : (n+1)*M*P]
 			}
-			k.expBlock(e, s, zp, zn, M)
-			for m := 0; m < M; m++ {
-				row := e[m*P : m*P+P]
-				sum := 0.0
-				if kloc != nil {
-					kl := kloc[m*P : m*P+P]
-					for p, ev := range row {
-						sum += k.w[p] * kl[p] * ev
-					}
-				} else {
-					for p, ev := range row {
-						sum += k.w[p] * ev
-					}
-				}
+			k.expBlock(e, s, zp, zn, M, wz, s.gs)
+			for m, sum := range s.gs[:M] {
 				out.Data[m*out.Stride+n] = k.variance * sum
 			}
 		}
@@ -261,7 +268,7 @@ func (k *Kernel) MatrixGrad(dK, K *mat.Dense, z, x mat.Matrix, dz, dx *mat.Dense
 				e = ent.e[n*M*P : (n+1)*M*P] // overwritten below: the entry is spent
 			} else {
 				e = s.g
-				k.expBlock(e, s, zp, zn, M)
+				k.expBlock(e, s, zp, zn, M, nil, nil)
 			}
 			for m := 0; m < M; m++ {
 				dk := dkr.Data[m*dkr.Stride+n] * k.variance
