@@ -270,36 +270,21 @@ func (k *Kernel) MatrixGrad(dK, K *mat.Dense, z, x mat.Matrix, dz, dx *mat.Dense
 				e = s.g
 				k.expBlock(e, s, zp, zn, M, nil, nil)
 			}
-			for m := 0; m < M; m++ {
-				dk := dkr.Data[m*dkr.Stride+n] * k.variance
-				g := e[m*P : m*P+P]
-				var kl []float64
-				if kloc != nil {
-					kl = kloc[m*P : m*P+P]
-				}
-				rs := 0.0
-				for p, ev := range g {
-					v := dk * ev // dK · k_g
-					if kl != nil {
-						a.dmp[m*P+p] += v
-						v *= kl[p]
-					} else if a.dw != nil {
-						a.dw[p] += v
-					}
-					av := v * k.w[p] // A[m, p]
-					rs += av
-					g[p] = av // reuse g as A
-				}
-				a.sVar += rs
-				a.rs[m] += rs
-			}
-			// Column sums of A.
+			// A[m, p] = σ² dK[m, n] w_p k_l(zl_m, l_p) e_mp overwrites e;
+			// cs gets its column sums.
 			cs := s.gs[:P]
 			clear(cs)
 			for m := 0; m < M; m++ {
-				for p, v := range e[m*P : m*P+P] {
-					cs[p] += v
+				dk := dkr.Data[m*dkr.Stride+n] * k.variance
+				var kl, dv []float64
+				if kloc != nil {
+					kl, dv = kloc[m*P:m*P+P], a.dmp[m*P:m*P+P]
+				} else if a.dw != nil {
+					dv = a.dw
 				}
+				rs := asm.KernelGradRow(e[m*P:m*P+P], kl, k.w, dv, cs, dk)
+				a.sVar += rs
+				a.rs[m] += rs
 			}
 			for p, v := range cs {
 				a.sXn += v * s.xn[p]
