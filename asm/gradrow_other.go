@@ -2,9 +2,6 @@
 
 package asm
 
-// kernelGradKernelOK: there is no assembly KernelGradRow kernel here.
-const kernelGradKernelOK = false
-
 // kernelGradKernel: there is no assembly kernel here; KernelGradRow runs
 // kernelGradGeneric throughout.
 func kernelGradKernel(acc *[8]float64, n int, e, t, w, dv, cs []float64, a float64) int {
