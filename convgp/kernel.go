@@ -188,10 +188,16 @@ func (k *Kernel) fillLocTables() {
 	}
 }
 
-// matern32 is the unit-variance Matérn-3/2 kernel at offset (dr, dc).
-func matern32(dr, dc, ell float64) float64 {
-	s := math.Sqrt(3*(dr*dr+dc*dc)) / ell
-	return (1 + s) * math.Exp(-s)
+// locRow sets, for the inducing location (r, c) against the locations bl
+// (pairs), sq[j] = √3·‖(r, c) − bl_j‖/LocLengthscale and el[j] = e^{−sq[j]}
+// (by asm.Exp): the Matérn-3/2 location kernel is (1 + sq)·el.
+func (k *Kernel) locRow(sq, el []float64, r, c float64, bl []float64) {
+	for j := range sq {
+		dr, dc := r-bl[2*j], c-bl[2*j+1]
+		sq[j] = math.Sqrt(3*(dr*dr+dc*dc)) / k.locEll
+		el[j] = -sq[j]
+	}
+	asm.Exp(el, el)
 }
 
 // Geometry returns the patch geometry.
@@ -409,18 +415,10 @@ func (k *Kernel) locKernel(dst, ex, zl []float64, m int) {
 		e = make([]float64, P)
 	}
 	for i := 0; i < m; i++ {
-		r, c := zl[2*i], zl[2*i+1]
-		for p := range sq {
-			dr, dc := r-k.locs[2*p], c-k.locs[2*p+1]
-			sq[p] = math.Sqrt(3*(dr*dr+dc*dc)) / k.locEll
-		}
 		if ex != nil {
 			e = ex[i*P : i*P+P]
 		}
-		for p, v := range sq {
-			e[p] = -v
-		}
-		asm.Exp(e, e)
+		k.locRow(sq, e, zl[2*i], zl[2*i+1], k.locs)
 		row := dst[i*P : i*P+P]
 		for p, v := range sq {
 			row[p] = (1 + v) * e[p]
@@ -489,17 +487,32 @@ func (k *Kernel) InducingMatrix(dst *mat.Dense, z1, z2 mat.Matrix) {
 	same := z1 == z2
 	c := -0.5 / (k.ell * k.ell)
 	out := dst.RawMatrix()
+	// Row by row: the exponents, then asm.Exp on the whole row (and the
+	// same for the location kernel's exponentials).
+	var sq, el []float64
+	if k.tick {
+		sq, el = make([]float64, M2), make([]float64, M2)
+	}
 	for i := 0; i < M1; i++ {
-		for j := 0; j < M2; j++ {
-			r2 := max(an[i]+bn[j]-2*g[i*M2+j], 0)
-			if same && i == j {
+		row := out.Data[i*out.Stride : i*out.Stride+M2]
+		gr := g[i*M2 : i*M2+M2]
+		for j, gv := range gr {
+			r2 := an[i] + bn[j] - 2*gv
+			if r2 < 0 || (same && i == j) {
 				r2 = 0
 			}
-			v := k.variance * math.Exp(c*r2)
+			row[j] = c * r2
+		}
+		asm.Exp(row, row)
+		if k.tick {
+			k.locRow(sq, el, al[2*i], al[2*i+1], bl)
+		}
+		for j := range row {
+			v := k.variance * row[j]
 			if k.tick {
-				v *= matern32(al[2*i]-bl[2*j], al[2*i+1]-bl[2*j+1], k.locEll)
+				v *= (1 + sq[j]) * el[j]
 			}
-			out.Data[i*out.Stride+j] = v
+			row[j] = v
 		}
 	}
 	if same {
@@ -537,33 +550,43 @@ func (k *Kernel) InducingMatrixGrad(dK, K *mat.Dense, z1, z2 mat.Matrix, dz1, dz
 	dkr := dK.RawMatrix()
 	var sVar, sLen, sLoc float64
 	// A = dK ⊙ K (overwrites g); location gradients accumulated directly.
+	// Each row's exponentials are taken together by asm.Exp.
 	dl1 := make([]float64, 2*M1)
 	dl2 := make([]float64, 2*M2)
+	r2s, ex := make([]float64, M2), make([]float64, M2)
+	var sq, el []float64
+	if k.tick {
+		sq, el = make([]float64, M2), make([]float64, M2)
+	}
 	for i := 0; i < M1; i++ {
-		for j := 0; j < M2; j++ {
-			r2 := max(an[i]+bn[j]-2*g[i*M2+j], 0)
-			if same && i == j {
+		gr := g[i*M2 : i*M2+M2]
+		for j, gv := range gr {
+			r2 := an[i] + bn[j] - 2*gv
+			if r2 < 0 || (same && i == j) {
 				r2 = 0
 			}
-			kg := k.variance * math.Exp(c*r2)
-			dk := dkr.Data[i*dkr.Stride+j]
-			a := dk * kg
+			r2s[j], ex[j] = r2, c*r2
+		}
+		asm.Exp(ex, ex)
+		if k.tick {
+			k.locRow(sq, el, al[2*i], al[2*i+1], bl)
+		}
+		for j := range gr {
+			a := dkr.Data[i*dkr.Stride+j] * (k.variance * ex[j])
 			if k.tick {
 				dr, dc := al[2*i]-bl[2*j], al[2*i+1]-bl[2*j+1]
-				sq := math.Sqrt(3*(dr*dr+dc*dc)) / le
-				e := math.Exp(-sq)
-				kl := (1 + sq) * e
-				sLoc += a * sq * sq * e / le
+				e := el[j]
+				sLoc += a * sq[j] * sq[j] * e / le
 				f := -3 / (le * le) * e * a
 				dl1[2*i] += f * dr
 				dl1[2*i+1] += f * dc
 				dl2[2*j] -= f * dr
 				dl2[2*j+1] -= f * dc
-				a *= kl
+				a *= (1 + sq[j]) * e
 			}
 			sVar += a
-			sLen += a * r2
-			g[i*M2+j] = a
+			sLen += a * r2s[j]
+			gr[j] = a
 		}
 	}
 	if dparams != nil {
