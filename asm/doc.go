@@ -64,5 +64,16 @@
 // of their gradients; they are fused AVX2+FMA kernels on amd64
 // (radial_avx2_amd64.s, sharing the exponential of exp_avx2_amd64.h) and
 // NEON kernels on arm64 (radial_neon_arm64.s), and radialOne and
-// radialWeightOne are their pure-Go twins.
+// radialWeightOne are their pure-Go twins. On AVX-512 machines Exp also has
+// an eight-wide kernel (exp_avx512_amd64.s, with the macros it shares in
+// exp_avx512_amd64.h).
+//
+// Two row kernels serve convolutional kernels (package convgp): RBFPairRow
+// turns a row of patch inner products into the row's weighted
+// squared-exponential sums and gradient pieces, with the exponential in
+// registers (pairs_avx512_amd64.s), and KernelGradRow forms a row of a
+// kernel matrix's adjoint with its column and location sums
+// (gradrow_avx512_amd64.s). Both are AVX-512F assembly with pure-Go twins
+// (rbfPairsGeneric, kernelGradGeneric) that give the same bits; elsewhere
+// RBFPairRow runs a blocked Go path that calls Exp.
 package asm

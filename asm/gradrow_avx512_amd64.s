@@ -12,9 +12,9 @@
 //	func kernelGradAVX512(e, t, w, dv, cs *float64, n int, a float64, flags int, acc *[8]float64)
 //
 // n is a positive multiple of 8. The options of flags become opmasks
-// (all eight lanes or none): pairPieces (bit 0) K4 for the dv updates,
-// pairDT (bit 1) K5 for the multiplication by t. Masked-out loads and stores
-// neither read nor write memory.
+// (all eight lanes or none): gradDV (bit 0) K4 for the dv updates, gradT
+// (bit 1) K5 for the multiplication by t. Masked-out loads and stores neither
+// read nor write memory.
 //
 // Register map: DI e, SI t, R8 w, R9 dv, R10 cs (each advanced with the
 // elements), CX elements left, BX flags, R11 acc, DX and R12 scratch;

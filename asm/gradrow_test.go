@@ -31,14 +31,23 @@ func TestKernelGradRowTwin(t *testing.T) {
 			name := fmt.Sprintf("n=%d t=%v dv=%v", n, opt&1 != 0, opt&2 != 0)
 			run := func(f func(e, t, w, dv, cs []float64, a float64) float64) (float64, [][]float64) {
 				ec, dvc, csc := append([]float64(nil), e...), append([]float64(nil), dv...), append([]float64(nil), cs...)
+				tc, wc := append([]float64(nil), tt...), append([]float64(nil), w...)
 				var tArg, dvArg []float64
 				if opt&1 != 0 {
-					tArg = tt
+					tArg = tc
 				}
 				if opt&2 != 0 {
 					dvArg = dvc
 				}
-				return f(ec, tArg, w, dvArg, csc, a), [][]float64{ec, dvc, csc}
+				sum := f(ec, tArg, wc, dvArg, csc, a)
+				// t and w are inputs only, whether used or not.
+				if j := sameFloats(tc, tt); j >= 0 {
+					t.Fatalf("n=%d opt %d: t[%d] written", n, opt, j)
+				}
+				if j := sameFloats(wc, w); j >= 0 {
+					t.Fatalf("n=%d opt %d: w[%d] written", n, opt, j)
+				}
+				return sum, [][]float64{ec, dvc, csc}
 			}
 			got, gotS := run(KernelGradRow)
 			want, wantS := run(twinGradRow)

@@ -19,17 +19,15 @@ func rbfPairsAVX512(ip, xn, t, w, dt, gs *float64, n int, np, c, wp float64, fla
 var rbfPairsKernelOK = expAVX512OK
 
 // rbfPairsKernel runs rbfPairsAVX512 on elements lo ≤ j < lo+n (lo a
-// multiple of 8, so that lanes stay j mod 8) if the CPU has AVX-512, and
-// returns the number of elements done.
+// multiple of 8, so that lanes stay j mod 8) and returns the number of
+// elements done. Only RBFPairRow calls it, when rbfPairsKernelOK.
 func rbfPairsKernel(acc *[24]float64, lo, n int, g, xn, t, w, dt, gs []float64, np, c, wp float64, flags int) int {
-	if !rbfPairsKernelOK {
-		return 0
-	}
-	// Unused operands point at t and w: the kernel's loads and stores of
-	// them are masked out entirely, so nothing is read or written there,
-	// but an address that is not mapped (nil) would make every masked-out
-	// access a microcode assist (measured 2× slower on the Intel Xeon).
-	pdt, pgs := &t[lo], &w[lo]
+	// Unused operands point at t (read) and g (which the caller owns and
+	// the kernel may write anyway): the kernel's accesses to them are masked
+	// out entirely, so nothing is read or written there, but an address
+	// that is not mapped (nil) would make every masked-out access a
+	// microcode assist (measured 2× slower on the Intel Xeon).
+	pdt, pgs := &t[lo], &g[lo]
 	if flags&pairDT != 0 {
 		pdt = &dt[lo]
 	}

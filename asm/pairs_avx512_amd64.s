@@ -21,7 +21,7 @@
 // The options of flags (pairPieces, pairDT, pairKeepH) become the opmasks
 // K4, K5 and K6 (all eight lanes or none): masked-out loads and stores
 // neither read nor write memory, so dt and gs need only be valid addresses
-// (of n elements) when not asked for; rbfPairsKernel passes t and w.
+// (of n elements) when not asked for; rbfPairsKernel passes t and g.
 //
 // Register map: DI ip (g of RBFPairRow), SI xn, R8 t, R9 w, R10 dt, R11 gs (each advanced with
 // the elements), CX elements left, AX elements done, BX flags, R12 acc,

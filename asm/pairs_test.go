@@ -17,6 +17,7 @@ type pairRowCase struct {
 // units. With far, some pairs are so far apart that the exponential's
 // argument is below expLo; with nan, one norm is NaN; some pairs are
 // nearly equal points whose distance rounds below 0 (and is clamped).
+// (hotPairRow makes c positive instead, so that arguments exceed expHi.)
 func newPairRowCase(rng *rand.Rand, n int, far, nan bool) pairRowCase {
 	pc := pairRowCase{g: make([]float64, n), xn: make([]float64, n), t: make([]float64, n),
 		w: make([]float64, n), dt: make([]float64, n), gs: make([]float64, n),
@@ -40,6 +41,13 @@ func newPairRowCase(rng *rand.Rand, n int, far, nan bool) pairRowCase {
 	if nan && n > 0 {
 		pc.xn[rng.IntN(n)] = math.NaN()
 	}
+	return pc
+}
+
+// hotPairRow returns pc with c = +300: squared distances above 709/300
+// give arguments above expHi.
+func hotPairRow(pc pairRowCase) pairRowCase {
+	pc.c = 300
 	return pc
 }
 
@@ -99,7 +107,9 @@ func sameFloats(a, b []float64) int {
 // TestRBFPairRowTwin checks RBFPairRow (the AVX-512 kernel where the CPU
 // has it) against its pure-Go twin, bit for bit, at every length up to 70
 // and a few longer ones, with every combination of options, with and
-// without far pairs and NaN, and that s does not depend on the options.
+// without far pairs and NaN and with arguments above expHi; that s does not
+// depend on the options; and that the call writes only g (with keepH) and
+// gs (with pieces).
 func TestRBFPairRowTwin(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 8))
 	lengths := []int{100, 127, 128, 129, 257, 575}
@@ -107,31 +117,50 @@ func TestRBFPairRowTwin(t *testing.T) {
 		lengths = append(lengths, n)
 	}
 	for _, n := range lengths {
-		for _, far := range []bool{false, true} {
-			for _, nan := range []bool{false, true} {
-				pc := newPairRowCase(rng, n, far, nan)
-				var s0 float64
-				for opt := 0; opt < 8; opt++ {
-					pieces, withDT, keepH := opt&1 != 0, opt&2 != 0, opt&4 != 0
-					name := fmt.Sprintf("n=%d far=%v nan=%v pieces=%v dt=%v keepH=%v", n, far, nan, pieces, withDT, keepH)
-					got, gotG, gotGS := pc.clone().run(RBFPairRow, pieces, withDT, keepH)
-					want, wantG, wantGS := pc.clone().run(twinPairRow, pieces, withDT, keepH)
-					for i := range got {
-						if !sameFloat(got[i], want[i]) {
-							t.Fatalf("%s: result %d = %v, twin %v", name, i, got[i], want[i])
-						}
+		for mode := 0; mode < 5; mode++ {
+			far, nan := mode&1 != 0, mode&2 != 0
+			pc := newPairRowCase(rng, n, far, nan)
+			if mode == 4 {
+				pc = hotPairRow(pc)
+			}
+			var s0 float64
+			for opt := 0; opt < 8; opt++ {
+				pieces, withDT, keepH := opt&1 != 0, opt&2 != 0, opt&4 != 0
+				name := fmt.Sprintf("n=%d far=%v nan=%v hot=%v pieces=%v dt=%v keepH=%v", n, far, nan, mode == 4, pieces, withDT, keepH)
+				in := pc.clone()
+				kc := pc.clone()
+				got, gotG, gotGS := kc.run(RBFPairRow, pieces, withDT, keepH)
+				want, wantG, wantGS := pc.clone().run(twinPairRow, pieces, withDT, keepH)
+				// Inputs the call must not write.
+				for _, a := range []struct {
+					what      string
+					got, want []float64
+				}{{"xn", kc.xn, in.xn}, {"t", kc.t, in.t}, {"w", kc.w, in.w}, {"dt", kc.dt, in.dt}} {
+					if i := sameFloats(a.got, a.want); i >= 0 {
+						t.Fatalf("%s: %s[%d] written", name, a.what, i)
 					}
-					if i := sameFloats(gotG, wantG); i >= 0 {
-						t.Fatalf("%s: g[%d] = %v, twin %v", name, i, gotG[i], wantG[i])
+				}
+				if i := sameFloats(gotG, in.g); !keepH && i >= 0 {
+					t.Fatalf("%s: g[%d] written without keepH", name, i)
+				}
+				if i := sameFloats(gotGS, in.gs); !pieces && i >= 0 {
+					t.Fatalf("%s: gs[%d] written without pieces", name, i)
+				}
+				for i := range got {
+					if !sameFloat(got[i], want[i]) {
+						t.Fatalf("%s: result %d = %v, twin %v", name, i, got[i], want[i])
 					}
-					if i := sameFloats(gotGS, wantGS); i >= 0 {
-						t.Fatalf("%s: gs[%d] = %v, twin %v", name, i, gotGS[i], wantGS[i])
-					}
-					if opt == 0 {
-						s0 = got[0]
-					} else if !sameFloat(got[0], s0) {
-						t.Fatalf("%s: s = %v, without options %v", name, got[0], s0)
-					}
+				}
+				if i := sameFloats(gotG, wantG); i >= 0 {
+					t.Fatalf("%s: g[%d] = %v, twin %v", name, i, gotG[i], wantG[i])
+				}
+				if i := sameFloats(gotGS, wantGS); i >= 0 {
+					t.Fatalf("%s: gs[%d] = %v, twin %v", name, i, gotGS[i], wantGS[i])
+				}
+				if opt == 0 {
+					s0 = got[0]
+				} else if !sameFloat(got[0], s0) {
+					t.Fatalf("%s: s = %v, without options %v", name, got[0], s0)
 				}
 			}
 		}
@@ -171,23 +200,74 @@ func TestRBFPairRowDefinition(t *testing.T) {
 
 // TestRBFPairsKernelStops checks that the assembly kernel, where the CPU
 // has it, does the groups of eight before the first one with an argument
-// outside [expLo, expHi], and none after.
+// outside [expLo, expHi], with every option, leaves that group and those
+// after it untouched, and sums the groups it did as the twin does.
 func TestRBFPairsKernelStops(t *testing.T) {
 	if !rbfPairsKernelOK {
 		t.Skip("no AVX-512 pair kernel on this CPU or build")
 	}
 	rng := rand.New(rand.NewPCG(11, 12))
-	pc := newPairRowCase(rng, 64, false, false)
-	var acc [24]float64
-	if done := rbfPairsKernel(&acc, 0, 64, pc.g, pc.xn, pc.t, pc.w, nil, nil, pc.np, pc.c, pc.wp, 0); done != 64 {
-		t.Fatalf("in range: done %d of 64", done)
+	for flags := 0; flags < 8; flags++ {
+		for _, bad := range []int{-1, 0, 7, 8, 15, 20, 63} {
+			pc := newPairRowCase(rng, 64, false, false)
+			want := 64
+			if bad >= 0 {
+				pc.g[bad] = -2000
+				want = bad &^ 7
+			}
+			in, tw := pc.clone(), pc.clone()
+			var acc, twAcc [24]float64
+			done := rbfPairsKernel(&acc, 0, 64, pc.g, pc.xn, pc.t, pc.w, pc.dt, pc.gs, pc.np, pc.c, pc.wp, flags)
+			if done != want {
+				t.Fatalf("flags %d, far pair %d: done %d, want %d", flags, bad, done, want)
+			}
+			rbfPairsGeneric(&twAcc, 0, done, tw.g, tw.xn, tw.t, tw.w, tw.dt, tw.gs, tw.np, tw.c, tw.wp, flags)
+			for i := range acc {
+				if !sameFloat(acc[i], twAcc[i]) {
+					t.Fatalf("flags %d, far pair %d: acc[%d] = %v, twin %v", flags, bad, i, acc[i], twAcc[i])
+				}
+			}
+			if i := sameFloats(pc.g, tw.g); i >= 0 {
+				t.Fatalf("flags %d, far pair %d: g[%d] = %v, twin %v", flags, bad, i, pc.g[i], tw.g[i])
+			}
+			if i := sameFloats(pc.gs, tw.gs); i >= 0 {
+				t.Fatalf("flags %d, far pair %d: gs[%d] = %v, twin %v", flags, bad, i, pc.gs[i], tw.gs[i])
+			}
+			if i := sameFloats(pc.g[done:], in.g[done:]); i >= 0 {
+				t.Fatalf("flags %d, far pair %d: g[%d] written after the stop", flags, bad, done+i)
+			}
+		}
 	}
-	for _, bad := range []int{0, 7, 8, 20, 63} {
-		pc := newPairRowCase(rng, 64, false, false)
-		pc.g[bad] = -2000
-		acc = [24]float64{}
-		if done, want := rbfPairsKernel(&acc, 0, 64, pc.g, pc.xn, pc.t, pc.w, nil, nil, pc.np, pc.c, pc.wp, 0), bad&^7; done != want {
-			t.Errorf("far pair %d: done %d, want %d", bad, done, want)
+}
+
+// TestRBFPairsBlocked checks the path of machines without the AVX-512
+// kernel (blocks of distances, then Exp) against the twin, bit for bit, on
+// every machine.
+func TestRBFPairsBlocked(t *testing.T) {
+	rng := rand.New(rand.NewPCG(15, 16))
+	for _, n := range []int{0, 1, 7, 8, 9, 255, 256, 257, 513, 575} {
+		for mode := 0; mode < 5; mode++ {
+			pc := newPairRowCase(rng, n, mode&1 != 0, mode&2 != 0)
+			if mode == 4 {
+				pc = hotPairRow(pc)
+			}
+			for flags := 0; flags < 8; flags++ {
+				a, b := pc.clone(), pc.clone()
+				var accA, accB [24]float64
+				rbfPairsBlocked(&accA, n, a.g, a.xn, a.t, a.w, a.dt, a.gs, a.np, a.c, a.wp, flags)
+				rbfPairsGeneric(&accB, 0, n, b.g, b.xn, b.t, b.w, b.dt, b.gs, b.np, b.c, b.wp, flags)
+				for i := range accA {
+					if !sameFloat(accA[i], accB[i]) {
+						t.Fatalf("n=%d mode %d flags %d: acc[%d] = %v, twin %v", n, mode, flags, i, accA[i], accB[i])
+					}
+				}
+				if i := sameFloats(a.g, b.g); i >= 0 {
+					t.Fatalf("n=%d mode %d flags %d: g[%d] = %v, twin %v", n, mode, flags, i, a.g[i], b.g[i])
+				}
+				if i := sameFloats(a.gs, b.gs); i >= 0 {
+					t.Fatalf("n=%d mode %d flags %d: gs[%d] = %v, twin %v", n, mode, flags, i, a.gs[i], b.gs[i])
+				}
+			}
 		}
 	}
 }

@@ -98,8 +98,9 @@ const diagBlock = 32
 // norms s.xn), the sums of the variance (see diagEntry) without the factor
 // σ²: sv = Σ_{p,q} w_p w_q t_pq e_pq and, with pieces, sl (the same with
 // r²_pq) and, with TICK, so (with t'_pq = k.dlocPP); it then also leaves
-// s.gs[p] = Σ_q w_q t_pq e_pq. With pixels it also leaves in s.dxp the
-// rows Σ_q w_q t_pq e_pq (x[q] − x[p]), which the pixel gradients scale.
+// s.gs[p] = Σ_q w_q t_pq e_pq. With pixels (which needs pieces) it also
+// leaves in s.dxp the rows Σ_q w_q t_pq e_pq (x[q] − x[p]), which the
+// pixel gradients scale.
 func (k *Kernel) imageSums(s *scratch, pieces, pixels bool) (sv, sl, so float64) {
 	P, d := k.geom.NumPatches(), k.geom.PatchLen()
 	c := -0.5 / (k.ell * k.ell)
@@ -151,8 +152,10 @@ func (k *Kernel) imageSums(s *scratch, pieces, pixels bool) (sv, sl, so float64)
 			}
 			s.gs[p] += rs + wp*tpp
 			if pixels {
-				// The diagonal term of Σ_q w_q t_pq e_pq (x[q] − x[p])
-				// vanishes; the GEMMs below take the row's pairs.
+				// The GEMMs below take the pairs q > p of the row, so the
+				// row's other entries (inner products with the block's
+				// earlier rows, and the diagonal, whose term in
+				// Σ_q w_q t_pq e_pq (x[q] − x[p]) vanishes) become 0.
 				clear(gb[i*W : i*W+i+1])
 			}
 		}

@@ -1,6 +1,7 @@
 package convgp
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"sync"
@@ -279,5 +280,106 @@ func TestMatrixCache(t *testing.T) {
 				t.Error("still caching after unused Matrix results")
 			}
 		})
+	}
+}
+
+// TestImageSumsBruteForce checks every sum of imageSums (the variance, its
+// lengthscale and location pieces, the weight sums and the pixel rows)
+// against a double loop over all patch pairs, on the 72-patch cases (which
+// cross the block edges) with lengthscales so short that most exponential
+// arguments fall below the kernels' range, as well as a moderate one. It
+// also checks Matrix against brute force with one inducing patch far from
+// every image patch.
+func TestImageSumsBruteForce(t *testing.T) {
+	for _, tc := range testCases() {
+		if tc.cfg.Patches.Height != 11 {
+			continue
+		}
+		for _, ell := range []float64{1.3, 0.03, 0.015} {
+			t.Run(fmt.Sprintf("%s/ell=%v", tc.name, ell), func(t *testing.T) {
+				cfg := tc.cfg
+				cfg.Lengthscale = ell
+				rng := rand.New(rand.NewPCG(31, 32))
+				k := newTestKernel(t, cfg, rng)
+				x := testImages(rng, 2, k)
+				P, d := k.geom.NumPatches(), k.geom.PatchLen()
+				s := new(scratch)
+				for n := 0; n < 2; n++ {
+					k.patchesOf(s, x.RawMatrix().Data, n)
+					sv, sl, so := k.imageSums(s, true, true)
+					var wsv, wsl, wso, mag float64
+					for p := 0; p < P; p++ {
+						var gs float64
+						dx := make([]float64, d)
+						for q := 0; q < P; q++ {
+							var d2 float64
+							for j := 0; j < d; j++ {
+								v := s.xp[p*d+j] - s.xp[q*d+j]
+								d2 += v * v
+							}
+							e := math.Exp(-d2 / (2 * ell * ell))
+							tq, dtq := 1.0, 0.0
+							if k.tick {
+								tq, dtq = k.klocPP[p*P+q], k.dlocPP[p*P+q]
+							}
+							a := k.w[p] * k.w[q] * tq * e
+							wsv += a
+							wsl += a * d2
+							wso += k.w[p] * k.w[q] * dtq * e
+							mag += math.Abs(a)
+							gs += k.w[q] * tq * e
+							for j := range dx {
+								dx[j] += k.w[q] * tq * e * (s.xp[q*d+j] - s.xp[p*d+j])
+							}
+						}
+						if math.Abs(s.gs[p]-gs) > 1e-11*math.Max(1, math.Abs(gs)) {
+							t.Fatalf("image %d: gs[%d] = %v, want %v", n, p, s.gs[p], gs)
+						}
+						for j, want := range dx {
+							if got := s.dxp[p*d+j]; math.Abs(got-want) > 1e-11 {
+								t.Fatalf("image %d: dxp[%d,%d] = %v, want %v", n, p, j, got, want)
+							}
+						}
+					}
+					for _, c := range []struct {
+						what      string
+						got, want float64
+					}{{"sv", sv, wsv}, {"sl", sl, wsl}, {"so", so, wso}} {
+						if c.what == "so" && !k.tick {
+							continue
+						}
+						if math.Abs(c.got-c.want) > 1e-11*math.Max(1, mag) {
+							t.Errorf("image %d: %s = %v, want %v", n, c.what, c.got, c.want)
+						}
+					}
+				}
+				// Matrix, with inducing patch 0 far from every patch.
+				M := 3
+				z := inducing(k, rng, M)
+				for j := 0; j < d; j++ {
+					z.Set(0, j, 40)
+				}
+				K := mat.NewDense(M, 2, nil)
+				k.Matrix(K, z, x)
+				for n := 0; n < 2; n++ {
+					ps := brutePatches(k, x.RawRowView(n))
+					for m := 0; m < M; m++ {
+						zr := z.RawRowView(m)
+						want := 0.0
+						for p, xp := range ps {
+							lr, lc := k.geom.Location(p)
+							kl := 1.0
+							if k.tick {
+								kl = bruteKl(k, zr[d], zr[d+1], float64(lr), float64(lc))
+							}
+							want += k.w[p] * bruteKg(k, zr[:d], xp) * kl
+						}
+						if got := K.At(m, n); math.Abs(got-want) > 1e-12*math.Max(1, math.Abs(want)) {
+							t.Errorf("Kuf[%d,%d] = %v, want %v", m, n, got, want)
+						}
+					}
+				}
+			})
+		}
 	}
 }

@@ -98,15 +98,16 @@ func (k *Kernel) putMat(e *matEntry) {
 // one GEMM for the inner products, then asm.RBFPairRow on each row, which
 // forms the distances and exponentials in registers and overwrites the row
 // with them (its location factors are k.ones). If sums is not nil it also
-// sets sums[m] = Σ_p wz[m·P + p]·e_mp.
-func (k *Kernel) expBlock(e []float64, s *scratch, zp, zn []float64, M int, wz, sums []float64) {
+// sets sums[m] = Σ_p wz[m·ws + p]·e_mp (ws = 0: the same weights for every
+// row).
+func (k *Kernel) expBlock(e []float64, s *scratch, zp, zn []float64, M int, wz []float64, ws int, sums []float64) {
 	P, d := k.geom.NumPatches(), k.geom.PatchLen()
 	gemm(false, true, M, P, d, 1, zp, d, s.xp, d, 0, e, P)
 	c := -0.5 / (k.ell * k.ell)
 	w := k.ones
 	for m := 0; m < M; m++ {
 		if wz != nil {
-			w = wz[m*P : m*P+P]
+			w = wz[m*ws : m*ws+P]
 		}
 		sum, _, _ := asm.RBFPairRow(e[m*P:m*P+P], s.xn, k.ones, w, nil, nil, zn[m], c, 0, true)
 		if sums != nil {
@@ -130,20 +131,18 @@ func (k *Kernel) Matrix(dst *mat.Dense, z, x mat.Matrix) {
 	P, d, L := k.geom.NumPatches(), k.geom.PatchLen(), k.geom.ImageLen()
 	zn := make([]float64, M)
 	sqNorms(zn, zp, d)
-	// wz[m·P + p] = w_p times the location kernel k_l(zl_m, l_p) (TICK);
-	// K[m, n] = σ² Σ_p wz[m·P + p] e_mp for image n.
-	wz := make([]float64, M*P)
+	// K[m, n] = σ² Σ_p wz[m·ws + p] e_mp for image n, with wz = the weights
+	// w_p (ws = 0) or, with TICK, w_p times the location kernel
+	// k_l(zl_m, l_p) (ws = P).
+	wz, ws := k.w, 0
 	if k.tick {
+		wz, ws = make([]float64, M*P), P
 		k.locKernel(wz, nil, zl, M)
 		for m := 0; m < M; m++ {
 			row := wz[m*P : m*P+P]
 			for p, v := range row {
 				row[p] = k.w[p] * v
 			}
-		}
-	} else {
-		for m := 0; m < M; m++ {
-			copy(wz[m*P:m*P+P], k.w)
 		}
 	}
 	k.dmu.Lock()
@@ -182,7 +181,7 @@ func (k *Kernel) Matrix(dst *mat.Dense, z, x mat.Matrix) {
 			if ent != nil {
 				e = ent.e[n*M*P : (n+1)*M*P]
 			}
-			k.expBlock(e, s, zp, zn, M, wz, s.gs)
+			k.expBlock(e, s, zp, zn, M, wz, ws, s.gs)
 			for m, sum := range s.gs[:M] {
 				out.Data[m*out.Stride+n] = k.variance * sum
 			}
@@ -268,7 +267,7 @@ func (k *Kernel) MatrixGrad(dK, K *mat.Dense, z, x mat.Matrix, dz, dx *mat.Dense
 				e = ent.e[n*M*P : (n+1)*M*P] // overwritten below: the entry is spent
 			} else {
 				e = s.g
-				k.expBlock(e, s, zp, zn, M, nil, nil)
+				k.expBlock(e, s, zp, zn, M, nil, 0, nil)
 			}
 			// A[m, p] = σ² dK[m, n] w_p k_l(zl_m, l_p) e_mp overwrites e;
 			// cs gets its column sums.
