@@ -6,7 +6,8 @@ package asm
 // multiple of 8; the slices start at the first of them) into the partial
 // sums acc, eight elements per ZMM register, and returns the number of
 // elements done: it stops before the first group of eight that holds an
-// exponential argument outside [expLo, expHi] or NaN, writing nothing of
+// exponential argument outside [expLo, expHi] and not below −746 (where
+// math.Exp gives +0, which the kernel writes), or NaN, writing nothing of
 // that group. When flags does not ask for dt or gs they must still point at
 // n readable elements, which the kernel neither reads nor writes.
 // Implemented in pairs_avx512_amd64.s.

@@ -15,9 +15,12 @@
 //
 //	func rbfPairsAVX512(ip, xn, t, w, dt, gs *float64, n int, np, c, wp float64, flags int, acc *[24]float64) (done int)
 //
-// n is a positive multiple of 8. The kernel stops before the first group of
-// eight whose exponential arguments c·d are not all in [expLo, expHi] (NaN
-// included), writing nothing of it, and returns the number of elements done.
+// n is a positive multiple of 8. Arguments c·d below −746, where math.Exp
+// (and so Exp) gives exactly +0, get e = +0 in the kernel: far pairs, common
+// with short lengthscales, stay on the fast path. The kernel stops before
+// the first group of eight with an argument outside [expLo, expHi] that is
+// not below −746 (NaN included), writing nothing of it, and returns the
+// number of elements done.
 // The options of flags (pairPieces, pairDT, pairKeepH) become the opmasks
 // K4, K5 and K6 (all eight lanes or none): masked-out loads and stores
 // neither read nor write memory, so dt and gs need only be valid addresses
@@ -28,7 +31,19 @@
 // DX and R13 scratch; Z24/Z25/Z26 the partial sums s, l, o; Z28 wp,
 // Z29 c, Z30 np, Z31 zero; per group of eight: D (squared distances), X
 // (arguments), three exponential temporaries (the second is e), H, A, T, G.
-// K1/K2 range masks.
+// K1/K2 the in-range lanes of the two groups, K3 and K7 scratch masks.
+
+DATA pairUnder<>+0(SB)/8, $0xc087500000000000 // −746: math.Exp gives +0 below
+GLOBL pairUnder<>(SB), RODATA|NOPTR, $8
+
+// RANGEOK sets K to the lanes of X in [expLo, expHi] and DX to the eight
+// bits of the lanes that are in range or below −746 (false for NaN).
+#define RANGEOK(X, K) \
+	VCMPPD.BCST $0x1d, EXPLO, X, K \
+	VCMPPD.BCST $0x12, EXPHI, X, K, K \
+	VCMPPD.BCST $0x11, pairUnder<>+0(SB), X, K3 \
+	KORW        K3, K, K7 \
+	KMOVW       K7, DX
 
 // PREP loads the group at byte offset off and sets D = max((np + xn) − 2g, 0)
 // (NaN and −0 stay: VMAXPD returns its second source unless the first is
@@ -96,14 +111,16 @@ loop16:
 	JLT  loop8
 	PREP(0, Z0, Z1)
 	PREP(64, Z8, Z9)
-	INRANGE(Z1, K1)
+	RANGEOK(Z1, K1)
 	CMPB DX, $0xff
 	JNE  loop8
-	INRANGE(Z9, K2)
+	RANGEOK(Z9, K2)
 	CMPB DX, $0xff
 	JNE  loop8
 	EXPREG8(Z1, Z2, Z3, Z4)
 	EXPREG8(Z9, Z10, Z11, Z12)
+	VMOVAPD.Z Z3, K1, Z3
+	VMOVAPD.Z Z11, K2, Z11
 	SUMS(0, Z0, Z3, Z5, Z6, Z7, Z17)
 	SUMS(64, Z8, Z11, Z13, Z14, Z15, Z16)
 	ADDQ $128, DI
@@ -120,10 +137,11 @@ loop8:
 	CMPQ CX, $8
 	JLT  done
 	PREP(0, Z0, Z1)
-	INRANGE(Z1, K1)
+	RANGEOK(Z1, K1)
 	CMPB DX, $0xff
 	JNE  done
 	EXPREG8(Z1, Z2, Z3, Z4)
+	VMOVAPD.Z Z3, K1, Z3
 	SUMS(0, Z0, Z3, Z5, Z6, Z7, Z17)
 	ADDQ $64, DI
 	ADDQ $64, SI

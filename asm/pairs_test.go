@@ -15,8 +15,10 @@ type pairRowCase struct {
 
 // newPairRowCase draws a row of n pairs with squared distances of a few
 // units. With far, some pairs are so far apart that the exponential's
-// argument is below expLo; with nan, one norm is NaN; some pairs are
-// nearly equal points whose distance rounds below 0 (and is clamped).
+// argument is below −746 (e = +0 exactly), and others have arguments in
+// [−746, expLo), where the exponential is subnormal; with nan, one norm is
+// NaN; some pairs are nearly equal points whose distance rounds below 0
+// (and is clamped).
 // (hotPairRow makes c positive instead, so that arguments exceed expHi.)
 func newPairRowCase(rng *rand.Rand, n int, far, nan bool) pairRowCase {
 	pc := pairRowCase{g: make([]float64, n), xn: make([]float64, n), t: make([]float64, n),
@@ -31,7 +33,9 @@ func newPairRowCase(rng *rand.Rand, n int, far, nan bool) pairRowCase {
 		case r == 0:
 			pc.g[j] = (pc.np+pc.xn[j])/2 + 1e-15 // rounds below 0
 		case r == 1 && far:
-			pc.g[j] = -2000 // c·d < expLo
+			pc.g[j] = -2000 // c·d < −746
+		case r == 2 && far:
+			subnormalPair(&pc, j, rng.Float64())
 		}
 		pc.t[j] = rng.Float64()
 		pc.w[j] = rng.NormFloat64()
@@ -42,6 +46,13 @@ func newPairRowCase(rng *rand.Rand, n int, far, nan bool) pairRowCase {
 		pc.xn[rng.IntN(n)] = math.NaN()
 	}
 	return pc
+}
+
+// subnormalPair sets g[j] so that pair j's exponential argument c·d is
+// −720 − 25u, in [−746, expLo) for u in [0, 1).
+func subnormalPair(pc *pairRowCase, j int, u float64) {
+	d := (-720 - 25*u) / pc.c
+	pc.g[j] = (pc.np + pc.xn[j] - d) / 2
 }
 
 // hotPairRow returns pc with c = +300: squared distances above 709/300
@@ -199,42 +210,56 @@ func TestRBFPairRowDefinition(t *testing.T) {
 }
 
 // TestRBFPairsKernelStops checks that the assembly kernel, where the CPU
-// has it, does the groups of eight before the first one with an argument
-// outside [expLo, expHi], with every option, leaves that group and those
-// after it untouched, and sums the groups it did as the twin does.
+// has it, does the groups of eight before the first one with an argument in
+// [−746, expLo) (where the exponential is subnormal), with every option,
+// leaves that group and those after it untouched, and sums the groups it
+// did as the twin does; and that it does groups whose arguments are below
+// −746 itself, giving the twin's bits (math.Exp's +0).
 func TestRBFPairsKernelStops(t *testing.T) {
 	if !rbfPairsKernelOK {
 		t.Skip("no AVX-512 pair kernel on this CPU or build")
 	}
+	for x := -746.0; x > -2000; x -= 0.37 {
+		if v := math.Exp(x); math.Float64bits(v) != 0 {
+			t.Fatalf("math.Exp(%v) = %v, not +0: the kernel's underflow shortcut is wrong here", x, v)
+		}
+	}
 	rng := rand.New(rand.NewPCG(11, 12))
 	for flags := 0; flags < 8; flags++ {
 		for _, bad := range []int{-1, 0, 7, 8, 15, 20, 63} {
-			pc := newPairRowCase(rng, 64, false, false)
-			want := 64
-			if bad >= 0 {
-				pc.g[bad] = -2000
-				want = bad &^ 7
-			}
-			in, tw := pc.clone(), pc.clone()
-			var acc, twAcc [24]float64
-			done := rbfPairsKernel(&acc, 0, 64, pc.g, pc.xn, pc.t, pc.w, pc.dt, pc.gs, pc.np, pc.c, pc.wp, flags)
-			if done != want {
-				t.Fatalf("flags %d, far pair %d: done %d, want %d", flags, bad, done, want)
-			}
-			rbfPairsGeneric(&twAcc, 0, done, tw.g, tw.xn, tw.t, tw.w, tw.dt, tw.gs, tw.np, tw.c, tw.wp, flags)
-			for i := range acc {
-				if !sameFloat(acc[i], twAcc[i]) {
-					t.Fatalf("flags %d, far pair %d: acc[%d] = %v, twin %v", flags, bad, i, acc[i], twAcc[i])
+			for _, veryFar := range []bool{false, true} {
+				pc := newPairRowCase(rng, 64, false, false)
+				want := 64
+				if bad >= 0 {
+					if veryFar {
+						pc.g[bad] = -2000
+					} else {
+						subnormalPair(&pc, bad, rng.Float64())
+						want = bad &^ 7
+					}
 				}
-			}
-			if i := sameFloats(pc.g, tw.g); i >= 0 {
-				t.Fatalf("flags %d, far pair %d: g[%d] = %v, twin %v", flags, bad, i, pc.g[i], tw.g[i])
-			}
-			if i := sameFloats(pc.gs, tw.gs); i >= 0 {
-				t.Fatalf("flags %d, far pair %d: gs[%d] = %v, twin %v", flags, bad, i, pc.gs[i], tw.gs[i])
-			}
-			if i := sameFloats(pc.g[done:], in.g[done:]); i >= 0 {
-				t.Fatalf("flags %d, far pair %d: g[%d] written after the stop", flags, bad, done+i)
+				in, tw := pc.clone(), pc.clone()
+				var acc, twAcc [24]float64
+				done := rbfPairsKernel(&acc, 0, 64, pc.g, pc.xn, pc.t, pc.w, pc.dt, pc.gs, pc.np, pc.c, pc.wp, flags)
+				name := fmt.Sprintf("flags %d, pair %d (very far %v)", flags, bad, veryFar)
+				if done != want {
+					t.Fatalf("%s: done %d, want %d", name, done, want)
+				}
+				rbfPairsGeneric(&twAcc, 0, done, tw.g, tw.xn, tw.t, tw.w, tw.dt, tw.gs, tw.np, tw.c, tw.wp, flags)
+				for i := range acc {
+					if !sameFloat(acc[i], twAcc[i]) {
+						t.Fatalf("%s: acc[%d] = %v, twin %v", name, i, acc[i], twAcc[i])
+					}
+				}
+				if i := sameFloats(pc.g, tw.g); i >= 0 {
+					t.Fatalf("%s: g[%d] = %v, twin %v", name, i, pc.g[i], tw.g[i])
+				}
+				if i := sameFloats(pc.gs, tw.gs); i >= 0 {
+					t.Fatalf("%s: gs[%d] = %v, twin %v", name, i, pc.gs[i], tw.gs[i])
+				}
+				if i := sameFloats(pc.g[done:], in.g[done:]); i >= 0 {
+					t.Fatalf("%s: g[%d] written after the stop", name, done+i)
+				}
 			}
 		}
 	}
