@@ -362,22 +362,7 @@ func TestImageSumsBruteForce(t *testing.T) {
 				K := mat.NewDense(M, 2, nil)
 				k.Matrix(K, z, x)
 				for n := 0; n < 2; n++ {
-					ps := brutePatches(k, x.RawRowView(n))
-					for m := 0; m < M; m++ {
-						zr := z.RawRowView(m)
-						want := 0.0
-						for p, xp := range ps {
-							lr, lc := k.geom.Location(p)
-							kl := 1.0
-							if k.tick {
-								kl = bruteKl(k, zr[d], zr[d+1], float64(lr), float64(lc))
-							}
-							want += k.w[p] * bruteKg(k, zr[:d], xp) * kl
-						}
-						if got := K.At(m, n); math.Abs(got-want) > 1e-12*math.Max(1, math.Abs(want)) {
-							t.Errorf("Kuf[%d,%d] = %v, want %v", m, n, got, want)
-						}
-					}
+					checkKuf(t, k, K, z, n, brutePatches(k, x.RawRowView(n)))
 				}
 			})
 		}

@@ -163,6 +163,29 @@ func brutePatches(k *Kernel, img []float64) [][]float64 {
 	return out
 }
 
+// checkKuf compares column n of K = Matrix(z, x) with the definition, for
+// the patches ps of image n.
+func checkKuf(t *testing.T, k *Kernel, K, z *mat.Dense, n int, ps [][]float64) {
+	t.Helper()
+	d := k.geom.PatchLen()
+	M, _ := z.Dims()
+	for m := 0; m < M; m++ {
+		zr := z.RawRowView(m)
+		want := 0.0
+		for p, xp := range ps {
+			lr, lc := k.geom.Location(p)
+			kl := 1.0
+			if k.tick {
+				kl = bruteKl(k, zr[d], zr[d+1], float64(lr), float64(lc))
+			}
+			want += k.w[p] * bruteKg(k, zr[:d], xp) * kl
+		}
+		if got := K.At(m, n); math.Abs(got-want) > 1e-12*math.Max(1, math.Abs(want)) {
+			t.Errorf("Kuf[%d,%d] = %v, want %v", m, n, got, want)
+		}
+	}
+}
+
 func TestBruteForce(t *testing.T) {
 	for _, tc := range testCases() {
 		t.Run(tc.name, func(t *testing.T) {
@@ -178,21 +201,7 @@ func TestBruteForce(t *testing.T) {
 			k.Diag(diag, x)
 			for n := 0; n < N; n++ {
 				ps := brutePatches(k, x.RawRowView(n))
-				for m := 0; m < M; m++ {
-					zr := z.RawRowView(m)
-					want := 0.0
-					for p, xp := range ps {
-						lr, lc := k.geom.Location(p)
-						kl := 1.0
-						if k.tick {
-							kl = bruteKl(k, zr[d], zr[d+1], float64(lr), float64(lc))
-						}
-						want += k.w[p] * bruteKg(k, zr[:d], xp) * kl
-					}
-					if got := K.At(m, n); math.Abs(got-want) > 1e-12*math.Max(1, math.Abs(want)) {
-						t.Errorf("Kuf[%d,%d] = %v, want %v", m, n, got, want)
-					}
-				}
+				checkKuf(t, k, K, z, n, ps)
 				want := 0.0
 				for p := range ps {
 					for q := range ps {
