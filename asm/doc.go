@@ -73,7 +73,8 @@
 // squared-exponential sums and gradient pieces, with the exponential in
 // registers (pairs_avx512_amd64.s), and KernelGradRow forms a row of a
 // kernel matrix's adjoint with its column and location sums
-// (gradrow_avx512_amd64.s). Both are AVX-512F assembly with pure-Go twins
+// (gradrow_avx512_amd64.s). Both have AVX-512F and AVX2 assembly
+// (pairs_avx2_amd64.s, gradrow_avx2_amd64.s) and pure-Go twins
 // (rbfPairsGeneric, kernelGradGeneric) that give the same bits; elsewhere
 // RBFPairRow runs a blocked Go path that calls Exp.
 package asm

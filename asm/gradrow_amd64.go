@@ -19,17 +19,25 @@ const (
 //go:noescape
 func kernelGradAVX512(e, t, w, dv, cs *float64, n int, a float64, flags int, acc *[8]float64)
 
-// kernelGradKernelOK reports whether kernelGradKernel has an assembly
-// kernel (fixed at start-up from the CPU features; the kernel needs
-// AVX-512F only, unlike the pair kernel, whose exponential follows Exp's
-// AVX2+FMA kernels).
-var kernelGradKernelOK = cpu.X86.HasAVX512F
+// kernelGradAVX2 is kernelGradAVX512 on AVX2 machines: the same operations
+// on groups of eight held as two YMM halves (lanes 0–3 and 4–7), the
+// options as branches. Implemented in gradrow_avx2_amd64.s.
+//
+//go:noescape
+func kernelGradAVX2(e, t, w, dv, cs *float64, n int, a float64, flags int, acc *[8]float64)
 
-// kernelGradKernel runs kernelGradAVX512 on the first n elements (n a
-// positive multiple of 8) if the CPU has AVX-512 and returns the number of
-// elements done.
+// The kernels of kernelGradKernel, fixed at start-up from the CPU features
+// (which honour GODEBUG=cpu.avx512f=off and cpu.avx2=off).
+var (
+	kernelGradAVX512OK = cpu.X86.HasAVX512F
+	kernelGradAVX2OK   = cpu.X86.HasAVX2
+)
+
+// kernelGradKernel runs kernelGradAVX512 (or kernelGradAVX2) on the first
+// n elements (n a positive multiple of 8) if the CPU has one of them, and
+// returns the number of elements done.
 func kernelGradKernel(acc *[8]float64, n int, e, t, w, dv, cs []float64, a float64) int {
-	if !kernelGradKernelOK {
+	if !kernelGradAVX512OK && !kernelGradAVX2OK {
 		return 0
 	}
 	// Absent operands point at w (read) and cs (written anyway); see
@@ -42,6 +50,10 @@ func kernelGradKernel(acc *[8]float64, n int, e, t, w, dv, cs []float64, a float
 	if dv != nil {
 		pdv, flags = &dv[0], flags|gradDV
 	}
-	kernelGradAVX512(&e[0], pt, &w[0], pdv, &cs[0], n, a, flags, acc)
+	if kernelGradAVX512OK {
+		kernelGradAVX512(&e[0], pt, &w[0], pdv, &cs[0], n, a, flags, acc)
+	} else {
+		kernelGradAVX2(&e[0], pt, &w[0], pdv, &cs[0], n, a, flags, acc)
+	}
 	return n
 }

@@ -15,11 +15,18 @@ package asm
 //go:noescape
 func rbfPairsAVX512(ip, xn, t, w, dt, gs *float64, n int, np, c, wp float64, flags int, acc *[24]float64) (done int)
 
-// rbfPairsKernelOK reports whether rbfPairsKernel has an assembly kernel
-// (fixed at start-up, like expAVX512OK).
-var rbfPairsKernelOK = expAVX512OK
+// rbfPairsAVX2 is rbfPairsAVX512 on AVX2+FMA machines: the same
+// operations on groups of eight held as two YMM halves (lanes 0–3 and 4–7),
+// the options as branches. Implemented in pairs_avx2_amd64.s.
+//
+//go:noescape
+func rbfPairsAVX2(ip, xn, t, w, dt, gs *float64, n int, np, c, wp float64, flags int, acc *[24]float64) (done int)
 
-// rbfPairsKernel runs rbfPairsAVX512 on elements lo ≤ j < lo+n (lo a
+// rbfPairsKernelOK reports whether rbfPairsKernel has an assembly kernel
+// (fixed at start-up, like Exp's kernels: AVX-512, else AVX2+FMA).
+var rbfPairsKernelOK = expKernelOK
+
+// rbfPairsKernel runs rbfPairsAVX512 (or rbfPairsAVX2) on elements lo ≤ j < lo+n (lo a
 // multiple of 8, so that lanes stay j mod 8) and returns the number of
 // elements done. Only RBFPairRow calls it, when rbfPairsKernelOK.
 func rbfPairsKernel(acc *[24]float64, lo, n int, g, xn, t, w, dt, gs []float64, np, c, wp float64, flags int) int {
@@ -35,5 +42,8 @@ func rbfPairsKernel(acc *[24]float64, lo, n int, g, xn, t, w, dt, gs []float64, 
 	if flags&pairPieces != 0 {
 		pgs = &gs[lo]
 	}
-	return rbfPairsAVX512(&g[lo], &xn[lo], &t[lo], &w[lo], pdt, pgs, n, np, c, wp, flags, acc)
+	if expAVX512OK {
+		return rbfPairsAVX512(&g[lo], &xn[lo], &t[lo], &w[lo], pdt, pgs, n, np, c, wp, flags, acc)
+	}
+	return rbfPairsAVX2(&g[lo], &xn[lo], &t[lo], &w[lo], pdt, pgs, n, np, c, wp, flags, acc)
 }

@@ -22,8 +22,9 @@ import (
 // are taken in blocks of diagBlock rows p; one GEMM forms the block's inner
 // products x[p]·x[q] for all q ≥ its first row, and asm.RBFPairRow turns
 // each row's strictly upper part into the row's sums (distances,
-// exponentials and weighted sums in registers, with an AVX-512 kernel) and,
-// when the pixel gradients are wanted, overwrites it with t_pq e_pq.
+// exponentials and weighted sums in registers, with AVX-512 or AVX2
+// kernels) and, when the pixel gradients are wanted, overwrites it with
+// t_pq e_pq.
 // Everything stays in the L2 cache, and no exponential is taken twice.
 //
 // (Earlier versions grouped each image's patches into its distinct patches
