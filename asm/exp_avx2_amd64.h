@@ -1,5 +1,6 @@
 // Constants and the register-to-register exponential of the AVX2 + FMA
-// kernels (exp_avx2_amd64.s, radial_avx2_amd64.s); expFast in exp.go is the
+// kernels (exp_avx2_amd64.s, radial_avx2_amd64.s, pairs_avx2_amd64.s, and
+// through exp_avx512_amd64.h the AVX-512 ones); expFast in exp.go is the
 // pure-Go twin of EXPREG, operation for operation. Each constant is stored
 // four times so that it can be a 256-bit memory operand. The data symbol is
 // file-local (<>), so every including file gets its own copy.

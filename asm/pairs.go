@@ -49,8 +49,8 @@ func RBFPairRow(g, xn, t, w, dt, gs []float64, np, c, wp float64, keepH bool) (s
 				break
 			}
 		}
-		// A group with an exponential argument outside [expLo, expHi]
-		// (or NaN), or the last elements: the pure-Go twin.
+		// A group with an exponential argument in [−746, expLo), above
+		// expHi or NaN, or the last elements: the pure-Go twin.
 		end := min(done+8, n)
 		rbfPairsGeneric(&acc, done, end, g, xn, t, w, dt, gs, np, c, wp, flags)
 		done = end
@@ -105,7 +105,7 @@ func rbfPairsGeneric(acc *[24]float64, lo, hi int, g, xn, t, w, dt, gs []float64
 // pairBlock is the number of elements per block of rbfPairsBlocked.
 const pairBlock = 256
 
-// rbfPairsBlocked is RBFPairRow without a pair kernel (no AVX-512, other
+// rbfPairsBlocked is RBFPairRow without a pair kernel (no AVX2+FMA, other
 // architectures, purego): block by block, the squared distances, then Exp
 // on the block (which has its own SIMD kernels), then the sums. It gives
 // rbfPairsGeneric's bits: the same operations in the same order, and Exp

@@ -26,9 +26,10 @@ func rbfPairsAVX2(ip, xn, t, w, dt, gs *float64, n int, np, c, wp float64, flags
 // (fixed at start-up, like Exp's kernels: AVX-512, else AVX2+FMA).
 var rbfPairsKernelOK = expKernelOK
 
-// rbfPairsKernel runs rbfPairsAVX512 (or rbfPairsAVX2) on elements lo ≤ j < lo+n (lo a
-// multiple of 8, so that lanes stay j mod 8) and returns the number of
-// elements done. Only RBFPairRow calls it, when rbfPairsKernelOK.
+// rbfPairsKernel runs rbfPairsAVX512 (or rbfPairsAVX2) on elements
+// lo ≤ j < lo+n (lo a multiple of 8, so that lanes stay j mod 8) and
+// returns the number of elements done. Only RBFPairRow calls it, when
+// rbfPairsKernelOK.
 func rbfPairsKernel(acc *[24]float64, lo, n int, g, xn, t, w, dt, gs []float64, np, c, wp float64, flags int) int {
 	// Unused operands point at t (read) and g (which the caller owns and
 	// the kernel may write anyway): the kernel's accesses to them are masked

@@ -115,8 +115,8 @@ func sameFloats(a, b []float64) int {
 	return -1
 }
 
-// TestRBFPairRowTwin checks RBFPairRow (the AVX-512 kernel where the CPU
-// has it) against its pure-Go twin, bit for bit, at every length up to 70
+// TestRBFPairRowTwin checks RBFPairRow (the AVX-512 or AVX2 kernel where
+// the CPU has one) against its pure-Go twin, bit for bit, at every length up to 70
 // and a few longer ones, with every combination of options, with and
 // without far pairs and NaN and with arguments above expHi; that s does not
 // depend on the options; and that the call writes only g (with keepH) and
@@ -211,13 +211,17 @@ func TestRBFPairRowDefinition(t *testing.T) {
 
 // TestRBFPairsKernelStops checks that the assembly kernel, where the CPU
 // has it, does the groups of eight before the first one with an argument in
-// [−746, expLo) (where the exponential is subnormal), with every option,
+// [−746, expLo) (where the exponential is subnormal), above expHi, or NaN,
+// with every option,
 // leaves that group and those after it untouched, and sums the groups it
 // did as the twin does; and that it does groups whose arguments are below
 // −746 itself, giving the twin's bits (math.Exp's +0).
 func TestRBFPairsKernelStops(t *testing.T) {
 	if !rbfPairsKernelOK {
-		t.Skip("no AVX-512 pair kernel on this CPU or build")
+		if expKernelOK {
+			t.Fatal("Exp has a kernel but RBFPairRow has none")
+		}
+		t.Skip("no pair kernel on this CPU or build")
 	}
 	for x := -746.0; x > -2000; x -= 0.37 {
 		if v := math.Exp(x); math.Float64bits(v) != 0 {
@@ -233,8 +237,28 @@ func TestRBFPairsKernelStops(t *testing.T) {
 				if bad >= 0 {
 					if veryFar {
 						pc.g[bad] = -2000
+						// A subnormal-range pair in the next group.
+						if next := (bad | 7) + 1 + rng.IntN(8); next < 64 {
+							subnormalPair(&pc, next, rng.Float64())
+							want = next &^ 7
+						}
 					} else {
-						subnormalPair(&pc, bad, rng.Float64())
+						// A subnormal-range argument, NaN, or one above
+						// expHi.
+						switch rng.IntN(3) {
+						case 0:
+							subnormalPair(&pc, bad, rng.Float64())
+						case 1:
+							pc.xn[bad] = math.NaN()
+						default:
+							// c = 300: distances below 2 give arguments
+							// in range, and 3 gives 900 > expHi.
+							pc.c = 300
+							for j := range pc.g {
+								pc.g[j] = (pc.np + pc.xn[j] - 2*rng.Float64()) / 2
+							}
+							pc.g[bad] = (pc.np + pc.xn[bad] - 3) / 2
+						}
 						want = bad &^ 7
 					}
 				}
@@ -265,8 +289,7 @@ func TestRBFPairsKernelStops(t *testing.T) {
 	}
 }
 
-// TestRBFPairsBlocked checks the path of machines without the AVX-512
-// kernel (blocks of distances, then Exp) against the twin, bit for bit, on
+// TestRBFPairsBlocked checks the path of machines without a pair kernel (blocks of distances, then Exp) against the twin, bit for bit, on
 // every machine.
 func TestRBFPairsBlocked(t *testing.T) {
 	rng := rand.New(rand.NewPCG(15, 16))
