@@ -130,10 +130,10 @@ func (k *Kernel) imageSums(s *scratch, pieces, pixels bool) (sv, sl, so float64)
 			p := p0 + i
 			// row holds the pairs (p, q), q = p+1, ..., P−1.
 			row := gb[i*W+i+1 : i*W+W]
-			t, tpp := k.ones[p+1:P], 1.0
+			t, tpp := k.ones[p+1:P], k.tpp(p)
 			var dt, gs []float64
 			if k.tick {
-				t, tpp = k.klocPP[p*P+p+1:p*P+P], k.klocPP[p*P+p]
+				t = k.klocPP[p*P+p+1 : p*P+P]
 				if pieces {
 					dt = k.dlocPP[p*P+p+1 : p*P+P]
 				}

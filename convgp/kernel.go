@@ -188,6 +188,24 @@ func (k *Kernel) fillLocTables() {
 	}
 }
 
+// inducingExps sets ex[j] = exp(c·r2_j) (by asm.Exp) for row i of the
+// inducing Gram matrix with inner products g, row norm an and column norms
+// bn: r2_j = an + bn[j] − 2g[j], clamped at 0 and 0 on the diagonal when the
+// two sets are the same. If r2 is not nil it also keeps r2_j there.
+func inducingExps(ex, r2, g []float64, an float64, bn []float64, c float64, same bool, i int) {
+	for j, gv := range g {
+		d := an + bn[j] - 2*gv
+		if d < 0 || (same && i == j) {
+			d = 0
+		}
+		if r2 != nil {
+			r2[j] = d
+		}
+		ex[j] = c * d
+	}
+	asm.Exp(ex, ex)
+}
+
 // locRow sets, for the inducing location (r, c) against the locations bl
 // (pairs), sq[j] = √3·‖(r, c) − bl_j‖/LocLengthscale and el[j] = e^{−sq[j]}
 // (by asm.Exp): the Matérn-3/2 location kernel is (1 + sq)·el.
@@ -495,15 +513,7 @@ func (k *Kernel) InducingMatrix(dst *mat.Dense, z1, z2 mat.Matrix) {
 	}
 	for i := 0; i < M1; i++ {
 		row := out.Data[i*out.Stride : i*out.Stride+M2]
-		gr := g[i*M2 : i*M2+M2]
-		for j, gv := range gr {
-			r2 := an[i] + bn[j] - 2*gv
-			if r2 < 0 || (same && i == j) {
-				r2 = 0
-			}
-			row[j] = c * r2
-		}
-		asm.Exp(row, row)
+		inducingExps(row, nil, g[i*M2:i*M2+M2], an[i], bn, c, same, i)
 		if k.tick {
 			k.locRow(sq, el, al[2*i], al[2*i+1], bl)
 		}
@@ -560,14 +570,7 @@ func (k *Kernel) InducingMatrixGrad(dK, K *mat.Dense, z1, z2 mat.Matrix, dz1, dz
 	}
 	for i := 0; i < M1; i++ {
 		gr := g[i*M2 : i*M2+M2]
-		for j, gv := range gr {
-			r2 := an[i] + bn[j] - 2*gv
-			if r2 < 0 || (same && i == j) {
-				r2 = 0
-			}
-			r2s[j], ex[j] = r2, c*r2
-		}
-		asm.Exp(ex, ex)
+		inducingExps(ex, r2s, gr, an[i], bn, c, same, i)
 		if k.tick {
 			k.locRow(sq, el, al[2*i], al[2*i+1], bl)
 		}
