@@ -92,6 +92,9 @@ type DeepConfig struct {
 	// Threads bounds the goroutines of each layer's linear algebra and
 	// kernels (0: GOMAXPROCS).
 	Threads int
+	// CacheBytes is the output layer's Config.CacheBytes (0:
+	// DefaultCacheBytes; negative: no cache).
+	CacheBytes int
 }
 
 type hiddenLayer struct {
@@ -245,7 +248,7 @@ func NewDeep(x *mat.Dense, cfg DeepConfig) (*Deep, error) {
 	k, err := New(Config{Patches: patches.Config{Height: H, Width: W, Channels: C, PatchHeight: os.PatchHeight,
 		PatchWidth: os.PatchWidth, StrideH: os.Stride, StrideW: os.Stride},
 		Variance: cfg.Variance, Lengthscale: layerLengthscale(os.Lengthscale, cfg.Lengthscale), TICK: os.TICK, LocLengthscale: cfg.LocLengthscale,
-		Workers: cfg.Threads})
+		Workers: cfg.Threads, CacheBytes: cfg.CacheBytes})
 	if err != nil {
 		return nil, err
 	}
@@ -387,9 +390,13 @@ func (d *Deep) SetParams(src []float64) error {
 			return fmt.Errorf("%w: parameter %v", ErrConfig, v)
 		}
 	}
-	old := make([]float64, d.NumParams())
-	d.Params(old)
+	// The hidden layers' parameters, to restore if a later layer refuses
+	// its own (the output layer's are never needed: it is set last).
 	n := len(d.hidden)
+	old := make([]float64, d.offs[n])
+	for j, h := range d.hidden {
+		h.model.Params(old[d.offs[j] : d.offs[j]+h.model.NumParams()])
+	}
 	for i := 0; i <= n; i++ {
 		m := d.out
 		end := d.offs[i+1]

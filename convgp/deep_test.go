@@ -308,3 +308,29 @@ func TestNewDeepErrors(t *testing.T) {
 		t.Errorf("nil images: %v, want ErrConfig", err)
 	}
 }
+
+// TestDeepSetParamsAtomic checks that a SetParams the output layer refuses
+// (its patch-kernel variance underflows to zero) leaves every layer,
+// hidden ones included, with its earlier parameters.
+func TestDeepSetParamsAtomic(t *testing.T) {
+	for _, hidden := range []int{0, 1, 2} {
+		t.Run(fmt.Sprintf("hidden=%d", hidden), func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(61, 62))
+			d, _, _ := tinyDeep(t, gp.SOLVEGP, hidden, true, true, rng)
+			before := make([]float64, d.NumParams())
+			d.Params(before)
+			th := make([]float64, len(before))
+			for i, v := range before {
+				th[i] = v + 0.1*rng.NormFloat64()
+			}
+			n := len(d.hidden)
+			th[d.offs[n]+d.out.Layout().Kernel] = -1000
+			if err := d.SetParams(th); !errors.Is(err, ErrConfig) {
+				t.Fatalf("SetParams with a zero variance: %v, want ErrConfig", err)
+			}
+			after := make([]float64, len(before))
+			d.Params(after)
+			sameBits(t, "parameters after a refused SetParams", after, before)
+		})
+	}
+}

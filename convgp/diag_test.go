@@ -283,6 +283,60 @@ func TestMatrixCache(t *testing.T) {
 	}
 }
 
+// TestMatrixCacheLimit checks Config.CacheBytes: a batch whose
+// exponentials exceed it is not kept (MatrixGrad recomputes them, with the
+// same bits), one that fits is, and a negative value keeps none.
+func TestMatrixCacheLimit(t *testing.T) {
+	tc := testCases()[0]
+	for _, c := range []struct {
+		name  string
+		bytes func(P int) int
+		kept  int // entries kept after Matrix with z (3 rows) and o (5 rows)
+	}{
+		{"z-fits", func(P int) int { return 8 * 3 * 4 * P }, 1},
+		{"z-short", func(P int) int { return 8*3*4*P - 1 }, 0},
+		{"both", func(P int) int { return 8 * 5 * 4 * P }, 2},
+		{"off", func(int) int { return -1 }, 0},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(25, 26))
+			ref := newTestKernel(t, tc.cfg, rand.New(rand.NewPCG(1, 2)))
+			cfg := tc.cfg
+			cfg.CacheBytes = c.bytes(ref.geom.NumPatches())
+			k := newTestKernel(t, cfg, rand.New(rand.NewPCG(1, 2)))
+			sameParams(k, ref)
+			x := testImages(rng, 4, k)
+			z, o := inducing(k, rng, 3), inducing(k, rng, 5)
+			dKz, dKo := randDense(rng, 3, 4), randDense(rng, 5, 4)
+			for it := 0; it < 3; it++ {
+				for _, zz := range []*mat.Dense{z, o} {
+					r, _ := zz.Dims()
+					got, want := mat.NewDense(r, 4, nil), mat.NewDense(r, 4, nil)
+					k.Matrix(got, zz, x)
+					ref.Matrix(want, zz, x)
+					sameBits(t, "Matrix", got.RawMatrix().Data, want.RawMatrix().Data)
+				}
+				live := 0
+				for _, e := range k.mstate.entries {
+					if !e.spent {
+						live++
+					}
+				}
+				if it > 0 && live != c.kept {
+					t.Fatalf("step %d: %d entries kept, want %d", it, live, c.kept)
+				}
+				for _, g := range []struct{ dK, zz *mat.Dense }{{dKo, o}, {dKz, z}} {
+					gp, gz, gx := matGradOf(k, g.dK, g.zz, x)
+					wp, wz, wx := matGradOf(ref, g.dK, g.zz, x)
+					sameBits(t, "dparams", gp, wp)
+					sameBits(t, "dz", gz.RawMatrix().Data, wz.RawMatrix().Data)
+					sameBits(t, "dx", gx.RawMatrix().Data, wx.RawMatrix().Data)
+				}
+			}
+		})
+	}
+}
+
 // TestImageSumsBruteForce checks every sum of imageSums (the variance, its
 // lengthscale and location pieces, the weight sums and the pixel rows)
 // against a double loop over all patch pairs, on the 72-patch cases (which

@@ -20,18 +20,14 @@ import (
 // for Diag, Matrix starts keeping them once a MatrixGrad has been seen, the
 // cache is keyed by exact copies of z and x and the parameter generation,
 // and a MatrixGrad that misses recomputes E with the same code, so results
-// do not depend on the cache. Batches whose E would exceed matCacheLimit
-// values are not kept.
+// do not depend on the cache. Batches whose E would exceed Config.CacheBytes
+// are not kept.
 //
 // MatrixGrad needs the squared distances only for the lengthscale gradient
 // Σ A_mnp r²_mnp (A the adjoint-weighted kernel values), which it forms
 // without them as Σ_m ‖z_m‖² Σ_np A_mnp + Σ_np ‖x_n[p]‖² Σ_m A_mnp −
 // 2 Σ_m z_m·(Σ_np A_mnp x_n[p]); the last sum is the inducing-point
 // gradient's matrix product, needed anyway.
-
-// matCacheLimit bounds the number of exponentials one cache entry holds
-// (128 MiB).
-const matCacheLimit = 1 << 24
 
 // matEntry holds E (N blocks of M×P, image-major) for inducing points z and
 // images x. MatrixGrad turns E into its adjoint-weighted values in place
@@ -146,7 +142,7 @@ func (k *Kernel) Matrix(dst *mat.Dense, z, x mat.Matrix) {
 		}
 	}
 	k.dmu.Lock()
-	keep := k.mstate.want && M*P*N <= matCacheLimit
+	keep := k.mstate.want && M*P*N <= k.cache/8
 	k.dmu.Unlock()
 	var ent *matEntry
 	if keep {
