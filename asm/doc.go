@@ -74,7 +74,10 @@
 // registers (pairs_avx512_amd64.s), and KernelGradRow forms a row of a
 // kernel matrix's adjoint with its column and location sums
 // (gradrow_avx512_amd64.s). Both have AVX-512F and AVX2 assembly
-// (pairs_avx2_amd64.s, gradrow_avx2_amd64.s) and pure-Go twins
-// (rbfPairsGeneric, kernelGradGeneric) that give the same bits; elsewhere
-// RBFPairRow runs a blocked Go path that calls Exp.
+// (pairs_avx2_amd64.s, gradrow_avx2_amd64.s), NEON assembly
+// (pairs_neon_arm64.s, gradrow_neon_arm64.s; the exponential and the
+// instruction macros shared with radial_neon_arm64.s are in
+// exp_neon_arm64.h) and pure-Go twins (rbfPairsGeneric, kernelGradGeneric)
+// that give the same bits; elsewhere RBFPairRow runs a blocked Go path
+// that calls Exp.
 package asm

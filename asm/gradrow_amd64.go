@@ -4,12 +4,6 @@ package asm
 
 import "golang.org/x/sys/cpu"
 
-// Flags of the KernelGradRow kernel.
-const (
-	gradDV = 1 << iota // dv[j] += v_j
-	gradT              // h_j = t[j]·v_j
-)
-
 // kernelGradAVX512 does elements 0 ≤ j < n of KernelGradRow (n a positive
 // multiple of 8), eight per ZMM register, adding r_j into acc[j mod 8].
 // flags has gradDV for dv and gradT for t; when they are absent dv and t
@@ -40,16 +34,7 @@ func kernelGradKernel(acc *[8]float64, n int, e, t, w, dv, cs []float64, a float
 	if !kernelGradAVX512OK && !kernelGradAVX2OK {
 		return 0
 	}
-	// Absent operands point at w (read) and cs (written anyway); see
-	// rbfPairsKernel: an unmapped address would make every masked-out
-	// access a microcode assist.
-	pt, pdv, flags := &w[0], &cs[0], 0
-	if t != nil {
-		pt, flags = &t[0], flags|gradT
-	}
-	if dv != nil {
-		pdv, flags = &dv[0], flags|gradDV
-	}
+	pt, pdv, flags := gradOperands(t, w, dv, cs)
 	if kernelGradAVX512OK {
 		kernelGradAVX512(&e[0], pt, &w[0], pdv, &cs[0], n, a, flags, acc)
 	} else {

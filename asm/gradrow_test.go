@@ -14,7 +14,7 @@ func twinGradRow(e, t, w, dv, cs []float64, a float64) float64 {
 	return ((acc[0] + acc[4]) + (acc[2] + acc[6])) + ((acc[1] + acc[5]) + (acc[3] + acc[7]))
 }
 
-// TestKernelGradRowTwin checks KernelGradRow (the AVX-512 or AVX2 kernel where the
+// TestKernelGradRowTwin checks KernelGradRow (the AVX-512, AVX2 or NEON kernel where the
 // CPU has it) against its pure-Go twin, bit for bit, at every length up to
 // 70 and a few longer ones, with and without t and dv, and against the
 // definition.

@@ -31,18 +31,7 @@ var rbfPairsKernelOK = expKernelOK
 // returns the number of elements done. Only RBFPairRow calls it, when
 // rbfPairsKernelOK.
 func rbfPairsKernel(acc *[24]float64, lo, n int, g, xn, t, w, dt, gs []float64, np, c, wp float64, flags int) int {
-	// Unused operands point at t (read) and g (which the caller owns and
-	// the kernel may write anyway): the kernel's accesses to them are masked
-	// out entirely, so nothing is read or written there, but an address
-	// that is not mapped (nil) would make every masked-out access a
-	// microcode assist (measured 2× slower on the Intel Xeon).
-	pdt, pgs := &t[lo], &g[lo]
-	if flags&pairDT != 0 {
-		pdt = &dt[lo]
-	}
-	if flags&pairPieces != 0 {
-		pgs = &gs[lo]
-	}
+	pdt, pgs := pairOperands(lo, g, t, dt, gs, flags)
 	if expAVX512OK {
 		return rbfPairsAVX512(&g[lo], &xn[lo], &t[lo], &w[lo], pdt, pgs, n, np, c, wp, flags, acc)
 	}

@@ -1,4 +1,4 @@
-//go:build purego || noasm || !amd64
+//go:build purego || noasm || !(amd64 || arm64)
 
 package asm
 

@@ -1,70 +1,15 @@
 //go:build !purego && !noasm
 
 #include "textflag.h"
+#include "exp_neon_arm64.h"
 
 // NEON fused radial profiles and gradient weights (asm.RadialProfile and
 // asm.RadialWeights on arm64); radialOne and radialWeightOne in radial.go are
-// their pure-Go twins, operation for operation.
-//
-// Go's arm64 assembler has no mnemonics for the vector FADD, FSUB, FMUL,
-// FDIV, FSQRT, FNEG and the floating-point compares, so the arithmetic is
-// written with the macros below, WORD encodings over register numbers
-// (d the destination, n and m the sources; lanes are two doubles). The rest
-// of the vector work uses them too, so that every step of a chain is a
-// macro over the same register numbers.
+// their pure-Go twins, operation for operation. The exponential (EXP2) and
+// the instruction macros are in exp_neon_arm64.h.
 
-// Floating-point, 2 × 64-bit lanes.
-#define VFADD(d, n, m) WORD $(0x4E60D400 | (m)<<16 | (n)<<5 | (d))
-#define VFSUB(d, n, m) WORD $(0x4EE0D400 | (m)<<16 | (n)<<5 | (d))
-#define VFMUL(d, n, m) WORD $(0x6E60DC00 | (m)<<16 | (n)<<5 | (d))
-#define VFDIV(d, n, m) WORD $(0x6E60FC00 | (m)<<16 | (n)<<5 | (d))
-#define VFSQRT(d, n) WORD $(0x6EE1F800 | (n)<<5 | (d))
-#define VFNEG(d, n) WORD $(0x6EE0F800 | (n)<<5 | (d))
-// FMLA and FMLS: d += n·m and d −= n·m, fused.
-#define VFMLA(d, n, m) WORD $(0x4E60CC00 | (m)<<16 | (n)<<5 | (d))
-#define VFMLS(d, n, m) WORD $(0x4EE0CC00 | (m)<<16 | (n)<<5 | (d))
-// Compares: all-ones lanes where d = (n ≥ m), (n = 0), (n > 0), (n < 0).
-#define VFCMGE(d, n, m) WORD $(0x6E60E400 | (m)<<16 | (n)<<5 | (d))
-#define VFCMEQZ(d, n) WORD $(0x4EE0D800 | (n)<<5 | (d))
-#define VFCMGTZ(d, n) WORD $(0x4EE0C800 | (n)<<5 | (d))
-#define VFCMLTZ(d, n) WORD $(0x4EE0E800 | (n)<<5 | (d))
-// Bitwise: d = n AND m, d = n AND NOT m, d = n.
-#define VANDV(d, n, m) WORD $(0x4E201C00 | (m)<<16 | (n)<<5 | (d))
-#define VBICV(d, n, m) WORD $(0x4E601C00 | (m)<<16 | (n)<<5 | (d))
-#define VMOVV(d, n) WORD $(0x4EA01C00 | (n)<<16 | (n)<<5 | (d))
-// Integer lanes: d = n << 52, d = n + m.
-#define VSHL52(d, n) WORD $(0x4F745400 | (n)<<5 | (d))
-#define VADDI(d, n, m) WORD $(0x4EE08400 | (m)<<16 | (n)<<5 | (d))
-// LD1R: both lanes of t from [Xn]; LD1RP also adds 8 to Xn.
-#define LD1R(t, n) WORD $(0x4D40CC00 | (n)<<5 | (t))
-#define LD1RP(t, n) WORD $(0x4DDFCC00 | (n)<<5 | (t))
-// FADDP (scalar): Dd = Vn[0] + Vn[1].
-#define FADDP(d, n) WORD $(0x7E70D800 | (n)<<5 | (d))
-
-// The Taylor coefficients of eʳ, c13 first, in the order the Horner
-// recurrence reads them (R5 points here, R6 walks it).
-DATA radialCoef<>+0(SB)/8, $0x3de6124613a86d09
-DATA radialCoef<>+8(SB)/8, $0x3e21eed8eff8d898
-DATA radialCoef<>+16(SB)/8, $0x3e5ae64567f544e4
-DATA radialCoef<>+24(SB)/8, $0x3e927e4fb7789f5c
-DATA radialCoef<>+32(SB)/8, $0x3ec71de3a556c734
-DATA radialCoef<>+40(SB)/8, $0x3efa01a01a01a01a
-DATA radialCoef<>+48(SB)/8, $0x3f2a01a01a01a01a
-DATA radialCoef<>+56(SB)/8, $0x3f56c16c16c16c17
-DATA radialCoef<>+64(SB)/8, $0x3f81111111111111
-DATA radialCoef<>+72(SB)/8, $0x3fa5555555555555
-DATA radialCoef<>+80(SB)/8, $0x3fc5555555555555
-DATA radialCoef<>+88(SB)/8, $0x3fe0000000000000
-DATA radialCoef<>+96(SB)/8, $0x3ff0000000000000
-DATA radialCoef<>+104(SB)/8, $0x3ff0000000000000
-GLOBL radialCoef<>(SB), RODATA|NOPTR, $112
-
-// Constant registers (broadcast to both lanes).
-#define LOG2E 16
-#define MAGIC 17
-#define LN2HI 18
-#define LN2LO 19
-#define BIAS 20
+// Constant registers besides the exponential's 16–20 (broadcast to both
+// lanes).
 #define ONE 21
 #define SC 22
 #define LO 23
@@ -73,76 +18,13 @@ GLOBL radialCoef<>(SB), RODATA|NOPTR, $112
 #define THREE 26
 #define OK 27
 
-// Profile registers, chain 0 and chain 1 (two lanes each): A0/A1 s, then a;
-// X0/X1 the exponential's argument x, then r; T0/T1 t, then 2ᵏ; K0/K1 k,
-// then polynomial scratch; H0/H1 and G0/G1 the alternating Horner
-// accumulators (the result ends in G0/G1); M0/M1 comparison masks.
+// Profile registers, chain 0 and chain 1 (two lanes each), besides the
+// exponential's X, T, K, H and G (2–11; K then serves as polynomial
+// scratch): A0/A1 s, then a; M0/M1 comparison masks.
 #define A0 0
 #define A1 1
-#define X0 2
-#define X1 3
-#define T0 4
-#define T1 5
-#define K0 6
-#define K1 7
-#define H0 8
-#define H1 9
-#define G0 10
-#define G1 11
 #define M0 12
 #define M1 13
-
-// HSTEP is one step of the Horner recurrence p = fma(r, p, c[i]) on both
-// chains: c[i] loaded into d0 and d1 (R6 advancing to c[i−1] after the
-// second load), then d += r·p with p in p0/p1.
-#define HSTEP(d0, d1, p0, p1, r0, r1) \
-	LD1R(d0, 6) \
-	LD1RP(d1, 6) \
-	VFMLA(d0, r0, p0) \
-	VFMLA(d1, r1, p1)
-
-// EXP2 sets G0/G1 = eˣ for x in X0/X1, expFast's method: t = fma(x, log2e,
-// magic) (FMLA into a copy of magic), k = t − magic, r = fma(k, −ln2hi, x)
-// and fma(k, −ln2lo, r) (FMLS), p = fma(r, p, c[i]) for i = 12 … 0 from
-// p = c13, 2ᵏ from the bits of t, e = p·2ᵏ.
-#define EXP2 \
-	VMOVV(T0, MAGIC) \
-	VFMLA(T0, X0, LOG2E) \
-	VMOVV(T1, MAGIC) \
-	VFMLA(T1, X1, LOG2E) \
-	VFSUB(K0, T0, MAGIC) \
-	VFSUB(K1, T1, MAGIC) \
-	VFMLS(X0, K0, LN2HI) \
-	VFMLS(X1, K1, LN2HI) \
-	VFMLS(X0, K0, LN2LO) \
-	VFMLS(X1, K1, LN2LO) \
-	VSHL52(T0, T0) \
-	VADDI(T0, T0, BIAS) \
-	VSHL52(T1, T1) \
-	VADDI(T1, T1, BIAS) \
-	MOVD R5, R6 \
-	LD1R(H0, 6) \
-	LD1RP(H1, 6) \
-	HSTEP(G0, G1, H0, H1, X0, X1) \
-	HSTEP(H0, H1, G0, G1, X0, X1) \
-	HSTEP(G0, G1, H0, H1, X0, X1) \
-	HSTEP(H0, H1, G0, G1, X0, X1) \
-	HSTEP(G0, G1, H0, H1, X0, X1) \
-	HSTEP(H0, H1, G0, G1, X0, X1) \
-	HSTEP(G0, G1, H0, H1, X0, X1) \
-	HSTEP(H0, H1, G0, G1, X0, X1) \
-	HSTEP(G0, G1, H0, H1, X0, X1) \
-	HSTEP(H0, H1, G0, G1, X0, X1) \
-	HSTEP(G0, G1, H0, H1, X0, X1) \
-	HSTEP(H0, H1, G0, G1, X0, X1) \
-	HSTEP(G0, G1, H0, H1, X0, X1) \
-	VFMUL(G0, G0, T0) \
-	VFMUL(G1, G1, T1)
-
-// CLAMP sets lanes of d below zero to +0 (NaN and −0 stay), using mask m.
-#define CLAMP(d, m) \
-	VFCMLTZ(m, d) \
-	VBICV(d, d, m)
 
 // CHECK clears lanes of OK where x is outside [expLo, expHi] or NaN (the
 // compares are ordered, so NaN fails them).
@@ -179,7 +61,7 @@ GLOBL radialCoef<>(SB), RODATA|NOPTR, $112
 // whether every x was in [expLo, expHi].
 //
 // Register map: R0 dst, R1 src, R2 elements left (a positive multiple of 4),
-// R3 scratch for constants, R5 radialCoef, R6 the running coefficient
+// R3 scratch for constants, R5 expCoef, R6 the running coefficient
 // pointer, R7 and R8 the result; vector registers as above.
 #define PROFILE(name, scale, ARG, POLY) \
 TEXT name(SB), NOSPLIT, $0-33 \
@@ -188,17 +70,7 @@ TEXT name(SB), NOSPLIT, $0-33 \
 	MOVD n+16(FP), R2 \
 	FMOVD v+24(FP), F25 \
 	VDUP V25.D[0], V25.D2 \
-	MOVD $radialCoef<>(SB), R5 \
-	MOVD $0x3ff71547652b82fe, R3 \
-	VDUP R3, V16.D2 \
-	MOVD $0x4338000000000000, R3 \
-	VDUP R3, V17.D2 \
-	MOVD $0x3fe62e42fee00000, R3 \
-	VDUP R3, V18.D2 \
-	MOVD $0x3dea39ef35793c76, R3 \
-	VDUP R3, V19.D2 \
-	MOVD $0x3ff0000000000000, R3 \
-	VDUP R3, V20.D2 \
+	EXPCONSTS \
 	MOVD $0x3ff0000000000000, R3 \
 	VDUP R3, V21.D2 \
 	MOVD $scale, R3 \
