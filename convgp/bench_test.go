@@ -56,6 +56,38 @@ func BenchmarkMatrix(b *testing.B) {
 	}
 }
 
+// BenchmarkMatrixStep times a training step's kernel work for one set of
+// inducing patches, Matrix then MatrixGrad with the same inputs (TICK,
+// M = 1000, 64 images, one worker), with Matrix's exponentials kept for
+// MatrixGrad (the default Config.CacheBytes) and recomputed (cache off).
+//
+//	go test ./convgp -run '^$' -bench BenchmarkMatrixStep -benchtime 10x
+func BenchmarkMatrixStep(b *testing.B) {
+	for _, cache := range []int{0, -1} {
+		b.Run(fmt.Sprintf("cache=%v", cache == 0), func(b *testing.B) {
+			const M = 1000
+			rng := rand.New(rand.NewPCG(1, 1))
+			k, err := New(Config{Patches: patches.Config{Height: 28, Width: 28, Channels: 1, PatchHeight: 5, PatchWidth: 5},
+				Variance: 5, Lengthscale: 5, TICK: true, LocLengthscale: 3, Workers: 1, CacheBytes: cache})
+			if err != nil {
+				b.Fatal(err)
+			}
+			z := randDense(rng, M, k.InducingDim())
+			x := randDense(rng, 64, k.Dim())
+			K, dK := mat.NewDense(M, 64, nil), randDense(rng, M, 64)
+			dz := mat.NewDense(M, k.InducingDim(), nil)
+			dx := mat.NewDense(64, k.Dim(), nil)
+			dp := make([]float64, k.NumParams())
+			c0 := cpuTime()
+			for i := 0; i < b.N; i++ {
+				k.Matrix(K, z, x)
+				k.MatrixGrad(dK, nil, z, x, dz, dx, dp)
+			}
+			b.ReportMetric(float64(cpuTime()-c0)/float64(b.N), "cpu-ns/op")
+		})
+	}
+}
+
 func BenchmarkDiag(b *testing.B) {
 	for _, tick := range []bool{false, true} {
 		b.Run(fmt.Sprintf("tick=%v/N=64", tick), func(b *testing.B) {
