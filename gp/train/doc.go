@@ -28,7 +28,8 @@
 // with a Gaussian likelihood a full-batch step of size 1 gives SVGP's
 // optimal q(u).
 //
-// Long runs can be stopped and resumed exactly: EpochInfo.Checkpoint
-// returns the loop's state (Adam's moments, step and epoch counts, the
+// Long runs can be stopped and resumed exactly: EpochInfo.Checkpoint (at
+// the end of an epoch) and StepInfo.Checkpoint (after any step) return the
+// loop's state (Adam's moments, step, epoch and mini-batch counts, the
 // back-off), which Config.Resume continues from.
 package train

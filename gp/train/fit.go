@@ -64,9 +64,10 @@ type NaturalUpdater interface {
 	NaturalUpdate(params, grad, next []float64, gamma float64) error
 }
 
-// Checkpoint is the state of a Fit run at the end of an epoch besides the
-// model's parameters: the epoch and step counts, which position the
-// learning-rate schedule and the shuffling, the learning-rate back-off,
+// Checkpoint is the state of a Fit run at the end of an epoch
+// (EpochInfo.Checkpoint) or after a step (StepInfo.Checkpoint) besides the
+// model's parameters: the epoch, mini-batch and step counts, which position
+// the learning-rate schedule and the shuffling, the learning-rate back-off,
 // and Adam's moment estimates. Fit with Config.Resume set to a Checkpoint,
 // on the same data with the same Config and the model at the parameters it
 // had at that point, continues the run as if it had never stopped: for a
@@ -74,10 +75,13 @@ type NaturalUpdater interface {
 // returns exactly what SetParams received (package gp's models do), the
 // parameters after the last epoch are the same bit for bit. Validation
 // bookkeeping (the best score, its parameters and the early-stopping
-// count) starts afresh. Every field is exported, so encoding/gob and
-// encoding/json can store it.
+// count) starts afresh, and after a mid-epoch checkpoint the
+// EpochInfo.Objective of that epoch averages only the steps taken after the
+// resume. Every field is exported, so encoding/gob and encoding/json can
+// store it.
 type Checkpoint struct {
 	Epochs    int     // epochs finished
+	Batches   int     // mini-batches of the next epoch already drawn (accepted or rejected); 0 at an epoch end
 	Steps     int     // accepted steps taken
 	RateScale float64 // learning-rate back-off multiplier, in (0, 1]
 	Accepted  int     // consecutive accepted steps since the last rejection
@@ -91,6 +95,11 @@ type StepInfo struct {
 	Objective float64       // mini-batch objective before the step
 	Rate      float64       // learning rate used (after any back-off)
 	Elapsed   time.Duration // wall time since Fit started
+	// Checkpoint, called during OnStep, returns the state to resume from
+	// after this step (see Config.Resume) as a copy, so that a long run
+	// can be stopped between epochs and continued exactly. It costs a copy
+	// of Adam's two moment vectors.
+	Checkpoint func() Checkpoint
 }
 
 // EpochInfo describes a finished epoch, for Config.OnEpoch.
@@ -192,8 +201,9 @@ type Config struct {
 	NaturalSharedGradient bool
 
 	// Resume, if not nil, continues an earlier run from the state that
-	// EpochInfo.Checkpoint returned at the end of one of its epochs (see
-	// Checkpoint); the model must be at the parameters it had then. Epochs
+	// EpochInfo.Checkpoint returned at the end of one of its epochs, or
+	// StepInfo.Checkpoint after one of its steps (see Checkpoint); the
+	// model must be at the parameters it had then. Epochs
 	// and MaxSteps still count from the start of the whole run, as do the
 	// epoch and step numbers passed to the callbacks and Result.Steps and
 	// Result.Epochs; Fit replays the shuffles of the finished epochs so
@@ -360,14 +370,16 @@ func Fit(ctx context.Context, m Model, x *mat.Dense, y []float64, cfg Config) (R
 
 	adam := NewAdam(p)
 	step, startEpoch, accepted := 0, 0, 0 // accepted: consecutive accepted steps since the last rejection
+	skip := 0                             // mini-batches of the first epoch already drawn before a resume
 	if r := cfg.Resume; r != nil {
-		if r.Epochs < 0 || r.Steps < 0 || r.Accepted < 0 || !(r.RateScale > 0 && r.RateScale <= 1) {
-			return res, fmt.Errorf("train: Fit: bad Resume state (epochs %d, steps %d, accepted %d, rate scale %v)", r.Epochs, r.Steps, r.Accepted, r.RateScale)
+		if nb := (n + batch - 1) / batch; r.Epochs < 0 || r.Batches < 0 || r.Batches > nb || r.Steps < 0 || r.Accepted < 0 || !(r.RateScale > 0 && r.RateScale <= 1) {
+			return res, fmt.Errorf("train: Fit: bad Resume state (epochs %d, batches %d of %d, steps %d, accepted %d, rate scale %v)",
+				r.Epochs, r.Batches, nb, r.Steps, r.Accepted, r.RateScale)
 		}
 		if err := adam.SetState(r.Adam); err != nil {
 			return res, fmt.Errorf("train: Fit: Resume: %w", err)
 		}
-		step, startEpoch, accepted = r.Steps, r.Epochs, r.Accepted
+		step, startEpoch, accepted, skip = r.Steps, r.Epochs, r.Accepted, r.Batches
 		res.RateScale, res.Steps, res.Epochs = r.RateScale, r.Steps, r.Epochs
 	}
 	if cfg.Beta1 != 0 {
@@ -475,6 +487,13 @@ func Fit(ctx context.Context, m Model, x *mat.Dense, y []float64, cfg Config) (R
 		return res, err
 	}
 
+	// stepCk is StepInfo.Checkpoint: the state after the step just taken,
+	// at mini-batch ckBatch (counted from 1) of epoch ckEpoch.
+	var ckEpoch, ckBatch int
+	stepCk := func() Checkpoint {
+		return Checkpoint{Epochs: ckEpoch, Batches: ckBatch, Steps: step, RateScale: res.RateScale, Accepted: accepted, Adam: adam.State()}
+	}
+
 	// reject handles a failed evaluation at the current parameters.
 	reject := func(step, epoch int, why string) error {
 		failures++
@@ -505,7 +524,11 @@ func Fit(ctx context.Context, m Model, x *mat.Dense, y []float64, cfg Config) (R
 		rng.Shuffle(n, func(i, j int) { perm[i], perm[j] = perm[j], perm[i] })
 		var sum float64
 		var count, rejectedBefore = 0, res.Rejected
-		for lo := 0; lo < n; lo += batch {
+		lo0 := 0
+		if epoch == startEpoch {
+			lo0 = skip * batch
+		}
+		for lo := lo0; lo < n; lo += batch {
 			if cfg.MaxSteps > 0 && step >= cfg.MaxSteps {
 				break // end of training inside an epoch: still validate it below
 			}
@@ -611,7 +634,8 @@ func Fit(ctx context.Context, m Model, x *mat.Dense, y []float64, cfg Config) (R
 			sum += f
 			count++
 			if cfg.OnStep != nil {
-				err := cfg.OnStep(StepInfo{Step: step, Epoch: epoch, Objective: f, Rate: rate, Elapsed: time.Since(start)})
+				ckEpoch, ckBatch = epoch, lo/batch+1
+				err := cfg.OnStep(StepInfo{Step: step, Epoch: epoch, Objective: f, Rate: rate, Elapsed: time.Since(start), Checkpoint: stepCk})
 				if errors.Is(err, ErrStop) {
 					return finish(Stopped, nil)
 				} else if err != nil {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/gob"
 	"errors"
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -184,6 +185,99 @@ func TestResumeEqualsNoStop(t *testing.T) {
 	}
 }
 
+// TestResumeMidEpoch stops runs after a step inside an epoch (and after
+// an epoch's last mini-batch, before its end-of-epoch callback), resumes
+// from StepInfo.Checkpoint round-tripped through gob on a fresh model at the
+// saved parameters, and checks the final parameters and the step and epoch
+// callbacks against the uninterrupted run, bit for bit.
+func TestResumeMidEpoch(t *testing.T) {
+	x, y := blrData(90, 33)
+	for _, c := range []struct {
+		name string
+		cfg  Config
+		nat  bool
+	}{
+		{"adam", Config{Epochs: 4, BatchSize: 16, Schedule: Constant(0.05), Seed: 3}, false},
+		{"decay", Config{Epochs: 4, BatchSize: 20, Schedule: StepDecay{0.1, 0.5, 7}, Seed: 4}, false},
+		{"natural", Config{Epochs: 4, BatchSize: 16, Schedule: Constant(0.05), NaturalStep: 0.3, NaturalSharedGradient: true, Seed: 5}, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			model := func() Model {
+				b := newExact(newBLR(3))
+				if c.nat {
+					return &NaturalGradient{Model: b, Factors: []GaussianFactor{blrFactor(3)}}
+				}
+				return b
+			}
+			type mark struct{ epoch, steps int }
+			var fullSteps, fullEpochs []mark
+			cfg := c.cfg
+			cfg.OnStep = func(si StepInfo) error { fullSteps = append(fullSteps, mark{si.Epoch, si.Step}); return nil }
+			cfg.OnEpoch = func(e EpochInfo) error { fullEpochs = append(fullEpochs, mark{e.Epoch, e.Steps}); return nil }
+			m0 := model()
+			if _, err := Fit(context.Background(), m0, x, y, cfg); err != nil {
+				t.Fatal(err)
+			}
+			want := make([]float64, m0.NumParams())
+			m0.Params(want)
+			nb := (90 + c.cfg.BatchSize - 1) / c.cfg.BatchSize
+			for _, stopAt := range []int{1, 2, nb - 1, nb, nb + 1, 2*nb + 2} {
+				var steps, epochs []mark
+				var ck Checkpoint
+				var saved []float64
+				m1 := model()
+				cfg1 := c.cfg
+				cfg1.OnStep = func(si StepInfo) error {
+					steps = append(steps, mark{si.Epoch, si.Step})
+					if si.Step == stopAt {
+						ck = si.Checkpoint()
+						saved = make([]float64, m1.NumParams())
+						m1.Params(saved)
+						return ErrStop
+					}
+					return nil
+				}
+				cfg1.OnEpoch = func(e EpochInfo) error { epochs = append(epochs, mark{e.Epoch, e.Steps}); return nil }
+				if _, err := Fit(context.Background(), m1, x, y, cfg1); err != nil {
+					t.Fatal(err)
+				}
+				if wantB := (stopAt-1)%nb + 1; ck.Batches != wantB || ck.Epochs != (stopAt-1)/nb || ck.Steps != stopAt {
+					t.Fatalf("stopped at step %d: checkpoint epochs %d, batches %d, steps %d", stopAt, ck.Epochs, ck.Batches, ck.Steps)
+				}
+				var buf bytes.Buffer
+				if err := gob.NewEncoder(&buf).Encode(&ck); err != nil {
+					t.Fatal(err)
+				}
+				var back Checkpoint
+				if err := gob.NewDecoder(&buf).Decode(&back); err != nil {
+					t.Fatal(err)
+				}
+				m2 := model()
+				if err := m2.SetParams(saved); err != nil {
+					t.Fatal(err)
+				}
+				cfg2 := c.cfg
+				cfg2.Resume = &back
+				cfg2.OnStep = func(si StepInfo) error { steps = append(steps, mark{si.Epoch, si.Step}); return nil }
+				cfg2.OnEpoch = func(e EpochInfo) error { epochs = append(epochs, mark{e.Epoch, e.Steps}); return nil }
+				if _, err := Fit(context.Background(), m2, x, y, cfg2); err != nil {
+					t.Fatal(err)
+				}
+				p := make([]float64, m2.NumParams())
+				m2.Params(p)
+				for i := range p {
+					if p[i] != want[i] {
+						t.Fatalf("stopped at step %d: resumed parameters %v, uninterrupted %v", stopAt, p, want)
+					}
+				}
+				if fmt.Sprint(steps) != fmt.Sprint(fullSteps) || fmt.Sprint(epochs) != fmt.Sprint(fullEpochs) {
+					t.Fatalf("stopped at step %d: callbacks %v / %v, uninterrupted %v / %v", stopAt, steps, epochs, fullSteps, fullEpochs)
+				}
+			}
+		})
+	}
+}
+
 func TestResumeBadState(t *testing.T) {
 	x, y := blrData(20, 32)
 	b := newBLR(3)
@@ -196,6 +290,8 @@ func TestResumeBadState(t *testing.T) {
 		{RateScale: 1.5, Adam: ok},
 		{RateScale: math.NaN(), Adam: ok},
 		{Accepted: -1, RateScale: 1, Adam: ok},
+		{Batches: -1, RateScale: 1, Adam: ok},
+		{Batches: 2, RateScale: 1, Adam: ok}, // 20 rows in one batch
 		{RateScale: 1, Adam: AdamState{M: make([]float64, p-1), V: make([]float64, p)}},
 	} {
 		if _, err := Fit(context.Background(), b, x, y, Config{Epochs: 2, Resume: &r}); err == nil {
