@@ -5,9 +5,13 @@
 // Each invocation trains one configuration (named by -name, or by its
 // settings) and appends one row to <out>/results.jsonl when it finishes, then
 // rewrites <out>/results.md with all rows. Training checkpoints its
-// parameters to <out>/<name>.ckpt every -checkpoint steps and on
-// interruption; rerunning the same command resumes from the checkpoint (the
-// Adam moments restart) and skips configurations already in results.jsonl.
+// parameters and the training loop's state (Adam's moments, the batch
+// order's position, the learning-rate back-off) to <out>/<name>.ckpt every
+// -checkpoint steps and on interruption; rerunning the same command resumes
+// from the checkpoint with the same optimizer state and batches (the Monte
+// Carlo samples through the layers are drawn afresh) and skips
+// configurations already in results.jsonl. Checkpoints of the first
+// format (parameters only) resume with a fresh Adam state.
 //
 // Example (the paper's single-layer SOLVE-GP, scaled down):
 //
@@ -16,8 +20,10 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/binary"
+	"encoding/gob"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -37,6 +43,7 @@ import (
 	"github.com/solvegp/solvegp/convgp"
 	"github.com/solvegp/solvegp/convgp/dataset"
 	"github.com/solvegp/solvegp/gp"
+	"github.com/solvegp/solvegp/gp/modelfile"
 	"github.com/solvegp/solvegp/gp/train"
 )
 
@@ -368,72 +375,93 @@ func run(o options) error {
 
 	ckpt := filepath.Join(o.out, o.name+".ckpt")
 	done, trainSec := 0, 0.0
-	if step, sec, params, err := loadCheckpoint(ckpt); err == nil {
-		if len(params) != model.NumParams() {
-			return fmt.Errorf("%s: checkpoint has %d parameters, model %d", ckpt, len(params), model.NumParams())
+	base := 0 // the step at which the training segment to continue began
+	var resume *train.Checkpoint
+	if st, err := loadCheckpoint(ckpt); err == nil {
+		if len(st.Params) != model.NumParams() {
+			return fmt.Errorf("%s: checkpoint has %d parameters, model %d", ckpt, len(st.Params), model.NumParams())
 		}
-		if err := model.SetParams(params); err != nil {
+		if err := model.SetParams(st.Params); err != nil {
 			return err
 		}
-		done, trainSec = step, sec
-		logger("resumed from %s at step %d", ckpt, done)
+		done, trainSec, base = st.Step, st.Seconds, st.Step
+		how := "fresh Adam state"
+		if st.Train != nil {
+			base, resume = st.Base, st.Train
+			how = "Adam state and batch order restored"
+		}
+		logger("resumed from %s at step %d (%s)", ckpt, done, how)
 	} else if !errors.Is(err, os.ErrNotExist) {
 		return err
 	}
 
-	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt)
+	// Interruption and -max-time are seen between steps (OnStep), which
+	// saves a checkpoint with the loop's state and stops Fit; Fit itself
+	// is never cancelled, so the state saved is always that of a whole step.
+	sig, cancel := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer cancel()
+	var deadline time.Time
 	if o.maxTime > 0 {
-		var c2 context.CancelFunc
-		ctx, c2 = context.WithTimeout(ctx, o.maxTime)
-		defer c2()
+		deadline = time.Now().Add(o.maxTime)
 	}
-	save := func(step int, sec float64) error {
-		p := make([]float64, model.NumParams())
-		model.Params(p)
-		return saveCheckpoint(ckpt, step, sec, p)
+	save := func(step int, sec float64, tc *train.Checkpoint) error {
+		st := &runState{Step: step, Seconds: sec, Params: make([]float64, model.NumParams()), Base: base, Train: tc}
+		model.Params(st.Params)
+		return saveCheckpoint(ckpt, st)
 	}
 	if done < o.iters {
-		start := done
 		segStart := time.Now()
 		lastLog := time.Now()
 		var objSum float64
 		var objN int
-		res, err := train.Fit(ctx, model, x, y, train.Config{
-			MaxSteps:  o.iters - done,
+		interrupted := false
+		res, err := train.Fit(context.Background(), model, x, y, train.Config{
+			MaxSteps:  o.iters - base,
 			BatchSize: o.batch,
-			Schedule:  offset{train.StepDecay{Initial: o.lr, Factor: o.decay, Every: o.decayEvery}, start},
-			Seed:      o.seed + uint64(start),
+			Schedule:  offset{train.StepDecay{Initial: o.lr, Factor: o.decay, Every: o.decayEvery}, base},
+			Seed:      o.seed + uint64(base),
+			Resume:    resume,
 			Logf:      logger,
 			OnStep: func(si train.StepInfo) error {
-				step := start + si.Step
+				step := base + si.Step
 				objSum += si.Objective
 				objN++
-				if si.Step%o.logEvery == 0 {
+				if step%o.logEvery == 0 {
 					el := time.Since(lastLog).Seconds()
 					logger("step %d  ELBO/N %.4f  rate %.2g  %.2f s/iter", step, objSum/float64(objN)/float64(len(y)), si.Rate, el/float64(objN))
 					objSum, objN = 0, 0
 					lastLog = time.Now()
 				}
-				if si.Step%o.checkpoint == 0 {
-					return save(step, trainSec+time.Since(segStart).Seconds())
+				interrupted = sig.Err() != nil
+				timeUp := !deadline.IsZero() && time.Now().After(deadline)
+				if step%o.checkpoint == 0 || interrupted || timeUp {
+					ck := si.Checkpoint()
+					if err := save(step, trainSec+time.Since(segStart).Seconds(), &ck); err != nil {
+						return err
+					}
+				}
+				if interrupted || timeUp {
+					return train.ErrStop
 				}
 				return nil
 			},
 		})
 		trainSec += time.Since(segStart).Seconds()
-		done = start + res.Steps
-		if err := save(done, trainSec); err != nil {
-			return err
+		steps := base + res.Steps - done // this session's steps
+		done = base + res.Steps
+		if err != nil {
+			return err // the last checkpoint stays
 		}
-		if err != nil && !errors.Is(err, context.DeadlineExceeded) {
-			if errors.Is(err, context.Canceled) {
-				logger("interrupted at step %d; checkpoint saved", done)
-				return nil
+		if interrupted {
+			logger("interrupted at step %d; checkpoint saved", done)
+			return nil
+		}
+		if done >= o.iters {
+			if err := save(done, trainSec, nil); err != nil {
+				return err
 			}
-			return err
 		}
-		logger("trained %d steps (%d this session, %.2f s/iter)", done, res.Steps, time.Since(segStart).Seconds()/math.Max(1, float64(res.Steps)))
+		logger("trained %d steps (%d this session, %.2f s/iter)", done, steps, time.Since(segStart).Seconds()/math.Max(1, float64(steps)))
 	}
 
 	// Evaluation.
@@ -485,56 +513,79 @@ type offset struct {
 
 func (o offset) Rate(step int) float64 { return o.s.Rate(step + o.done) }
 
-const ckptMagic = "convgp-ckpt-v1\n"
-
-func saveCheckpoint(path string, step int, sec float64, p []float64) error {
-	tmp := path + ".tmp"
-	f, err := os.Create(tmp)
-	if err != nil {
-		return err
-	}
-	w := bufio.NewWriter(f)
-	w.WriteString(ckptMagic)
-	binary.Write(w, binary.LittleEndian, int64(step))
-	binary.Write(w, binary.LittleEndian, sec)
-	binary.Write(w, binary.LittleEndian, int64(len(p)))
-	binary.Write(w, binary.LittleEndian, p)
-	if err := w.Flush(); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
+// runState is what a checkpoint holds: the steps done, the training wall
+// time, the model's parameters and, from the second format on, the
+// training loop's state. Train's step and epoch counts are those of the
+// Fit call that began at step Base (its seed and schedule offset).
+type runState struct {
+	Step    int
+	Seconds float64
+	Params  []float64
+	Base    int
+	Train   *train.Checkpoint // nil: resume with a fresh Adam state
 }
 
-func loadCheckpoint(path string) (step int, sec float64, p []float64, err error) {
+// Checkpoint formats: v1 is the magic, the step, the seconds and the
+// parameters in little-endian binary; v2 is the magic and a gob-encoded
+// runState.
+const (
+	ckptMagicV1 = "convgp-ckpt-v1\n"
+	ckptMagic   = "convgp-ckpt-v2\n"
+)
+
+// saveCheckpoint writes st to path atomically (a crash leaves the earlier
+// checkpoint or the new one, never a torn file).
+func saveCheckpoint(path string, st *runState) error {
+	var buf bytes.Buffer
+	buf.WriteString(ckptMagic)
+	if err := gob.NewEncoder(&buf).Encode(st); err != nil {
+		return err
+	}
+	return modelfile.WriteFileAtomic(path, buf.Bytes(), 0o644)
+}
+
+// loadCheckpoint reads a checkpoint of either format.
+func loadCheckpoint(path string) (*runState, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return 0, 0, nil, err
+		return nil, err
 	}
 	defer f.Close()
 	r := bufio.NewReader(f)
 	magic := make([]byte, len(ckptMagic))
-	if _, err := io.ReadFull(r, magic); err != nil || string(magic) != ckptMagic {
-		return 0, 0, nil, fmt.Errorf("%s: not a checkpoint", path)
+	if _, err := io.ReadFull(r, magic); err != nil {
+		return nil, fmt.Errorf("%s: not a checkpoint", path)
 	}
-	var st, n int64
-	if err := binary.Read(r, binary.LittleEndian, &st); err != nil {
-		return 0, 0, nil, fmt.Errorf("%s: %w", path, err)
+	switch string(magic) {
+	case ckptMagic:
+		var st runState
+		if err := gob.NewDecoder(r).Decode(&st); err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		if st.Step < 0 || st.Base < 0 || st.Base > st.Step || (st.Train != nil && st.Base+st.Train.Steps != st.Step) {
+			return nil, fmt.Errorf("%s: inconsistent checkpoint (step %d, base %d)", path, st.Step, st.Base)
+		}
+		return &st, nil
+	case ckptMagicV1:
+		var st runState
+		var step, n int64
+		if err := binary.Read(r, binary.LittleEndian, &step); err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		if err := binary.Read(r, binary.LittleEndian, &st.Seconds); err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		if err := binary.Read(r, binary.LittleEndian, &n); err != nil || n < 0 || n > 1<<34 || step < 0 {
+			return nil, fmt.Errorf("%s: bad header", path)
+		}
+		st.Params = make([]float64, n)
+		if err := binary.Read(r, binary.LittleEndian, st.Params); err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		st.Step, st.Base = int(step), int(step)
+		return &st, nil
 	}
-	if err := binary.Read(r, binary.LittleEndian, &sec); err != nil {
-		return 0, 0, nil, fmt.Errorf("%s: %w", path, err)
-	}
-	if err := binary.Read(r, binary.LittleEndian, &n); err != nil || n < 0 || n > 1<<34 {
-		return 0, 0, nil, fmt.Errorf("%s: bad length", path)
-	}
-	p = make([]float64, n)
-	if err := binary.Read(r, binary.LittleEndian, p); err != nil {
-		return 0, 0, nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return int(st), sec, p, nil
+	return nil, fmt.Errorf("%s: not a checkpoint", path)
 }
 
 func readResults(path string) ([]Result, error) {

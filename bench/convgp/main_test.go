@@ -1,46 +1,78 @@
 package main
 
 import (
+	"bytes"
+	"encoding/binary"
 	"math"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
 	"github.com/solvegp/solvegp/convgp/dataset"
+	"github.com/solvegp/solvegp/gp/train"
 )
 
 func TestCheckpointRoundTrip(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "run.ckpt")
 	p := []float64{1.5, -2, 3e-300, 0}
-	if err := saveCheckpoint(path, 42, 12.5, p); err != nil {
+	tc := &train.Checkpoint{Epochs: 1, Batches: 3, Steps: 12, RateScale: 0.5, Accepted: 7,
+		Adam: train.AdamState{M: []float64{1, 2, 3, 4}, V: []float64{0.5, 0, 1e-300, 2}, T: 12}}
+	if err := saveCheckpoint(path, &runState{Step: 42, Seconds: 12.5, Params: p, Base: 30, Train: tc}); err != nil {
 		t.Fatal(err)
 	}
-	step, sec, q, err := loadCheckpoint(path)
+	st, err := loadCheckpoint(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if step != 42 || sec != 12.5 || len(q) != len(p) {
-		t.Fatalf("got step %d, sec %v, %d params", step, sec, len(q))
-	}
-	for i := range p {
-		if p[i] != q[i] {
-			t.Fatalf("param %d: %v, want %v", i, q[i], p[i])
-		}
+	if st.Step != 42 || st.Seconds != 12.5 || st.Base != 30 || !reflect.DeepEqual(st.Params, p) || !reflect.DeepEqual(st.Train, tc) {
+		t.Fatalf("got %+v", st)
 	}
 	b, _ := os.ReadFile(path)
 	if err := os.WriteFile(path, b[:len(b)-3], 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, _, err := loadCheckpoint(path); err == nil {
+	if _, err := loadCheckpoint(path); err == nil {
 		t.Error("truncated checkpoint accepted")
 	}
 	if err := os.WriteFile(path, []byte("junk"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, _, err := loadCheckpoint(path); err == nil {
+	if _, err := loadCheckpoint(path); err == nil {
 		t.Error("junk accepted as a checkpoint")
+	}
+	// Steps that do not add up.
+	if err := saveCheckpoint(path, &runState{Step: 40, Params: p, Base: 30, Train: tc}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := loadCheckpoint(path); err == nil {
+		t.Error("inconsistent checkpoint accepted")
+	}
+
+	// The first format: parameters only, resumed with a fresh Adam state.
+	var v1 bytes.Buffer
+	v1.WriteString(ckptMagicV1)
+	binary.Write(&v1, binary.LittleEndian, int64(42))
+	binary.Write(&v1, binary.LittleEndian, 12.5)
+	binary.Write(&v1, binary.LittleEndian, int64(len(p)))
+	binary.Write(&v1, binary.LittleEndian, p)
+	if err := os.WriteFile(path, v1.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	st, err = loadCheckpoint(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Step != 42 || st.Base != 42 || st.Seconds != 12.5 || st.Train != nil || !reflect.DeepEqual(st.Params, p) {
+		t.Fatalf("v1 checkpoint read as %+v", st)
+	}
+	if err := os.WriteFile(path, v1.Bytes()[:v1.Len()-3], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := loadCheckpoint(path); err == nil {
+		t.Error("truncated v1 checkpoint accepted")
 	}
 }
 
