@@ -25,8 +25,9 @@ func Exp(dst, src []float64) {
 }
 
 // Constants of the exponential kernels (shared with exp_avx2_amd64.s, which
-// holds the same values in its data section, and exp_neon_arm64.s, which
-// loads them as immediates).
+// holds the same values in its data section, and exp_neon_arm64.s and
+// exp_neon_arm64.h, which load them as immediates and, in the header's
+// expCoef table, as data).
 const (
 	expLog2e = 1.4426950408889634         // log₂e
 	expMagic = 6755399441055744.0         // 1.5·2⁵²: adding it rounds to an integer

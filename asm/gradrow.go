@@ -14,8 +14,8 @@ package asm
 // least as long as e.
 //
 // Every product is rounded before it is added, and the sum goes through
-// eight partial sums as in RBFPairRow, so the AVX-512 and AVX2 kernels and
-// the pure-Go twin kernelGradGeneric give the same bits.
+// eight partial sums as in RBFPairRow, so the AVX-512, AVX2 and NEON kernels
+// and the pure-Go twin kernelGradGeneric give the same bits.
 func KernelGradRow(e, t, w, dv, cs []float64, a float64) float64 {
 	n := len(e)
 	w, cs = w[:n], cs[:n]

@@ -1,13 +1,13 @@
 //go:build !purego && !noasm
 
 #include "textflag.h"
-#include "exp_neon_arm64.h"
+#include "vec_neon_arm64.h"
 
 // NEON kernel of KernelGradRow (gradrow.go): the AVX2 kernel's operations
 // (gradrow_avx2_amd64.s) on groups of eight elements held in four registers
 // of two lanes, the partial sums in four more. kernelGradGeneric is the
 // pure-Go twin, operation for operation, so both give the same bits. The
-// arithmetic is written with the macros of exp_neon_arm64.h over register
+// arithmetic is written with the macros of vec_neon_arm64.h over register
 // numbers.
 //
 // Go signature (gradrow_arm64.go):

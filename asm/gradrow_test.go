@@ -108,3 +108,45 @@ func BenchmarkKernelGradRow(b *testing.B) {
 		})
 	}
 }
+
+// TestKernelGradKernelAcc checks that the KernelGradRow kernel adds into
+// the partial sums it is given (KernelGradRow starts them at zero), bit for
+// bit against the twin, with every option.
+func TestKernelGradKernelAcc(t *testing.T) {
+	rng := rand.New(rand.NewPCG(19, 20))
+	const n = 48
+	for opt := 0; opt < 4; opt++ {
+		e, tt, w, dv, cs := randSlice(rng, n), randSlice(rng, n), randSlice(rng, n), randSlice(rng, n), randSlice(rng, n)
+		var acc [8]float64
+		for i := range acc {
+			acc[i] = rng.NormFloat64()
+		}
+		twAcc := acc
+		e2, dv2, cs2 := append([]float64(nil), e...), append([]float64(nil), dv...), append([]float64(nil), cs...)
+		var tArg, dvArg, dvArg2 []float64
+		if opt&1 != 0 {
+			tArg = tt
+		}
+		if opt&2 != 0 {
+			dvArg, dvArg2 = dv, dv2
+		}
+		done := kernelGradKernel(&acc, n, e, tArg, w, dvArg, cs, 0.7)
+		if done == 0 {
+			t.Skip("no KernelGradRow kernel on this CPU or build")
+		}
+		kernelGradGeneric(&twAcc, 0, done, e2, tArg, w, dvArg2, cs2, 0.7)
+		for i := range acc {
+			if !sameFloat(acc[i], twAcc[i]) {
+				t.Fatalf("opt %d: acc[%d] = %v, twin %v", opt, i, acc[i], twAcc[i])
+			}
+		}
+		for _, c := range []struct {
+			name      string
+			got, want []float64
+		}{{"e", e, e2}, {"dv", dv, dv2}, {"cs", cs, cs2}} {
+			if j := sameFloats(c.got, c.want); j >= 0 {
+				t.Fatalf("opt %d: %s[%d] = %v, twin %v", opt, c.name, j, c.got[j], c.want[j])
+			}
+		}
+	}
+}

@@ -19,7 +19,8 @@ import "math"
 // Every product is rounded before it is added (no fused multiply-add), and
 // element j goes into partial sum j mod 8; the partial sums are added as
 // ((0+4)+(2+6))+((1+5)+(3+7)). So every path (the AVX-512 and AVX2+FMA
-// kernels; without them, rbfPairsBlocked; the pure-Go twin rbfPairsGeneric)
+// kernels, the NEON kernel; without them, rbfPairsBlocked; the pure-Go twin
+// rbfPairsGeneric)
 // gives the same bits, and s does not depend on which of the other results
 // are asked for.
 func RBFPairRow(g, xn, t, w, dt, gs []float64, np, c, wp float64, keepH bool) (s, l, o float64) {

@@ -25,7 +25,7 @@
 // Register map: R0 ip, R1 xn, R2 t, R3 w (R3 is scratch for constants
 // before the loop), R4 dt, R7 gs (each advanced with the elements), R5
 // expCoef and R6 the running coefficient pointer (EXP2), R8 elements left,
-// R9 flags, R10 acc, R11 elements done, R12–R15 scratch (R13/R14 the check
+// R9 flags, R10 acc, R11 elements done, R12–R14 scratch (R13/R14 the check
 // pass's pointers); V0/V1 squared distances d (chain 0/1), V2–V11 the
 // exponential's X, T, K, H and G (after it: T h, K a, H and X scratch),
 // V12/V13 range masks, then w; V14/V15 scratch; V21 np, V22 c, V23 expLo,

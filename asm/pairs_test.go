@@ -231,7 +231,7 @@ func TestRBFPairsKernelStops(t *testing.T) {
 	}
 	rng := rand.New(rand.NewPCG(11, 12))
 	for flags := 0; flags < 8; flags++ {
-		for _, bad := range []int{-1, 0, 7, 8, 15, 20, 63} {
+		for _, bad := range []int{-1, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 20, 63} {
 			for _, veryFar := range []bool{false, true} {
 				pc := newPairRowCase(rng, 64, false, false)
 				want := 64
@@ -285,6 +285,56 @@ func TestRBFPairsKernelStops(t *testing.T) {
 				if i := sameFloats(pc.g[done:], in.g[done:]); i >= 0 {
 					t.Fatalf("%s: g[%d] written after the stop", name, done+i)
 				}
+			}
+		}
+	}
+}
+
+// TestRBFPairsKernelLimits checks the pair kernel's range test at its
+// edges, in every lane of two groups: arguments of exactly expLo and expHi,
+// and just below −746, are done in the kernel; the next values outside
+// [expLo, expHi], and −746 itself, stop it before their group. With np =
+// xn = 0 and c = ±1 the argument is exactly −2g·c.
+func TestRBFPairsKernelLimits(t *testing.T) {
+	if !rbfPairsKernelOK {
+		t.Skip("no pair kernel on this CPU or build")
+	}
+	rng := rand.New(rand.NewPCG(17, 18))
+	for _, lim := range []struct {
+		x    float64
+		stop bool
+	}{
+		{expLo, false}, {expHi, false}, {math.Nextafter(-746, math.Inf(-1)), false},
+		{math.Nextafter(expLo, math.Inf(-1)), true}, {math.Nextafter(expHi, math.Inf(1)), true}, {-746, true},
+	} {
+		for bad := 0; bad < 16; bad++ {
+			const n = 32
+			pc := pairRowCase{g: make([]float64, n), xn: make([]float64, n), t: make([]float64, n),
+				w: make([]float64, n), dt: make([]float64, n), gs: make([]float64, n), c: math.Copysign(1, lim.x), wp: 0.3}
+			for j := range pc.g {
+				pc.g[j] = -rng.Float64() // d = −2g in [0, 2]
+				pc.t[j], pc.w[j], pc.dt[j], pc.gs[j] = rng.Float64(), 0.1*rng.NormFloat64(), rng.NormFloat64(), rng.NormFloat64()
+			}
+			pc.g[bad] = -math.Abs(lim.x) / 2
+			want := n
+			if lim.stop {
+				want = bad &^ 7
+			}
+			tw := pc.clone()
+			var acc, twAcc [24]float64
+			flags := pairPieces | pairDT | pairKeepH
+			done := rbfPairsKernel(&acc, 0, n, pc.g, pc.xn, pc.t, pc.w, pc.dt, pc.gs, pc.np, pc.c, pc.wp, flags)
+			if done != want {
+				t.Fatalf("argument %v in element %d: done %d, want %d", lim.x, bad, done, want)
+			}
+			rbfPairsGeneric(&twAcc, 0, done, tw.g, tw.xn, tw.t, tw.w, tw.dt, tw.gs, tw.np, tw.c, tw.wp, flags)
+			for i := range acc {
+				if !sameFloat(acc[i], twAcc[i]) {
+					t.Fatalf("argument %v in element %d: acc[%d] = %v, twin %v", lim.x, bad, i, acc[i], twAcc[i])
+				}
+			}
+			if i := sameFloats(pc.g, tw.g); i >= 0 {
+				t.Fatalf("argument %v in element %d: g[%d] = %v, twin %v", lim.x, bad, i, pc.g[i], tw.g[i])
 			}
 		}
 	}

@@ -5,8 +5,8 @@
 
 // NEON fused radial profiles and gradient weights (asm.RadialProfile and
 // asm.RadialWeights on arm64); radialOne and radialWeightOne in radial.go are
-// their pure-Go twins, operation for operation. The exponential (EXP2) and
-// the instruction macros are in exp_neon_arm64.h.
+// their pure-Go twins, operation for operation. The exponential (EXP2) is in
+// exp_neon_arm64.h, the instruction macros in vec_neon_arm64.h.
 
 // Constant registers besides the exponential's 16–20 (broadcast to both
 // lanes).

@@ -142,7 +142,7 @@ func (k *Kernel) Matrix(dst *mat.Dense, z, x mat.Matrix) {
 		}
 	}
 	k.dmu.Lock()
-	keep := k.mstate.want && M*P*N <= k.cache/8
+	keep := k.mstate.want && k.cache > 0 && M*P*N <= k.cache/8
 	k.dmu.Unlock()
 	var ent *matEntry
 	if keep {
