@@ -34,27 +34,6 @@ func KernelGradRow(e, t, w, dv, cs []float64, a float64) float64 {
 	return ((acc[0] + acc[4]) + (acc[2] + acc[6])) + ((acc[1] + acc[5]) + (acc[3] + acc[7]))
 }
 
-// Flags of the KernelGradRow kernels.
-const (
-	gradDV = 1 << iota // dv[j] += v_j
-	gradT              // h_j = t[j]·v_j
-)
-
-// gradOperands returns the kernels' t and dv operands and flags. Absent
-// operands point at w (read) and cs (written anyway); see pairOperands: an
-// unmapped address would make every masked-out access of the AVX-512
-// kernel a microcode assist.
-func gradOperands(t, w, dv, cs []float64) (pt, pdv *float64, flags int) {
-	pt, pdv = &w[0], &cs[0]
-	if t != nil {
-		pt, flags = &t[0], flags|gradT
-	}
-	if dv != nil {
-		pdv, flags = &dv[0], flags|gradDV
-	}
-	return pt, pdv, flags
-}
-
 // kernelGradGeneric is the pure-Go twin of the KernelGradRow kernels: it
 // does elements lo ≤ j < hi, adding r_j into acc[j mod 8].
 func kernelGradGeneric(acc *[8]float64, lo, hi int, e, t, w, dv, cs []float64, a float64) {

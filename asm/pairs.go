@@ -59,24 +59,6 @@ func RBFPairRow(g, xn, t, w, dt, gs []float64, np, c, wp float64, keepH bool) (s
 	return laneSum(&acc, 0), laneSum(&acc, 8), laneSum(&acc, 16)
 }
 
-// pairOperands returns the kernels' dt and gs operands for elements from
-// lo. Unused ones point at t (read) and g (which the caller owns and the
-// kernel may write anyway): the AVX-512 kernel's accesses to them are masked
-// out entirely and the others branch around them, so nothing is read or
-// written there, but an address that is not mapped (nil) would make every
-// masked-out access a microcode assist (measured 2× slower on the Intel
-// Xeon).
-func pairOperands(lo int, g, t, dt, gs []float64, flags int) (pdt, pgs *float64) {
-	pdt, pgs = &t[lo], &g[lo]
-	if flags&pairDT != 0 {
-		pdt = &dt[lo]
-	}
-	if flags&pairPieces != 0 {
-		pgs = &gs[lo]
-	}
-	return pdt, pgs
-}
-
 // Flags of the pair kernels.
 const (
 	pairPieces = 1 << iota // l and gs
