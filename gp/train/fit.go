@@ -68,17 +68,17 @@ type NaturalUpdater interface {
 // (EpochInfo.Checkpoint) or after a step (StepInfo.Checkpoint) besides the
 // model's parameters: the epoch, mini-batch and step counts, which position
 // the learning-rate schedule and the shuffling, the learning-rate back-off,
-// and Adam's moment estimates. Fit with Config.Resume set to a Checkpoint,
+// Adam's moment estimates, and the validation bookkeeping (the best score,
+// its epoch and parameters, the early-stopping count). Fit with
+// Config.Resume set to a Checkpoint,
 // on the same data with the same Config and the model at the parameters it
 // had at that point, continues the run as if it had never stopped: for a
 // model that is deterministic for a fixed thread count and whose Params
 // returns exactly what SetParams received (package gp's models do), the
-// parameters after the last epoch are the same bit for bit. Validation
-// bookkeeping (the best score, its parameters and the early-stopping
-// count) starts afresh, and after a mid-epoch checkpoint the
-// EpochInfo.Objective of that epoch averages only the steps taken after the
-// resume. Every field is exported, so encoding/gob and encoding/json can
-// store it.
+// parameters after the last epoch, and the best validated ones, are the
+// same bit for bit. After a mid-epoch checkpoint the EpochInfo.Objective of
+// that epoch averages only the steps taken after the resume. Every field is
+// exported, so encoding/gob and encoding/json can store it.
 type Checkpoint struct {
 	Epochs    int     // epochs finished
 	Batches   int     // mini-batches of the next epoch already drawn (accepted or rejected); 0 at an epoch end
@@ -86,6 +86,16 @@ type Checkpoint struct {
 	RateScale float64 // learning-rate back-off multiplier, in (0, 1]
 	Accepted  int     // consecutive accepted steps since the last rejection
 	Adam      AdamState
+
+	// Best holds the best validated parameters so far, BestEpoch (0-based)
+	// and BestScore their epoch and score; Best is nil while no validation
+	// has given a finite score (and in checkpoints from before these
+	// fields). SinceImprove counts the validations since the last
+	// improvement (Config.Patience).
+	Best         []float64
+	BestEpoch    int
+	BestScore    float64
+	SinceImprove int
 }
 
 // StepInfo describes one accepted optimization step, for Config.OnStep.
@@ -379,7 +389,17 @@ func Fit(ctx context.Context, m Model, x *mat.Dense, y []float64, cfg Config) (R
 		if err := adam.SetState(r.Adam); err != nil {
 			return res, fmt.Errorf("train: Fit: Resume: %w", err)
 		}
+		if r.SinceImprove < 0 || r.Best != nil && (len(r.Best) != p || r.BestEpoch < 0 || r.BestEpoch >= r.Epochs ||
+			math.IsNaN(r.BestScore) || math.IsInf(r.BestScore, 0) || !finiteAll(r.Best)) {
+			return res, fmt.Errorf("train: Fit: bad Resume validation state (%d best parameters of %d, best epoch %d of %d finished, score %v, %d validations since an improvement)",
+				len(r.Best), p, r.BestEpoch, r.Epochs, r.BestScore, r.SinceImprove)
+		}
 		step, startEpoch, accepted, skip = r.Steps, r.Epochs, r.Accepted, r.Batches
+		if r.Best != nil {
+			copy(best, r.Best)
+			haveBest, bestScore = true, r.BestScore
+			res.BestEpoch, res.BestScore = r.BestEpoch, r.BestScore
+		}
 		res.RateScale, res.Steps, res.Epochs = r.RateScale, r.Steps, r.Epochs
 	}
 	if cfg.Beta1 != 0 {
@@ -444,6 +464,9 @@ func Fit(ctx context.Context, m Model, x *mat.Dense, y []float64, cfg Config) (R
 	lastB := 0 // rows of the last mini-batch, still in xb and yb
 	failures := 0
 	sinceImprove := 0
+	if cfg.Resume != nil {
+		sinceImprove = cfg.Resume.SinceImprove
+	}
 
 	// finish puts the model at the parameters to keep and fills res.
 	finish := func(reason StopReason, err error) (Result, error) {
@@ -487,11 +510,20 @@ func Fit(ctx context.Context, m Model, x *mat.Dense, y []float64, cfg Config) (R
 		return res, err
 	}
 
+	// withBest adds the validation bookkeeping to a checkpoint.
+	withBest := func(c Checkpoint) Checkpoint {
+		c.SinceImprove = sinceImprove
+		if haveBest {
+			c.Best = append([]float64(nil), best...)
+			c.BestEpoch, c.BestScore = res.BestEpoch, bestScore
+		}
+		return c
+	}
 	// stepCk is StepInfo.Checkpoint: the state after the step just taken,
-	// at mini-batch ckBatch (counted from 1) of epoch ckEpoch.
-	var ckEpoch, ckBatch int
+	// at mini-batch stepBatch (counted from 1) of epoch stepEpoch.
+	var stepEpoch, stepBatch int
 	stepCk := func() Checkpoint {
-		return Checkpoint{Epochs: ckEpoch, Batches: ckBatch, Steps: step, RateScale: res.RateScale, Accepted: accepted, Adam: adam.State()}
+		return withBest(Checkpoint{Epochs: stepEpoch, Batches: stepBatch, Steps: step, RateScale: res.RateScale, Accepted: accepted, Adam: adam.State()})
 	}
 
 	// reject handles a failed evaluation at the current parameters.
@@ -634,7 +666,7 @@ func Fit(ctx context.Context, m Model, x *mat.Dense, y []float64, cfg Config) (R
 			sum += f
 			count++
 			if cfg.OnStep != nil {
-				ckEpoch, ckBatch = epoch, lo/batch+1
+				stepEpoch, stepBatch = epoch, lo/batch+1
 				err := cfg.OnStep(StepInfo{Step: step, Epoch: epoch, Objective: f, Rate: rate, Elapsed: time.Since(start), Checkpoint: stepCk})
 				if errors.Is(err, ErrStop) {
 					return finish(Stopped, nil)
@@ -647,7 +679,7 @@ func Fit(ctx context.Context, m Model, x *mat.Dense, y []float64, cfg Config) (R
 		info := EpochInfo{Epoch: epoch, Steps: step, Objective: math.NaN(), Rejected: res.Rejected - rejectedBefore}
 		ckEpoch, ckSteps, ckScale, ckAccepted := epoch+1, step, res.RateScale, accepted
 		info.Checkpoint = func() Checkpoint {
-			return Checkpoint{Epochs: ckEpoch, Steps: ckSteps, RateScale: ckScale, Accepted: ckAccepted, Adam: adam.State()}
+			return withBest(Checkpoint{Epochs: ckEpoch, Steps: ckSteps, RateScale: ckScale, Accepted: ckAccepted, Adam: adam.State()})
 		}
 		if count > 0 {
 			info.Objective = sum / float64(count)
@@ -702,6 +734,16 @@ func Fit(ctx context.Context, m Model, x *mat.Dense, y []float64, cfg Config) (R
 		}
 	}
 	return finish(Finished, nil)
+}
+
+// finiteAll reports whether every value of s is finite.
+func finiteAll(s []float64) bool {
+	for _, v := range s {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return false
+		}
+	}
+	return true
 }
 
 // checkEval returns why an evaluation is unusable, or "" if it is fine.

@@ -278,6 +278,85 @@ func TestResumeMidEpoch(t *testing.T) {
 	}
 }
 
+// TestResumeValidation checks that a resumed run keeps the validation
+// bookkeeping: the best parameters, their epoch and score, and the
+// early-stopping count, so that the kept parameters, Result and the stop
+// are those of the uninterrupted run, bit for bit. The validation score is
+// a non-monotonic function of the parameters, so the best epoch is not the
+// last and patience runs out.
+func TestResumeValidation(t *testing.T) {
+	x, y := blrData(90, 34)
+	score := func(m Model) func() (float64, map[string]float64, error) {
+		return func() (float64, map[string]float64, error) {
+			p := make([]float64, m.NumParams())
+			m.Params(p)
+			return math.Cos(25*p[0] + 5*p[1]), nil, nil
+		}
+	}
+	base := Config{Epochs: 12, BatchSize: 16, Schedule: Constant(0.05), Seed: 6, Patience: 3}
+	m0 := newExact(newBLR(3))
+	cfg := base
+	cfg.Validate = score(m0)
+	r0, err := Fit(context.Background(), m0, x, y, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := make([]float64, m0.NumParams())
+	m0.Params(want)
+	if r0.Reason != EarlyStopped || r0.BestEpoch < 1 || r0.BestEpoch >= r0.Epochs-1 {
+		t.Fatalf("uninterrupted run: %v, best epoch %d of %d: the test needs an early stop with an earlier best", r0.Reason, r0.BestEpoch, r0.Epochs)
+	}
+	nb := (90 + 15) / 16
+	for stopAt := nb + 2; stopAt < r0.Steps; stopAt += nb - 1 {
+		var ck Checkpoint
+		var saved []float64
+		m1 := newExact(newBLR(3))
+		cfg1 := base
+		cfg1.Validate = score(m1)
+		cfg1.OnStep = func(si StepInfo) error {
+			if si.Step == stopAt {
+				ck = si.Checkpoint()
+				saved = make([]float64, m1.NumParams())
+				m1.Params(saved)
+				return ErrStop
+			}
+			return nil
+		}
+		if _, err := Fit(context.Background(), m1, x, y, cfg1); err != nil {
+			t.Fatal(err)
+		}
+		if ck.Best == nil {
+			t.Fatalf("stopped at step %d: no best parameters in the checkpoint", stopAt)
+		}
+		var buf bytes.Buffer
+		if err := gob.NewEncoder(&buf).Encode(&ck); err != nil {
+			t.Fatal(err)
+		}
+		var back Checkpoint
+		if err := gob.NewDecoder(&buf).Decode(&back); err != nil {
+			t.Fatal(err)
+		}
+		m2 := newExact(newBLR(3))
+		if err := m2.SetParams(saved); err != nil {
+			t.Fatal(err)
+		}
+		cfg2 := base
+		cfg2.Validate = score(m2)
+		cfg2.Resume = &back
+		r2, err := Fit(context.Background(), m2, x, y, cfg2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := make([]float64, m2.NumParams())
+		m2.Params(p)
+		if fmt.Sprint(p) != fmt.Sprint(want) || r2.BestEpoch != r0.BestEpoch || r2.BestScore != r0.BestScore ||
+			r2.Reason != r0.Reason || r2.Epochs != r0.Epochs || r2.Steps != r0.Steps {
+			t.Fatalf("stopped at step %d: resumed %v (best epoch %d, score %v, %v after %d epochs), uninterrupted %v (%d, %v, %v after %d)",
+				stopAt, p, r2.BestEpoch, r2.BestScore, r2.Reason, r2.Epochs, want, r0.BestEpoch, r0.BestScore, r0.Reason, r0.Epochs)
+		}
+	}
+}
+
 func TestResumeBadState(t *testing.T) {
 	x, y := blrData(20, 32)
 	b := newBLR(3)
@@ -292,6 +371,11 @@ func TestResumeBadState(t *testing.T) {
 		{Accepted: -1, RateScale: 1, Adam: ok},
 		{Batches: -1, RateScale: 1, Adam: ok},
 		{Batches: 2, RateScale: 1, Adam: ok}, // 20 rows in one batch
+		{Epochs: 2, RateScale: 1, Adam: ok, SinceImprove: -1},
+		{Epochs: 2, RateScale: 1, Adam: ok, Best: make([]float64, p-1)},
+		{Epochs: 2, RateScale: 1, Adam: ok, Best: make([]float64, p), BestEpoch: 2},
+		{Epochs: 2, RateScale: 1, Adam: ok, Best: make([]float64, p), BestScore: math.Inf(1)},
+		{Epochs: 2, RateScale: 1, Adam: ok, Best: []float64{0, math.NaN(), 0, 0, 0, 0, 0, 0, 0, 0, 0}[:p]},
 		{RateScale: 1, Adam: AdamState{M: make([]float64, p-1), V: make([]float64, p)}},
 	} {
 		if _, err := Fit(context.Background(), b, x, y, Config{Epochs: 2, Resume: &r}); err == nil {
