@@ -835,3 +835,114 @@ func TestTrainNatural(t *testing.T) {
 		t.Errorf("text summary: exit %d, %q", code, out)
 	}
 }
+
+// TestCheckpointResume interrupts a run with -checkpoint in the middle of
+// an epoch, runs the same command again and checks that it continues from
+// the checkpoint to the model file of the uninterrupted run, bit for bit
+// (with validation, so the kept best parameters carry over too), that the
+// checkpoint is removed at the end, and that a checkpoint from other flags,
+// or a damaged one, is refused.
+func TestCheckpointResume(t *testing.T) {
+	dir := t.TempDir()
+	path := writeRegression(t, dir, 200, 7)
+	ck := filepath.Join(dir, "run.ckpt")
+	args := func(out string, extra ...string) []string {
+		a := []string{"train", "-m", "8", "-m2", "8", "-epochs", "10", "-batch", "16", "-valid", "0.2", "-lr", "0.05",
+			"-threads", "1", "-json", "-out", out}
+		return append(append(a, extra...), path)
+	}
+	params := func(file string) []float64 {
+		t.Helper()
+		b, err := modelfile.Load(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := make([]float64, b.Model.NumParams())
+		b.Model.Params(p)
+		return p
+	}
+	summary := func(s string) trainSummary {
+		t.Helper()
+		var sum trainSummary
+		if err := json.Unmarshal([]byte(s), &sum); err != nil {
+			t.Fatalf("summary %q: %v", s, err)
+		}
+		return sum
+	}
+
+	full := filepath.Join(dir, "full.json")
+	code, out, errOut := runCmd(t, args(full)...)
+	if code != exitOK {
+		t.Fatalf("uninterrupted run: exit %d: %s", code, errOut)
+	}
+	want, wantSum := params(full), summary(out)
+
+	// 10 steps per epoch: the progress log writes "step 51/100" after the
+	// first step of the sixth epoch.
+	part := filepath.Join(dir, "part.json")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	w := &cancelWriter{marker: "step 51/", cancel: cancel}
+	var buf bytes.Buffer
+	code = run(ctx, args(part, "-checkpoint", ck), &buf, w)
+	if code != exitInterrupted {
+		t.Fatalf("interrupted run: exit %d: %s", code, w.buf.String())
+	}
+	if s := summary(buf.String()); !s.Interrupted || s.Steps != 51 || s.Stop != "canceled" {
+		t.Fatalf("interrupted run's summary %+v", s)
+	}
+	if !strings.Contains(w.buf.String(), "training state in "+ck+": run the same command to continue") {
+		t.Errorf("stderr %q does not point at the checkpoint", w.buf.String())
+	}
+
+	// Other training flags: refused, and the checkpoint is kept.
+	a := args(part, "-checkpoint", ck)
+	for i := range a {
+		if a[i] == "0.05" {
+			a[i] = "0.02"
+		}
+	}
+	if code, _, errOut := runCmd(t, a...); code != exitError || !strings.Contains(errOut, "other data or training flags") {
+		t.Fatalf("checkpoint with another -lr: exit %d: %s", code, errOut)
+	}
+
+	code, out, errOut = runCmd(t, args(part, "-checkpoint", ck, "-threads", "1")...)
+	if code != exitOK {
+		t.Fatalf("resumed run: exit %d: %s", code, errOut)
+	}
+	if !strings.Contains(errOut, "resuming from "+ck+" after 51 steps") {
+		t.Errorf("stderr %q does not say it resumed", errOut)
+	}
+	got, gotSum := params(part), summary(out)
+	for i := range want {
+		if math.Float64bits(got[i]) != math.Float64bits(want[i]) {
+			t.Fatalf("parameter %d: resumed %v, uninterrupted %v", i, got[i], want[i])
+		}
+	}
+	bestOf := func(p *int) int {
+		if p == nil {
+			return -1
+		}
+		return *p
+	}
+	if gotSum.Steps != wantSum.Steps || gotSum.Epochs != wantSum.Epochs || len(gotSum.History) != len(wantSum.History) ||
+		bestOf(gotSum.BestEpoch) != bestOf(wantSum.BestEpoch) {
+		t.Fatalf("resumed summary %+v, uninterrupted %+v", gotSum, wantSum)
+	}
+	for i, h := range gotSum.History {
+		if h.Epoch != wantSum.History[i].Epoch || h.Steps != wantSum.History[i].Steps || *h.ValidLL != *wantSum.History[i].ValidLL {
+			t.Fatalf("history %d: resumed %+v, uninterrupted %+v", i, h, wantSum.History[i])
+		}
+	}
+	if _, err := os.Stat(ck); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("checkpoint not removed after a finished run (%v)", err)
+	}
+
+	// A damaged checkpoint is an error that names it.
+	if err := os.WriteFile(ck, []byte("solvegp-train-checkpoint\ngarbage"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, errOut := runCmd(t, args(part, "-checkpoint", ck)...); code != exitError || !strings.Contains(errOut, ck+": damaged checkpoint") {
+		t.Fatalf("damaged checkpoint: exit %d: %s", code, errOut)
+	}
+}

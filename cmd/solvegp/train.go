@@ -64,8 +64,12 @@ mini-batches, or with -natural natural-gradient steps for q(u) (and q(v⊥))
 and Adam for the rest; a progress bar on stderr shows the running bound and
 the time left. Ctrl-C stops training and saves the best model so far (exit code
 130); before the first training step has finished it saves nothing and leaves an
-existing -out file as it was. The parameterization is whitened unless
--whiten=false.`, stderr)
+existing -out file as it was. With -checkpoint FILE the training state (the
+parameters, Adam's moments, the position in the batch order, the best
+validated parameters) is saved to FILE every -checkpoint-every and on Ctrl-C,
+after a whole step; running the same command again (same data, same training
+flags) continues from it exactly, and FILE is removed when training ends
+normally. The parameterization is whitened unless -whiten=false.`, stderr)
 	var spec modelSpec
 	var csv csvFlags
 	spec.register(fs)
@@ -84,6 +88,8 @@ existing -out file as it was. The parameterization is whitened unless
 	plotPath := fs.String("plot", "", "write training curves (bound and validation metrics per epoch) to this PNG")
 	asJSON := fs.Bool("json", false, "print the summary as JSON")
 	quiet := fs.Bool("quiet", false, "no progress bar")
+	ckPath := fs.String("checkpoint", "", "save the training state to this file and resume from it if it exists (see above)")
+	ckEvery := fs.Duration("checkpoint-every", time.Minute, "least wall time between two checkpoints")
 	if done, code := parse(fs, args); done {
 		return code
 	}
@@ -122,6 +128,8 @@ existing -out file as it was. The parameterization is whitened unless
 		return fail(stderr, "train", errors.New("-patience needs a validation set (-valid)"))
 	case *out == "":
 		return fail(stderr, "train", errors.New("-out is empty"))
+	case *ckEvery <= 0:
+		return fail(stderr, "train", fmt.Errorf("-checkpoint-every %v: must be positive", *ckEvery))
 	}
 
 	// Ctrl-C before the first training step leaves -out alone: loading
@@ -194,6 +202,29 @@ existing -out file as it was. The parameterization is whitened unless
 	}
 
 	var history []epochRecord
+	var resume *train.Checkpoint
+	var fingerprint [32]byte
+	priorSeconds := 0.0
+	if *ckPath != "" {
+		fingerprint = runFingerprint(fs, tab)
+		ck, err := loadTrainCheckpoint(*ckPath)
+		if err != nil {
+			return fail(stderr, "train", err)
+		}
+		if ck != nil {
+			if ck.Fingerprint != fingerprint {
+				return fail(stderr, "train", fmt.Errorf("%s: the checkpoint comes from a run with other data or training flags; remove it to start afresh", *ckPath))
+			}
+			if len(ck.Params) != model.NumParams() {
+				return fail(stderr, "train", fmt.Errorf("%s: checkpoint has %d parameters, the model %d", *ckPath, len(ck.Params), model.NumParams()))
+			}
+			if err := model.SetParams(ck.Params); err != nil {
+				return fail(stderr, "train", fmt.Errorf("%s: %v", *ckPath, err))
+			}
+			resume, history, priorSeconds = &ck.Train, ck.History, ck.Seconds
+			fmt.Fprintf(stderr, "solvegp train: resuming from %s after %d steps\n", *ckPath, ck.Train.Steps)
+		}
+	}
 	bs := *batch
 	if bs == 0 || bs > len(ys) {
 		bs = len(ys)
@@ -212,6 +243,17 @@ existing -out file as it was. The parameterization is whitened unless
 		bar = newProgress(stderr, total, nEpochs)
 	}
 	var running float64
+	lastSave := time.Now()
+	var ckErr error // a failed checkpoint write, reported after training
+	saveCk := func(s train.StepInfo) {
+		ck := &trainCheckpoint{Version: trainCheckpointVersion, Fingerprint: fingerprint, Params: make([]float64, model.NumParams()),
+			Train: s.Checkpoint(), History: append([]epochRecord(nil), history...), Seconds: priorSeconds + s.Elapsed.Seconds()}
+		model.Params(ck.Params)
+		if err := saveTrainCheckpoint(*ckPath, ck); err != nil && ckErr == nil {
+			ckErr = err
+		}
+		lastSave = time.Now()
+	}
 	cfg := train.Config{
 		Epochs:    *epochs,
 		MaxSteps:  *maxSteps,
@@ -230,10 +272,21 @@ existing -out file as it was. The parameterization is whitened unless
 				running = 0.95*running + 0.05*s.Objective
 			}
 			bar.update(s.Step, s.Epoch, running, s.Elapsed)
+			if *ckPath != "" {
+				// Ctrl-C is seen here, after a whole step, so that the
+				// checkpoint holds the state Fit would continue from.
+				stop := ctx.Err() != nil
+				if stop || time.Since(lastSave) >= *ckEvery {
+					saveCk(s)
+				}
+				if stop {
+					return train.ErrStop
+				}
+			}
 			return nil
 		},
 		OnEpoch: func(e train.EpochInfo) error {
-			rec := epochRecord{Epoch: e.Epoch + 1, Steps: e.Steps, Bound: e.Objective, Seconds: e.Elapsed.Seconds()}
+			rec := epochRecord{Epoch: e.Epoch + 1, Steps: e.Steps, Bound: e.Objective, Seconds: priorSeconds + e.Elapsed.Seconds()}
 			if e.Validated {
 				rec.ValidLL = ptr(e.Score)
 				if v, ok := e.Metrics["rmse"]; ok {
@@ -271,9 +324,14 @@ existing -out file as it was. The parameterization is whitened unless
 	if testHookBeforeFit != nil {
 		testHookBeforeFit()
 	}
+	cfg.Resume = resume
 	res, fitErr := train.Fit(ctx, model, xs, ys, cfg)
 	bar.done()
-	interrupted := errors.Is(fitErr, context.Canceled) || errors.Is(fitErr, context.DeadlineExceeded)
+	interrupted := errors.Is(fitErr, context.Canceled) || errors.Is(fitErr, context.DeadlineExceeded) ||
+		fitErr == nil && res.Reason == train.Stopped && ctx.Err() != nil // stopped by OnStep for a checkpoint
+	if ckErr != nil {
+		fmt.Fprintf(stderr, "solvegp train: warning: checkpoint %s not written: %v\n", *ckPath, ckErr)
+	}
 	if interrupted && res.Steps == 0 {
 		return notSaved(stderr, *out, "before the first training step")
 	}
@@ -284,7 +342,7 @@ existing -out file as it was. The parameterization is whitened unless
 	sum := trainSummary{
 		Model: *out, Kind: model.Kind().String(), M: spec.m, M2: spec.m2,
 		NTrain: len(ys), NValid: len(yValid), Steps: res.Steps, Epochs: res.Epochs,
-		Stop: res.Reason.String(), Interrupted: interrupted, Rejected: res.Rejected, Natural: *natural,
+		Stop: stopReason(res.Reason, interrupted), Interrupted: interrupted, Rejected: res.Rejected, Natural: *natural,
 		History: history,
 	}
 	if res.BestEpoch >= 0 && xValid != nil {
@@ -305,7 +363,7 @@ existing -out file as it was. The parameterization is whitened unless
 		"created_by": "solvegp train",
 		"args":       strings.Join(args, " "),
 		"steps":      strconv.Itoa(res.Steps),
-		"stop":       res.Reason.String(),
+		"stop":       stopReason(res.Reason, interrupted),
 		"finished":   time.Now().UTC().Format(time.RFC3339),
 	}
 	if sum.Bound != nil {
@@ -324,6 +382,13 @@ existing -out file as it was. The parameterization is whitened unless
 		}
 		sum.Plot = *plotPath
 	}
+	if *ckPath != "" && !interrupted && fitErr == nil {
+		// Training ended normally and the model is saved: the checkpoint
+		// has served its purpose.
+		if err := os.Remove(*ckPath); err != nil && !errors.Is(err, os.ErrNotExist) {
+			fmt.Fprintf(stderr, "solvegp train: warning: %v\n", err)
+		}
+	}
 	sum.Seconds = time.Since(start).Seconds()
 	if *asJSON {
 		enc := json.NewEncoder(stdout)
@@ -337,12 +402,24 @@ existing -out file as it was. The parameterization is whitened unless
 	switch {
 	case interrupted:
 		fmt.Fprintf(stderr, "solvegp train: interrupted after %d steps; saved the %s model to %s\n", res.Steps, keptWhich(res.BestEpoch), *out)
+		if *ckPath != "" && ckErr == nil {
+			fmt.Fprintf(stderr, "solvegp train: training state in %s: run the same command to continue\n", *ckPath)
+		}
 		return exitInterrupted
 	case fitErr != nil:
 		fmt.Fprintf(stderr, "solvegp train: %v\nsolvegp train: saved the last good parameters to %s\n", fitErr, *out)
 		return exitError
 	}
 	return exitOK
+}
+
+// stopReason names why training stopped; a stop for a checkpoint on
+// Ctrl-C is reported as the cancellation it is.
+func stopReason(r train.StopReason, interrupted bool) string {
+	if interrupted {
+		return train.Canceled.String()
+	}
+	return r.String()
 }
 
 // testHookBeforeFit, when set by a test, runs just before training starts.

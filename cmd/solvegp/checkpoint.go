@@ -1,0 +1,114 @@
+package main
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/gob"
+	"errors"
+	"flag"
+	"fmt"
+	"math"
+	"os"
+	"sort"
+
+	"github.com/solvegp/solvegp/gp/data"
+	"github.com/solvegp/solvegp/gp/modelfile"
+	"github.com/solvegp/solvegp/gp/train"
+)
+
+// trainCheckpoint is the file -checkpoint writes: everything a later
+// `solvegp train` with the same flags and data needs to continue the run
+// exactly (the model's parameters and the training loop's state, including
+// Adam's moments, the batch order's position and the best validated
+// parameters), and the training curves so far.
+type trainCheckpoint struct {
+	Version     int
+	Fingerprint [32]byte // of the training flags and the data (runFingerprint)
+	Params      []float64
+	Train       train.Checkpoint
+	History     []epochRecord
+	Seconds     float64 // training wall time before this checkpoint
+}
+
+const (
+	trainCheckpointVersion = 1
+	trainCheckpointMagic   = "solvegp-train-checkpoint\n"
+)
+
+// notTraining lists the flags that do not change what training computes,
+// or (-threads) change it only in rounding: a checkpoint may be resumed
+// with other values of them.
+var notTraining = map[string]bool{"out": true, "plot": true, "json": true, "quiet": true, "checkpoint": true,
+	"checkpoint-every": true, "threads": true}
+
+// runFingerprint hashes the values of every training flag and the loaded
+// data (shape and bits), so that a checkpoint is only resumed by the run
+// that wrote it.
+func runFingerprint(fs *flag.FlagSet, tab *data.Table) [32]byte {
+	h := sha256.New()
+	var names []string
+	fs.VisitAll(func(f *flag.Flag) {
+		if !notTraining[f.Name] {
+			names = append(names, f.Name+"="+f.Value.String())
+		}
+	})
+	sort.Strings(names)
+	for _, s := range names {
+		fmt.Fprintf(h, "%q\n", s)
+	}
+	r, c := tab.X.Dims()
+	var buf [8]byte
+	put := func(v uint64) {
+		binary.LittleEndian.PutUint64(buf[:], v)
+		h.Write(buf[:])
+	}
+	put(uint64(r))
+	put(uint64(c))
+	for i := 0; i < r; i++ {
+		for _, v := range tab.X.RawRowView(i) {
+			put(math.Float64bits(v))
+		}
+	}
+	for _, v := range tab.Y {
+		put(math.Float64bits(v))
+	}
+	var sum [32]byte
+	copy(sum[:], h.Sum(nil))
+	return sum
+}
+
+// saveTrainCheckpoint writes ck to path atomically: an interrupted write
+// leaves the previous checkpoint.
+func saveTrainCheckpoint(path string, ck *trainCheckpoint) error {
+	var buf bytes.Buffer
+	buf.WriteString(trainCheckpointMagic)
+	if err := gob.NewEncoder(&buf).Encode(ck); err != nil {
+		return err
+	}
+	return modelfile.WriteFileAtomic(path, buf.Bytes(), 0o644)
+}
+
+// loadTrainCheckpoint reads the checkpoint at path; it returns nil and no
+// error if there is none.
+func loadTrainCheckpoint(path string) (*trainCheckpoint, error) {
+	b, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	rest, ok := bytes.CutPrefix(b, []byte(trainCheckpointMagic))
+	if !ok {
+		return nil, fmt.Errorf("%s: not a solvegp train checkpoint", path)
+	}
+	var ck trainCheckpoint
+	if err := gob.NewDecoder(bytes.NewReader(rest)).Decode(&ck); err != nil {
+		return nil, fmt.Errorf("%s: damaged checkpoint: %v", path, err)
+	}
+	if ck.Version != trainCheckpointVersion {
+		return nil, fmt.Errorf("%s: checkpoint version %d, this solvegp reads version %d", path, ck.Version, trainCheckpointVersion)
+	}
+	return &ck, nil
+}
