@@ -36,6 +36,7 @@ import (
 	"runtime/pprof"
 	"sort"
 	"strings"
+	"syscall"
 	"time"
 
 	"gonum.org/v1/gonum/mat"
@@ -395,10 +396,11 @@ func run(o options) error {
 		return err
 	}
 
-	// Interruption and -max-time are seen between steps (OnStep), which
-	// saves a checkpoint with the loop's state and stops Fit; Fit itself
-	// is never cancelled, so the state saved is always that of a whole step.
-	sig, cancel := signal.NotifyContext(context.Background(), os.Interrupt)
+	// Interruption (Ctrl-C or SIGTERM) and -max-time are seen between steps
+	// (OnStep), which saves a checkpoint with the loop's state and stops
+	// Fit; Fit itself is never cancelled, so the state saved is always that
+	// of a whole step.
+	sig, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer cancel()
 	var deadline time.Time
 	if o.maxTime > 0 {

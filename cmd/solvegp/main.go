@@ -28,6 +28,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"syscall"
 )
 
 // Exit codes.
@@ -39,7 +40,9 @@ const (
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	// SIGTERM (a job scheduler's or kill's request to stop) is handled as
+	// Ctrl-C is.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	go func() {
 		// After the first Ctrl-C, which stops training cleanly, restore
 		// the default handling so that a second one ends the program.

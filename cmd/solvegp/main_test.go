@@ -593,12 +593,20 @@ func TestMain(m *testing.M) {
 }
 
 // TestSignal runs "solvegp train" in a child process (this test binary
-// running main), sends it a real SIGINT once training has started, and
-// checks the exit code, the messages and the saved model.
+// running main), sends it a real SIGINT, or SIGTERM, once training has
+// started, and checks the exit code, the messages and the saved model.
 func TestSignal(t *testing.T) {
 	if runtime.GOOS == "windows" {
 		t.Skip("no SIGINT on Windows")
 	}
+	for _, sig := range []os.Signal{os.Interrupt, syscall.SIGTERM} {
+		t.Run(sig.String(), func(t *testing.T) { testSignal(t, sig) })
+	}
+}
+
+// testSignal sends sig to a training child after its first step: it must
+// stop cleanly, save the model and exit with 130.
+func testSignal(t *testing.T, sig os.Signal) {
 	dir := t.TempDir()
 	path := writeRegression(t, dir, 200, 7)
 	model := filepath.Join(dir, "m.json")
@@ -630,7 +638,7 @@ func TestSignal(t *testing.T) {
 	for sc.Scan() {
 		stderr.WriteString(sc.Text() + "\n")
 		if !signalled && strings.Contains(sc.Text(), "step 1/") {
-			if err := cmd.Process.Signal(os.Interrupt); err != nil {
+			if err := cmd.Process.Signal(sig); err != nil {
 				t.Fatal(err)
 			}
 			signalled = true
