@@ -36,11 +36,12 @@ const (
 	trainCheckpointMagic   = "solvegp-train-checkpoint\n"
 )
 
-// notTraining lists the flags that do not change what training computes,
-// or (-threads) change it only in rounding: a checkpoint may be resumed
-// with other values of them.
+// notTraining lists the flags that do not change what training computes
+// (output options, and the limits -epochs, -steps and -patience, so that a
+// resumed run may be extended or cut short), or (-threads) change it only
+// in rounding: a checkpoint may be resumed with other values of them.
 var notTraining = map[string]bool{"out": true, "plot": true, "json": true, "quiet": true, "checkpoint": true,
-	"checkpoint-every": true, "threads": true}
+	"checkpoint-every": true, "threads": true, "epochs": true, "steps": true, "patience": true}
 
 // runFingerprint hashes the values of every training flag and the loaded
 // data (shape and bits), so that a checkpoint is only resumed by the run

@@ -111,7 +111,7 @@ func TestTrainPredictEval(t *testing.T) {
 	if sum.NTrain != 240 || sum.NValid != 60 || sum.Epochs != 40 || len(sum.History) != 40 || sum.Valid == nil || sum.Bound == nil {
 		t.Fatalf("summary %+v", sum)
 	}
-	if h := sum.History; !(h[len(h)-1].Bound > h[0].Bound) || h[0].ValidLL == nil {
+	if h := sum.History; h[0].Bound == nil || h[len(h)-1].Bound == nil || !(*h[len(h)-1].Bound > *h[0].Bound) || h[0].ValidLL == nil {
 		t.Fatalf("bound did not improve or no validation: %+v", h)
 	}
 	if !strings.Contains(errOut, "step ") || !strings.Contains(errOut, "ETA") || !strings.Contains(errOut, "bound") {
@@ -845,18 +845,34 @@ func TestTrainNatural(t *testing.T) {
 }
 
 // TestCheckpointResume interrupts a run with -checkpoint in the middle of
-// an epoch, runs the same command again and checks that it continues from
-// the checkpoint to the model file of the uninterrupted run, bit for bit
+// an epoch (and, with full batches, at an epoch's last batch), runs the same
+// command again and checks that it continues from the checkpoint to the
+// model file, summary and curves of the uninterrupted run, bit for bit
 // (with validation, so the kept best parameters carry over too), that the
 // checkpoint is removed at the end, and that a checkpoint from other flags,
 // or a damaged one, is refused.
 func TestCheckpointResume(t *testing.T) {
+	for _, c := range []struct {
+		name, batch, epochs, marker string
+		stopped                     int
+	}{
+		// 10 steps per epoch: the progress log writes "step 51/100" after
+		// the first step of the sixth epoch.
+		{"mid-epoch", "16", "10", "step 51/", 51},
+		// One step per epoch, logged every second step.
+		{"full-batch", "0", "20", "step 5/", 5},
+	} {
+		t.Run(c.name, func(t *testing.T) { testCheckpointResume(t, c.batch, c.epochs, c.marker, c.stopped) })
+	}
+}
+
+func testCheckpointResume(t *testing.T, batch, epochs, marker string, stopped int) {
 	dir := t.TempDir()
 	path := writeRegression(t, dir, 200, 7)
 	ck := filepath.Join(dir, "run.ckpt")
 	args := func(out string, extra ...string) []string {
-		a := []string{"train", "-m", "8", "-m2", "8", "-epochs", "10", "-batch", "16", "-valid", "0.2", "-lr", "0.05",
-			"-threads", "1", "-json", "-out", out}
+		a := []string{"train", "-m", "8", "-m2", "8", "-epochs", epochs, "-batch", batch, "-valid", "0.2", "-lr", "0.05",
+			"-threads", "1", "-json", "-plot", out + ".png", "-out", out}
 		return append(append(a, extra...), path)
 	}
 	params := func(file string) []float64 {
@@ -885,18 +901,16 @@ func TestCheckpointResume(t *testing.T) {
 	}
 	want, wantSum := params(full), summary(out)
 
-	// 10 steps per epoch: the progress log writes "step 51/100" after the
-	// first step of the sixth epoch.
 	part := filepath.Join(dir, "part.json")
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	w := &cancelWriter{marker: "step 51/", cancel: cancel}
+	w := &cancelWriter{marker: marker, cancel: cancel}
 	var buf bytes.Buffer
 	code = run(ctx, args(part, "-checkpoint", ck), &buf, w)
 	if code != exitInterrupted {
 		t.Fatalf("interrupted run: exit %d: %s", code, w.buf.String())
 	}
-	if s := summary(buf.String()); !s.Interrupted || s.Steps != 51 || s.Stop != "canceled" {
+	if s := summary(buf.String()); !s.Interrupted || s.Steps != stopped || s.Stop != "canceled" {
 		t.Fatalf("interrupted run's summary %+v", s)
 	}
 	if !strings.Contains(w.buf.String(), "training state in "+ck+": run the same command to continue") {
@@ -918,7 +932,7 @@ func TestCheckpointResume(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("resumed run: exit %d: %s", code, errOut)
 	}
-	if !strings.Contains(errOut, "resuming from "+ck+" after 51 steps") {
+	if !strings.Contains(errOut, fmt.Sprintf("resuming from %s after %d steps", ck, stopped)) {
 		t.Errorf("stderr %q does not say it resumed", errOut)
 	}
 	got, gotSum := params(part), summary(out)
@@ -938,12 +952,16 @@ func TestCheckpointResume(t *testing.T) {
 		t.Fatalf("resumed summary %+v, uninterrupted %+v", gotSum, wantSum)
 	}
 	for i, h := range gotSum.History {
-		if h.Epoch != wantSum.History[i].Epoch || h.Steps != wantSum.History[i].Steps || *h.ValidLL != *wantSum.History[i].ValidLL {
+		if h.Epoch != wantSum.History[i].Epoch || h.Steps != wantSum.History[i].Steps || *h.ValidLL != *wantSum.History[i].ValidLL ||
+			*h.Bound != *wantSum.History[i].Bound {
 			t.Fatalf("history %d: resumed %+v, uninterrupted %+v", i, h, wantSum.History[i])
 		}
 	}
 	if _, err := os.Stat(ck); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("checkpoint not removed after a finished run (%v)", err)
+	}
+	if gotSum.Plot == "" {
+		t.Error("no curves plotted after the resume")
 	}
 
 	// A damaged checkpoint is an error that names it.

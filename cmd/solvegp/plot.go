@@ -27,7 +27,9 @@ func plotCurves(path string, hist []epochRecord, title string) error {
 	bound.Y.Label.Text = "mean mini-batch ELBO"
 	var pts plotter.XYs
 	for _, h := range hist {
-		pts = append(pts, plotter.XY{X: float64(h.Epoch), Y: h.Bound})
+		if h.Bound != nil { // nil: every step of the epoch was rejected
+			pts = append(pts, plotter.XY{X: float64(h.Epoch), Y: *h.Bound})
+		}
 	}
 	if err := addLine(bound, pts, figure.ColourMean, "bound"); err != nil {
 		return err

@@ -16,6 +16,7 @@ type progress struct {
 	w        io.Writer
 	tty      bool
 	total    int // total steps (0: unknown)
+	base     int // steps taken before this session (a resumed run): not timed
 	epochs   int // total epochs (0: not shown)
 	nextLog  int // non-terminal: the next step to log
 	interval time.Duration
@@ -64,8 +65,8 @@ func (p *progress) update(step, epoch int, bound float64, elapsed time.Duration)
 		filled := int(frac * barWidth)
 		fmt.Fprintf(&b, "%3.0f%% [%s%s] step %d/%d", 100*frac, strings.Repeat("=", filled), strings.Repeat(" ", barWidth-filled), step, p.total)
 		eta := "?"
-		if step > 0 {
-			rem := time.Duration(float64(elapsed) / float64(step) * float64(p.total-step))
+		if step > p.base {
+			rem := time.Duration(float64(elapsed) / float64(step-p.base) * float64(p.total-step))
 			eta = formatDuration(rem)
 		}
 		if p.epochs > 0 {

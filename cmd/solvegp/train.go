@@ -24,7 +24,7 @@ import (
 type epochRecord struct {
 	Epoch     int      `json:"epoch"`
 	Steps     int      `json:"steps"`
-	Bound     float64  `json:"bound"`
+	Bound     *float64 `json:"bound,omitempty"` // mean mini-batch bound; absent if every step was rejected
 	ValidLL   *float64 `json:"valid_log_lik,omitempty"`
 	ValidRMSE *float64 `json:"valid_rmse,omitempty"`
 	ValidAcc  *float64 `json:"valid_accuracy,omitempty"`
@@ -68,8 +68,10 @@ existing -out file as it was. With -checkpoint FILE the training state (the
 parameters, Adam's moments, the position in the batch order, the best
 validated parameters) is saved to FILE every -checkpoint-every and on Ctrl-C,
 after a whole step; running the same command again (same data, same training
-flags) continues from it exactly, and FILE is removed when training ends
-normally. The parameterization is whitened unless -whiten=false.`, stderr)
+flags; -epochs, -steps, -patience and -threads may change) continues from it
+exactly, and FILE is removed when training ends normally. (With other
+-threads the results differ in rounding; the softmax likelihood's Monte Carlo
+samples restart from -seed.) The parameterization is whitened unless -whiten=false.`, stderr)
 	var spec modelSpec
 	var csv csvFlags
 	spec.register(fs)
@@ -203,6 +205,8 @@ normally. The parameterization is whitened unless -whiten=false.`, stderr)
 
 	var history []epochRecord
 	var resume *train.Checkpoint
+	resumedSteps := 0 // steps taken before this session
+	lastSaved := -1   // the step of the last checkpoint written
 	var fingerprint [32]byte
 	priorSeconds := 0.0
 	if *ckPath != "" {
@@ -222,6 +226,7 @@ normally. The parameterization is whitened unless -whiten=false.`, stderr)
 				return fail(stderr, "train", fmt.Errorf("%s: %v", *ckPath, err))
 			}
 			resume, history, priorSeconds = &ck.Train, ck.History, ck.Seconds
+			resumedSteps, lastSaved = ck.Train.Steps, ck.Train.Steps
 			fmt.Fprintf(stderr, "solvegp train: resuming from %s after %d steps\n", *ckPath, ck.Train.Steps)
 		}
 	}
@@ -241,16 +246,19 @@ normally. The parameterization is whitened unless -whiten=false.`, stderr)
 	var bar *progress
 	if !*quiet {
 		bar = newProgress(stderr, total, nEpochs)
+		bar.base = resumedSteps
 	}
 	var running float64
+	seeded := false // running holds a value of this session
 	lastSave := time.Now()
 	var ckErr error // a failed checkpoint write, reported after training
-	saveCk := func(s train.StepInfo) {
+	saveCk := func(step int, elapsed time.Duration, state func() train.Checkpoint) {
 		ck := &trainCheckpoint{Version: trainCheckpointVersion, Fingerprint: fingerprint, Params: make([]float64, model.NumParams()),
-			Train: s.Checkpoint(), History: append([]epochRecord(nil), history...), Seconds: priorSeconds + s.Elapsed.Seconds()}
+			Train: state(), History: append([]epochRecord(nil), history...), Seconds: priorSeconds + elapsed.Seconds()}
 		model.Params(ck.Params)
-		if err := saveTrainCheckpoint(*ckPath, ck); err != nil && ckErr == nil {
-			ckErr = err
+		ckErr = saveTrainCheckpoint(*ckPath, ck)
+		if ckErr == nil {
+			lastSaved = step
 		}
 		lastSave = time.Now()
 	}
@@ -266,18 +274,20 @@ normally. The parameterization is whitened unless -whiten=false.`, stderr)
 		NaturalStep:           *natural,
 		NaturalSharedGradient: *natural > 0 && !*naturalFresh,
 		OnStep: func(s train.StepInfo) error {
-			if s.Step == 1 {
-				running = s.Objective
+			if !seeded {
+				running, seeded = s.Objective, true
 			} else {
 				running = 0.95*running + 0.05*s.Objective
 			}
 			bar.update(s.Step, s.Epoch, running, s.Elapsed)
 			if *ckPath != "" {
-				// Ctrl-C is seen here, after a whole step, so that the
-				// checkpoint holds the state Fit would continue from.
+				// With -checkpoint, Fit is not cancelled: Ctrl-C is seen
+				// here (or at an epoch's end), after a whole step, so
+				// that the checkpoint holds the state Fit would continue
+				// from.
 				stop := ctx.Err() != nil
 				if stop || time.Since(lastSave) >= *ckEvery {
-					saveCk(s)
+					saveCk(s.Step, s.Elapsed, s.Checkpoint)
 				}
 				if stop {
 					return train.ErrStop
@@ -286,7 +296,10 @@ normally. The parameterization is whitened unless -whiten=false.`, stderr)
 			return nil
 		},
 		OnEpoch: func(e train.EpochInfo) error {
-			rec := epochRecord{Epoch: e.Epoch + 1, Steps: e.Steps, Bound: e.Objective, Seconds: priorSeconds + e.Elapsed.Seconds()}
+			rec := epochRecord{Epoch: e.Epoch + 1, Steps: e.Steps, Seconds: priorSeconds + e.Elapsed.Seconds()}
+			if !math.IsNaN(e.Objective) {
+				rec.Bound = ptr(e.Objective)
+			}
 			if e.Validated {
 				rec.ValidLL = ptr(e.Score)
 				if v, ok := e.Metrics["rmse"]; ok {
@@ -297,6 +310,10 @@ normally. The parameterization is whitened unless -whiten=false.`, stderr)
 				}
 			}
 			history = append(history, rec)
+			if *ckPath != "" && ctx.Err() != nil {
+				saveCk(e.Steps, e.Elapsed, e.Checkpoint)
+				return train.ErrStop
+			}
 			return nil
 		},
 		Logf: func(format string, args ...any) {
@@ -325,14 +342,21 @@ normally. The parameterization is whitened unless -whiten=false.`, stderr)
 		testHookBeforeFit()
 	}
 	cfg.Resume = resume
-	res, fitErr := train.Fit(ctx, model, xs, ys, cfg)
+	fitCtx := ctx
+	if *ckPath != "" {
+		if ctx.Err() != nil {
+			return notSaved(stderr, *out, "before the first training step")
+		}
+		fitCtx = context.WithoutCancel(ctx) // see OnStep
+	}
+	res, fitErr := train.Fit(fitCtx, model, xs, ys, cfg)
 	bar.done()
 	interrupted := errors.Is(fitErr, context.Canceled) || errors.Is(fitErr, context.DeadlineExceeded) ||
 		fitErr == nil && res.Reason == train.Stopped && ctx.Err() != nil // stopped by OnStep for a checkpoint
 	if ckErr != nil {
 		fmt.Fprintf(stderr, "solvegp train: warning: checkpoint %s not written: %v\n", *ckPath, ckErr)
 	}
-	if interrupted && res.Steps == 0 {
+	if interrupted && res.Steps == resumedSteps {
 		return notSaved(stderr, *out, "before the first training step")
 	}
 	if fitErr != nil && !interrupted && res.Steps == 0 {
@@ -402,8 +426,12 @@ normally. The parameterization is whitened unless -whiten=false.`, stderr)
 	switch {
 	case interrupted:
 		fmt.Fprintf(stderr, "solvegp train: interrupted after %d steps; saved the %s model to %s\n", res.Steps, keptWhich(res.BestEpoch), *out)
-		if *ckPath != "" && ckErr == nil {
+		switch {
+		case *ckPath == "":
+		case lastSaved == res.Steps:
 			fmt.Fprintf(stderr, "solvegp train: training state in %s: run the same command to continue\n", *ckPath)
+		case lastSaved >= 0:
+			fmt.Fprintf(stderr, "solvegp train: training state after step %d in %s: run the same command to continue from there\n", lastSaved, *ckPath)
 		}
 		return exitInterrupted
 	case fitErr != nil:

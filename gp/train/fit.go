@@ -76,16 +76,30 @@ type NaturalUpdater interface {
 // model that is deterministic for a fixed thread count and whose Params
 // returns exactly what SetParams received (package gp's models do), the
 // parameters after the last epoch, and the best validated ones, are the
-// same bit for bit. After a mid-epoch checkpoint the EpochInfo.Objective of
-// that epoch averages only the steps taken after the resume. Every field is
-// exported, so encoding/gob and encoding/json can store it.
+// same bit for bit, as are the callbacks' arguments and the Result. Two
+// things are not kept: the last good point that a rejected step goes back
+// to (after a resume, a rejection before the first accepted step retries
+// at the current parameters), and any random state inside the model (a
+// model drawing Monte Carlo samples continues with its own generator as
+// it was set up). Every field is exported, so encoding/gob and
+// encoding/json can store it.
 type Checkpoint struct {
 	Epochs    int     // epochs finished
 	Batches   int     // mini-batches of the next epoch already drawn (accepted or rejected); 0 at an epoch end
 	Steps     int     // accepted steps taken
 	RateScale float64 // learning-rate back-off multiplier, in (0, 1]
 	Accepted  int     // consecutive accepted steps since the last rejection
+	Failures  int     // consecutive rejected evaluations (Config.MaxFailures counts them)
+	Rejected  int     // rejected evaluations since the start of the run (Result.Rejected)
 	Adam      AdamState
+
+	// EpochObjective, EpochSteps and EpochRejected are the sum of the
+	// accepted steps' objectives, their number and the rejections so far
+	// in the unfinished epoch of a mid-epoch checkpoint (for its
+	// EpochInfo); zero at an epoch end.
+	EpochObjective float64
+	EpochSteps     int
+	EpochRejected  int
 
 	// Best holds the best validated parameters so far, BestEpoch (0-based)
 	// and BestScore their epoch and score; Best is nil while no validation
@@ -107,7 +121,7 @@ type StepInfo struct {
 	Elapsed   time.Duration // wall time since Fit started
 	// Checkpoint, called during OnStep, returns the state to resume from
 	// after this step (see Config.Resume) as a copy, so that a long run
-	// can be stopped between epochs and continued exactly. It costs a copy
+	// can be stopped after any step and continued exactly. It costs a copy
 	// of Adam's two moment vectors.
 	Checkpoint func() Checkpoint
 }
@@ -382,9 +396,11 @@ func Fit(ctx context.Context, m Model, x *mat.Dense, y []float64, cfg Config) (R
 	step, startEpoch, accepted := 0, 0, 0 // accepted: consecutive accepted steps since the last rejection
 	skip := 0                             // mini-batches of the first epoch already drawn before a resume
 	if r := cfg.Resume; r != nil {
-		if nb := (n + batch - 1) / batch; r.Epochs < 0 || r.Batches < 0 || r.Batches > nb || r.Steps < 0 || r.Accepted < 0 || !(r.RateScale > 0 && r.RateScale <= 1) {
-			return res, fmt.Errorf("train: Fit: bad Resume state (epochs %d, batches %d of %d, steps %d, accepted %d, rate scale %v)",
-				r.Epochs, r.Batches, nb, r.Steps, r.Accepted, r.RateScale)
+		if nb := (n + batch - 1) / batch; r.Epochs < 0 || r.Batches < 0 || r.Batches > nb || r.Steps < 0 || r.Accepted < 0 ||
+			r.Failures < 0 || r.Rejected < 0 || r.EpochSteps < 0 || r.EpochRejected < 0 || r.EpochRejected > r.Rejected ||
+			math.IsNaN(r.EpochObjective) || math.IsInf(r.EpochObjective, 0) || !(r.RateScale > 0 && r.RateScale <= 1) {
+			return res, fmt.Errorf("train: Fit: bad Resume state (epochs %d, batches %d of %d, steps %d, accepted %d, failures %d, rejected %d, rate scale %v, epoch sums %v/%d/%d)",
+				r.Epochs, r.Batches, nb, r.Steps, r.Accepted, r.Failures, r.Rejected, r.RateScale, r.EpochObjective, r.EpochSteps, r.EpochRejected)
 		}
 		if err := adam.SetState(r.Adam); err != nil {
 			return res, fmt.Errorf("train: Fit: Resume: %w", err)
@@ -400,7 +416,7 @@ func Fit(ctx context.Context, m Model, x *mat.Dense, y []float64, cfg Config) (R
 			haveBest, bestScore = true, r.BestScore
 			res.BestEpoch, res.BestScore = r.BestEpoch, r.BestScore
 		}
-		res.RateScale, res.Steps, res.Epochs = r.RateScale, r.Steps, r.Epochs
+		res.RateScale, res.Steps, res.Epochs, res.Rejected = r.RateScale, r.Steps, r.Epochs, r.Rejected
 	}
 	if cfg.Beta1 != 0 {
 		adam.Beta1 = cfg.Beta1
@@ -464,8 +480,12 @@ func Fit(ctx context.Context, m Model, x *mat.Dense, y []float64, cfg Config) (R
 	lastB := 0 // rows of the last mini-batch, still in xb and yb
 	failures := 0
 	sinceImprove := 0
-	if cfg.Resume != nil {
-		sinceImprove = cfg.Resume.SinceImprove
+	// The running sums of the current epoch, for its EpochInfo.
+	var epSum float64
+	var epCount, epRejectedBefore int
+	if r := cfg.Resume; r != nil {
+		sinceImprove, failures = r.SinceImprove, r.Failures
+		epSum, epCount, epRejectedBefore = r.EpochObjective, r.EpochSteps, r.Rejected-r.EpochRejected
 	}
 
 	// finish puts the model at the parameters to keep and fills res.
@@ -523,7 +543,9 @@ func Fit(ctx context.Context, m Model, x *mat.Dense, y []float64, cfg Config) (R
 	// at mini-batch stepBatch (counted from 1) of epoch stepEpoch.
 	var stepEpoch, stepBatch int
 	stepCk := func() Checkpoint {
-		return withBest(Checkpoint{Epochs: stepEpoch, Batches: stepBatch, Steps: step, RateScale: res.RateScale, Accepted: accepted, Adam: adam.State()})
+		return withBest(Checkpoint{Epochs: stepEpoch, Batches: stepBatch, Steps: step, RateScale: res.RateScale, Accepted: accepted,
+			Failures: failures, Rejected: res.Rejected, Adam: adam.State(),
+			EpochObjective: epSum, EpochSteps: epCount, EpochRejected: res.Rejected - epRejectedBefore})
 	}
 
 	// reject handles a failed evaluation at the current parameters.
@@ -551,14 +573,24 @@ func Fit(ctx context.Context, m Model, x *mat.Dense, y []float64, cfg Config) (R
 		return nil
 	}
 
+	// A checkpoint from the end of a run's last epoch leaves nothing to do:
+	// the run stopped there at its step limit or by early stopping.
+	if r := cfg.Resume; r != nil && r.Batches == 0 {
+		switch {
+		case cfg.MaxSteps > 0 && step >= cfg.MaxSteps:
+			return finish(Finished, nil)
+		case cfg.Validate != nil && cfg.Patience > 0 && sinceImprove >= cfg.Patience:
+			return finish(EarlyStopped, nil)
+		}
+	}
 	for epoch := startEpoch; cfg.Epochs == 0 || epoch < cfg.Epochs; epoch++ {
 		epochStart := time.Now()
 		rng.Shuffle(n, func(i, j int) { perm[i], perm[j] = perm[j], perm[i] })
-		var sum float64
-		var count, rejectedBefore = 0, res.Rejected
 		lo0 := 0
-		if epoch == startEpoch {
-			lo0 = skip * batch
+		if epoch == startEpoch && skip > 0 {
+			lo0 = skip * batch // the sums of the epoch's earlier steps came with the checkpoint
+		} else {
+			epSum, epCount, epRejectedBefore = 0, 0, res.Rejected
 		}
 		for lo := lo0; lo < n; lo += batch {
 			if cfg.MaxSteps > 0 && step >= cfg.MaxSteps {
@@ -608,7 +640,7 @@ func Fit(ctx context.Context, m Model, x *mat.Dense, y []float64, cfg Config) (R
 				natErr = natUpd.NaturalUpdate(params, grad, natNext, cfg.NaturalStep*res.RateScale)
 				// The first step of a run moves q only (see
 				// Config.NaturalSharedGradient).
-				warm = cfg.Resume == nil && !haveGood
+				warm = step == 0 && !haveGood
 				if warm && natErr != nil {
 					if err := reject(step, epoch, "natural-gradient step failed: "+natErr.Error()); err != nil {
 						return finish(Failed, err)
@@ -663,8 +695,8 @@ func Fit(ctx context.Context, m Model, x *mat.Dense, y []float64, cfg Config) (R
 				logf("train: step %d: %d steps accepted since the last rejection; learning-rate multiplier raised to %g", step, accepted, res.RateScale)
 			}
 			res.Objective = f
-			sum += f
-			count++
+			epSum += f
+			epCount++
 			if cfg.OnStep != nil {
 				stepEpoch, stepBatch = epoch, lo/batch+1
 				err := cfg.OnStep(StepInfo{Step: step, Epoch: epoch, Objective: f, Rate: rate, Elapsed: time.Since(start), Checkpoint: stepCk})
@@ -676,13 +708,14 @@ func Fit(ctx context.Context, m Model, x *mat.Dense, y []float64, cfg Config) (R
 			}
 		}
 
-		info := EpochInfo{Epoch: epoch, Steps: step, Objective: math.NaN(), Rejected: res.Rejected - rejectedBefore}
-		ckEpoch, ckSteps, ckScale, ckAccepted := epoch+1, step, res.RateScale, accepted
+		info := EpochInfo{Epoch: epoch, Steps: step, Objective: math.NaN(), Rejected: res.Rejected - epRejectedBefore}
+		ckEpoch, ckSteps, ckScale, ckAccepted, ckFailures, ckRejected := epoch+1, step, res.RateScale, accepted, failures, res.Rejected
 		info.Checkpoint = func() Checkpoint {
-			return withBest(Checkpoint{Epochs: ckEpoch, Steps: ckSteps, RateScale: ckScale, Accepted: ckAccepted, Adam: adam.State()})
+			return withBest(Checkpoint{Epochs: ckEpoch, Steps: ckSteps, RateScale: ckScale, Accepted: ckAccepted,
+				Failures: ckFailures, Rejected: ckRejected, Adam: adam.State()})
 		}
-		if count > 0 {
-			info.Objective = sum / float64(count)
+		if epCount > 0 {
+			info.Objective = epSum / float64(epCount)
 		}
 		res.Epochs = epoch + 1
 		stopEarly := false

@@ -209,11 +209,14 @@ func TestResumeMidEpoch(t *testing.T) {
 				}
 				return b
 			}
-			type mark struct{ epoch, steps int }
+			type mark struct {
+				epoch, steps int
+				obj          float64 // the epoch's mean objective (epoch marks)
+			}
 			var fullSteps, fullEpochs []mark
 			cfg := c.cfg
-			cfg.OnStep = func(si StepInfo) error { fullSteps = append(fullSteps, mark{si.Epoch, si.Step}); return nil }
-			cfg.OnEpoch = func(e EpochInfo) error { fullEpochs = append(fullEpochs, mark{e.Epoch, e.Steps}); return nil }
+			cfg.OnStep = func(si StepInfo) error { fullSteps = append(fullSteps, mark{si.Epoch, si.Step, 0}); return nil }
+			cfg.OnEpoch = func(e EpochInfo) error { fullEpochs = append(fullEpochs, mark{e.Epoch, e.Steps, e.Objective}); return nil }
 			m0 := model()
 			if _, err := Fit(context.Background(), m0, x, y, cfg); err != nil {
 				t.Fatal(err)
@@ -228,7 +231,7 @@ func TestResumeMidEpoch(t *testing.T) {
 				m1 := model()
 				cfg1 := c.cfg
 				cfg1.OnStep = func(si StepInfo) error {
-					steps = append(steps, mark{si.Epoch, si.Step})
+					steps = append(steps, mark{si.Epoch, si.Step, 0})
 					if si.Step == stopAt {
 						ck = si.Checkpoint()
 						saved = make([]float64, m1.NumParams())
@@ -237,7 +240,7 @@ func TestResumeMidEpoch(t *testing.T) {
 					}
 					return nil
 				}
-				cfg1.OnEpoch = func(e EpochInfo) error { epochs = append(epochs, mark{e.Epoch, e.Steps}); return nil }
+				cfg1.OnEpoch = func(e EpochInfo) error { epochs = append(epochs, mark{e.Epoch, e.Steps, e.Objective}); return nil }
 				if _, err := Fit(context.Background(), m1, x, y, cfg1); err != nil {
 					t.Fatal(err)
 				}
@@ -258,8 +261,8 @@ func TestResumeMidEpoch(t *testing.T) {
 				}
 				cfg2 := c.cfg
 				cfg2.Resume = &back
-				cfg2.OnStep = func(si StepInfo) error { steps = append(steps, mark{si.Epoch, si.Step}); return nil }
-				cfg2.OnEpoch = func(e EpochInfo) error { epochs = append(epochs, mark{e.Epoch, e.Steps}); return nil }
+				cfg2.OnStep = func(si StepInfo) error { steps = append(steps, mark{si.Epoch, si.Step, 0}); return nil }
+				cfg2.OnEpoch = func(e EpochInfo) error { epochs = append(epochs, mark{e.Epoch, e.Steps, e.Objective}); return nil }
 				if _, err := Fit(context.Background(), m2, x, y, cfg2); err != nil {
 					t.Fatal(err)
 				}
@@ -357,6 +360,188 @@ func TestResumeValidation(t *testing.T) {
 	}
 }
 
+// failOn wraps a model so that its objective is NaN on the mini-batches
+// whose targets are in bad (keyed by batchKey), the same batches in every
+// run, however it was stopped and resumed; keys records every batch seen.
+type failOn struct {
+	*exact
+	bad  map[string]bool
+	keys []string
+}
+
+func batchKey(y []float64) string { return fmt.Sprint(y) }
+
+func (f *failOn) Objective(x *mat.Dense, y []float64, n int, grad []float64) (float64, error) {
+	k := batchKey(y)
+	f.keys = append(f.keys, k)
+	v, err := f.exact.Objective(x, y, n, grad)
+	if f.bad[k] {
+		return math.NaN(), err
+	}
+	return v, err
+}
+
+// TestResumeAfterRejections resumes from the end of an epoch whose last
+// mini-batch was rejected: the consecutive-failure count, the total and
+// per-epoch rejection counts and the learning-rate recovery continue as in
+// the uninterrupted run (parameters and callbacks bit for bit), and a
+// MaxFailures run of rejections that spans the checkpoint still ends the
+// run with ErrDiverged after as many steps and rejections.
+func TestResumeAfterRejections(t *testing.T) {
+	x, y := blrData(90, 35)
+	base := Config{Epochs: 4, BatchSize: 16, Schedule: Constant(0.05), Seed: 7, RecoverAfter: 3}
+	nb := (90 + 15) / 16
+	// The batches of an unbroken run, to choose which ones fail.
+	probe := &failOn{exact: newExact(newBLR(3))}
+	if _, err := Fit(context.Background(), probe, x, y, base); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name     string
+		bad      []int // indices into the unbroken run's batches
+		maxFail  int
+		diverged bool
+	}{
+		{"recover", []int{nb - 1}, 0, false},
+		{"diverge", []int{nb - 1, nb}, 2, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			bad := map[string]bool{}
+			for _, i := range c.bad {
+				bad[probe.keys[i]] = true
+			}
+			cfg := base
+			cfg.MaxFailures = c.maxFail
+			type mark struct {
+				epoch, steps, rejected int
+				obj                    float64
+			}
+			run := func(m *failOn, cfg Config, marks *[]mark, stop bool) (Result, error, *Checkpoint, []float64) {
+				var ck *Checkpoint
+				var saved []float64
+				cfg.OnEpoch = func(e EpochInfo) error {
+					*marks = append(*marks, mark{e.Epoch, e.Steps, e.Rejected, e.Objective})
+					if stop && e.Epoch == 0 {
+						c := e.Checkpoint()
+						ck = &c
+						saved = make([]float64, m.NumParams())
+						m.Params(saved)
+						return ErrStop
+					}
+					return nil
+				}
+				r, err := Fit(context.Background(), m, x, y, cfg)
+				return r, err, ck, saved
+			}
+			var full, got []mark
+			m0 := &failOn{exact: newExact(newBLR(3)), bad: bad}
+			r0, err0, _, _ := run(m0, cfg, &full, false)
+			if c.diverged != errors.Is(err0, ErrDiverged) || r0.Rejected != len(c.bad) {
+				t.Fatalf("unbroken run: %v, %d rejected", err0, r0.Rejected)
+			}
+			want := make([]float64, m0.NumParams())
+			m0.Params(want)
+
+			_, err1, ck, saved := run(&failOn{exact: newExact(newBLR(3)), bad: bad}, cfg, &got, true)
+			if err1 != nil {
+				t.Fatal(err1)
+			}
+			if ck.Failures != 1 || ck.Rejected != 1 {
+				t.Fatalf("checkpoint after a rejected last batch: failures %d, rejected %d", ck.Failures, ck.Rejected)
+			}
+			m2 := &failOn{exact: newExact(newBLR(3)), bad: bad}
+			if err := m2.SetParams(saved); err != nil {
+				t.Fatal(err)
+			}
+			cfg2 := cfg
+			cfg2.Resume = ck
+			r2, err2, _, _ := run(m2, cfg2, &got, false)
+			if c.diverged != errors.Is(err2, ErrDiverged) {
+				t.Fatalf("resumed run: %v, unbroken %v", err2, err0)
+			}
+			if c.diverged {
+				// The unbroken run goes back to its last good point, which
+				// a checkpoint does not keep (see Checkpoint): compare the
+				// counts only.
+				if r2.Rejected != r0.Rejected || r2.Steps != r0.Steps || fmt.Sprint(got) != fmt.Sprint(full) {
+					t.Fatalf("resumed: %d rejected, %d steps, epochs %v; unbroken %d, %d, %v", r2.Rejected, r2.Steps, got, r0.Rejected, r0.Steps, full)
+				}
+				return
+			}
+			p := make([]float64, m2.NumParams())
+			m2.Params(p)
+			if fmt.Sprint(p) != fmt.Sprint(want) || r2.Rejected != r0.Rejected || r2.Steps != r0.Steps || r2.RateScale != r0.RateScale {
+				t.Fatalf("resumed %v (%d rejected, %d steps, rate scale %v), unbroken %v (%d, %d, %v)",
+					p, r2.Rejected, r2.Steps, r2.RateScale, want, r0.Rejected, r0.Steps, r0.RateScale)
+			}
+			if fmt.Sprint(got) != fmt.Sprint(full) {
+				t.Fatalf("epoch callbacks %v, unbroken %v", got, full)
+			}
+		})
+	}
+}
+
+// TestResumeFinishedRun resumes from the final epoch checkpoint of runs
+// that ended by MaxSteps at an epoch's end and by early stopping: nothing
+// more is trained or validated, and the result is the unbroken run's.
+func TestResumeFinishedRun(t *testing.T) {
+	x, y := blrData(90, 36)
+	for _, c := range []struct {
+		name string
+		cfg  Config
+	}{
+		{"max-steps", Config{MaxSteps: 12, BatchSize: 15, Schedule: Constant(0.05), Seed: 8}},
+		{"early-stop", Config{Epochs: 30, BatchSize: 16, Schedule: Constant(0.05), Seed: 9, Patience: 2}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			m0 := newExact(newBLR(3))
+			validations := 0
+			cfg := c.cfg
+			if cfg.Patience > 0 {
+				cfg.Validate = func() (float64, map[string]float64, error) {
+					validations++
+					p := make([]float64, m0.NumParams())
+					m0.Params(p)
+					return math.Cos(25*p[0] + 5*p[1]), nil, nil
+				}
+			}
+			var last Checkpoint
+			var saved []float64
+			cfg.OnEpoch = func(e EpochInfo) error {
+				last = e.Checkpoint()
+				saved = make([]float64, m0.NumParams())
+				m0.Params(saved)
+				return nil
+			}
+			r0, err := Fit(context.Background(), m0, x, y, cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := make([]float64, m0.NumParams())
+			m0.Params(want)
+			if wantReason := map[bool]StopReason{false: Finished, true: EarlyStopped}[cfg.Patience > 0]; r0.Reason != wantReason {
+				t.Fatalf("unbroken run stopped by %v", r0.Reason)
+			}
+			if err := m0.SetParams(saved); err != nil {
+				t.Fatal(err)
+			}
+			before, epochs := validations, 0
+			cfg.OnEpoch = func(EpochInfo) error { epochs++; return nil }
+			cfg.Resume = &last
+			r2, err := Fit(context.Background(), m0, x, y, cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			p := make([]float64, m0.NumParams())
+			m0.Params(p)
+			if epochs != 0 || validations != before || r2.Reason != r0.Reason || r2.Steps != r0.Steps || r2.Epochs != r0.Epochs ||
+				r2.BestEpoch != r0.BestEpoch || fmt.Sprint(p) != fmt.Sprint(want) {
+				t.Fatalf("resumed finished run: %d epochs, %d validations, %+v; unbroken %+v", epochs, validations-before, r2, r0)
+			}
+		})
+	}
+}
+
 func TestResumeBadState(t *testing.T) {
 	x, y := blrData(20, 32)
 	b := newBLR(3)
@@ -369,6 +554,10 @@ func TestResumeBadState(t *testing.T) {
 		{RateScale: 1.5, Adam: ok},
 		{RateScale: math.NaN(), Adam: ok},
 		{Accepted: -1, RateScale: 1, Adam: ok},
+		{Failures: -1, RateScale: 1, Adam: ok},
+		{Rejected: -1, RateScale: 1, Adam: ok},
+		{EpochRejected: 1, RateScale: 1, Adam: ok},
+		{EpochObjective: math.NaN(), RateScale: 1, Adam: ok},
 		{Batches: -1, RateScale: 1, Adam: ok},
 		{Batches: 2, RateScale: 1, Adam: ok}, // 20 rows in one batch
 		{Epochs: 2, RateScale: 1, Adam: ok, SinceImprove: -1},
