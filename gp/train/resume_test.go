@@ -216,7 +216,10 @@ func TestResumeMidEpoch(t *testing.T) {
 			var fullSteps, fullEpochs []mark
 			cfg := c.cfg
 			cfg.OnStep = func(si StepInfo) error { fullSteps = append(fullSteps, mark{si.Epoch, si.Step, 0}); return nil }
-			cfg.OnEpoch = func(e EpochInfo) error { fullEpochs = append(fullEpochs, mark{e.Epoch, e.Steps, e.Objective}); return nil }
+			cfg.OnEpoch = func(e EpochInfo) error {
+				fullEpochs = append(fullEpochs, mark{e.Epoch, e.Steps, e.Objective})
+				return nil
+			}
 			m0 := model()
 			if _, err := Fit(context.Background(), m0, x, y, cfg); err != nil {
 				t.Fatal(err)
