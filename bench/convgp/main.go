@@ -382,6 +382,9 @@ func run(o options) error {
 		if len(st.Params) != model.NumParams() {
 			return fmt.Errorf("%s: checkpoint has %d parameters, model %d", ckpt, len(st.Params), model.NumParams())
 		}
+		if st.Settings != "" && st.Settings != o.settings() {
+			return fmt.Errorf("%s: the checkpoint comes from a run with other settings (%s); use another -name or -out, or remove it", ckpt, st.Settings)
+		}
 		if err := model.SetParams(st.Params); err != nil {
 			return err
 		}
@@ -402,12 +405,18 @@ func run(o options) error {
 	// of a whole step.
 	sig, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer cancel()
+	go func() {
+		// After the first signal, which stops training after its step,
+		// a second one ends the program.
+		<-sig.Done()
+		cancel()
+	}()
 	var deadline time.Time
 	if o.maxTime > 0 {
 		deadline = time.Now().Add(o.maxTime)
 	}
 	save := func(step int, sec float64, tc *train.Checkpoint) error {
-		st := &runState{Step: step, Seconds: sec, Params: make([]float64, model.NumParams()), Base: base, Train: tc}
+		st := &runState{Step: step, Seconds: sec, Params: make([]float64, model.NumParams()), Base: base, Train: tc, Settings: o.settings()}
 		model.Params(st.Params)
 		return saveCheckpoint(ckpt, st)
 	}
@@ -436,7 +445,7 @@ func run(o options) error {
 				}
 				interrupted = sig.Err() != nil
 				timeUp := !deadline.IsZero() && time.Now().After(deadline)
-				if step%o.checkpoint == 0 || interrupted || timeUp {
+				if step%o.checkpoint == 0 || interrupted || timeUp || step == o.iters {
 					ck := si.Checkpoint()
 					if err := save(step, trainSec+time.Since(segStart).Seconds(), &ck); err != nil {
 						return err
@@ -448,6 +457,7 @@ func run(o options) error {
 				return nil
 			},
 		})
+		cancel() // a signal during the evaluation ends the program: the checkpoint is saved
 		trainSec += time.Since(segStart).Seconds()
 		steps := base + res.Steps - done // this session's steps
 		done = base + res.Steps
@@ -457,11 +467,6 @@ func run(o options) error {
 		if interrupted {
 			logger("interrupted at step %d; checkpoint saved", done)
 			return nil
-		}
-		if done >= o.iters {
-			if err := save(done, trainSec, nil); err != nil {
-				return err
-			}
 		}
 		logger("trained %d steps (%d this session, %.2f s/iter)", done, steps, time.Since(segStart).Seconds()/math.Max(1, float64(steps)))
 	}
@@ -507,6 +512,18 @@ func writeTable(dir string) error {
 	return os.WriteFile(filepath.Join(dir, "results.md"), []byte(markdown(rows)), 0o644)
 }
 
+// settings describes the options that decide what training computes (the
+// model, its initialization, the data and the schedule, but not -iters,
+// which a resumed run may raise, nor output, evaluation and thread
+// options); a checkpoint is only resumed with the same settings.
+func (o options) settings() string {
+	s := o
+	s.iters, s.checkpoint, s.trainN, s.testN, s.samples, s.threads, s.logEvery = 0, 0, 0, 0, 0, 0, 0
+	s.data, s.out, s.name, s.cpuProfile = "", "", "", ""
+	s.maxTime, s.tableOnly = 0, false
+	return fmt.Sprintf("%+v", s)
+}
+
 // offset shifts a schedule by the steps already taken before a resume.
 type offset struct {
 	s    train.Schedule
@@ -525,6 +542,9 @@ type runState struct {
 	Params  []float64
 	Base    int
 	Train   *train.Checkpoint // nil: resume with a fresh Adam state
+	// Settings is options.settings of the run ("" in checkpoints from
+	// before it was recorded, which are resumed unchecked).
+	Settings string
 }
 
 // Checkpoint formats: v1 is the magic, the step, the seconds and the

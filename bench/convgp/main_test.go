@@ -20,14 +20,14 @@ func TestCheckpointRoundTrip(t *testing.T) {
 	p := []float64{1.5, -2, 3e-300, 0}
 	tc := &train.Checkpoint{Epochs: 1, Batches: 3, Steps: 12, RateScale: 0.5, Accepted: 7,
 		Adam: train.AdamState{M: []float64{1, 2, 3, 4}, V: []float64{0.5, 0, 1e-300, 2}, T: 12}}
-	if err := saveCheckpoint(path, &runState{Step: 42, Seconds: 12.5, Params: p, Base: 30, Train: tc}); err != nil {
+	if err := saveCheckpoint(path, &runState{Step: 42, Seconds: 12.5, Params: p, Base: 30, Train: tc, Settings: "x"}); err != nil {
 		t.Fatal(err)
 	}
 	st, err := loadCheckpoint(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st.Step != 42 || st.Seconds != 12.5 || st.Base != 30 || !reflect.DeepEqual(st.Params, p) || !reflect.DeepEqual(st.Train, tc) {
+	if st.Step != 42 || st.Seconds != 12.5 || st.Base != 30 || !reflect.DeepEqual(st.Params, p) || !reflect.DeepEqual(st.Train, tc) || st.Settings != "x" {
 		t.Fatalf("got %+v", st)
 	}
 	b, _ := os.ReadFile(path)
@@ -73,6 +73,31 @@ func TestCheckpointRoundTrip(t *testing.T) {
 	}
 	if _, err := loadCheckpoint(path); err == nil {
 		t.Error("truncated v1 checkpoint accepted")
+	}
+}
+
+// TestSettings checks that the settings a checkpoint is matched against
+// change with what training computes and not with -iters or output
+// options.
+func TestSettings(t *testing.T) {
+	base := options{model: "solvegp", m: 10, m2: 10, layers: 1, iters: 100, batch: 64, lr: 0.1, seed: 1, out: "a", name: "n"}
+	same := base
+	same.iters, same.out, same.name, same.threads, same.testN = 500, "b", "m", 2, 100
+	if base.settings() != same.settings() {
+		t.Errorf("settings differ with -iters and output options:\n%s\n%s", base.settings(), same.settings())
+	}
+	for _, change := range []func(*options){
+		func(o *options) { o.seed = 2 },
+		func(o *options) { o.batch = 32 },
+		func(o *options) { o.imagesLimit = 600 },
+		func(o *options) { o.lr = 0.05 },
+		func(o *options) { o.m2 = 20 },
+	} {
+		o := base
+		change(&o)
+		if o.settings() == base.settings() {
+			t.Errorf("settings %s do not change", o.settings())
+		}
 	}
 }
 
