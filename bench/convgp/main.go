@@ -443,7 +443,7 @@ func run(o options) error {
 					objSum, objN = 0, 0
 					lastLog = time.Now()
 				}
-				interrupted = sig.Err() != nil
+				interrupted = sig.Err() != nil || testInterruptAt == step
 				timeUp := !deadline.IsZero() && time.Now().After(deadline)
 				if step%o.checkpoint == 0 || interrupted || timeUp || step == o.iters {
 					ck := si.Checkpoint()
@@ -511,6 +511,10 @@ func writeTable(dir string) error {
 	}
 	return os.WriteFile(filepath.Join(dir, "results.md"), []byte(markdown(rows)), 0o644)
 }
+
+// testInterruptAt, when a test sets it, interrupts training after that
+// step as a signal would.
+var testInterruptAt int
 
 // settings describes the options that decide what training computes (the
 // model, its initialization, the data and the schedule, but not -iters,

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"math"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -73,6 +74,83 @@ func TestCheckpointRoundTrip(t *testing.T) {
 	}
 	if _, err := loadCheckpoint(path); err == nil {
 		t.Error("truncated v1 checkpoint accepted")
+	}
+}
+
+// TestResumeEndToEnd runs the program on small synthetic IDX files: one
+// run straight through, and one interrupted twice (the second time after a
+// resume) and resumed to the end. A single-layer model resumes bit for bit,
+// so both record the same accuracies and log-likelihoods.
+func TestResumeEndToEnd(t *testing.T) {
+	dir := t.TempDir()
+	rng := rand.New(rand.NewPCG(3, 4))
+	write := func(name string, dims []int, data []byte) {
+		var b bytes.Buffer
+		b.Write([]byte{0, 0, 0x08, byte(len(dims))})
+		for _, d := range dims {
+			binary.Write(&b, binary.BigEndian, uint32(d))
+		}
+		b.Write(data)
+		if err := os.WriteFile(filepath.Join(dir, name), b.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, set := range []struct {
+		prefix string
+		n      int
+	}{{"train", 120}, {"t10k", 40}} {
+		px, labels := make([]byte, set.n*12*12), make([]byte, set.n)
+		for i := range labels {
+			labels[i] = byte(i % 10)
+			for j := 0; j < 12*12; j++ {
+				// Class-dependent blobs plus noise.
+				if (j/12+j%12+int(labels[i]))%5 == 0 {
+					px[i*144+j] = byte(150 + rng.IntN(100))
+				} else {
+					px[i*144+j] = byte(rng.IntN(60))
+				}
+			}
+		}
+		write(set.prefix+"-images-idx3-ubyte", []int{set.n, 12, 12}, px)
+		write(set.prefix+"-labels-idx1-ubyte", []int{set.n}, labels)
+	}
+	opts := func(out string) options {
+		o := options{model: "solvegp", m: 4, m2: 4, hm: 4, hm2: 4, layers: 1, iters: 24, batch: 16, lr: 0.1, decay: 0.5, decayEvery: 10,
+			data: dir, out: out, name: "tiny", checkpoint: 5, trainN: 40, testN: 40, samples: 1, threads: 1, seed: 1,
+			whiten: "auto", logEvery: 100, variance: 5, lengthscale: 5, locLengthscale: 3, eps: 1e-3, standardize: true}
+		if err := o.validate(); err != nil {
+			t.Fatal(err)
+		}
+		return o
+	}
+	straight, stopped := filepath.Join(t.TempDir(), "a"), filepath.Join(t.TempDir(), "b")
+	if err := run(opts(straight)); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { testInterruptAt = 0 }()
+	for _, at := range []int{7, 15, 0} {
+		testInterruptAt = at
+		if err := run(opts(stopped)); err != nil {
+			t.Fatalf("interrupt at %d: %v", at, err)
+		}
+		if rows, _ := readResults(filepath.Join(stopped, "results.jsonl")); at != 0 && len(rows) != 0 {
+			t.Fatalf("interrupted at step %d but a result was recorded", at)
+		}
+	}
+	a, err := readResults(filepath.Join(straight, "results.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := readResults(filepath.Join(stopped, "results.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(a) != 1 || len(b) != 1 {
+		t.Fatalf("%d and %d result rows", len(a), len(b))
+	}
+	if a[0].Iters != 24 || b[0].Iters != 24 || a[0].TestAcc != b[0].TestAcc || a[0].TestLL != b[0].TestLL ||
+		a[0].TrainAcc != b[0].TrainAcc || a[0].TrainLL != b[0].TrainLL {
+		t.Fatalf("interrupted and resumed run %+v, straight run %+v", b[0], a[0])
 	}
 }
 
