@@ -413,7 +413,7 @@ samples restart from -seed.) The parameterization is whitened unless -whiten=fal
 			fmt.Fprintf(stderr, "solvegp train: warning: %v\n", err)
 		}
 	}
-	sum.Seconds = time.Since(start).Seconds()
+	sum.Seconds = priorSeconds + time.Since(start).Seconds() // with the training time before a resume
 	if *asJSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
