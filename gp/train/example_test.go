@@ -84,3 +84,63 @@ func ExampleInducingInit() {
 	// Output:
 	// 2 2
 }
+
+// Stop a run after any step, keep its state, and resume it later: the
+// resumed run ends exactly where the uninterrupted one does.
+func ExampleStepInfo_checkpoint() {
+	x := mat.NewDense(100, 1, nil)
+	y := make([]float64, 100)
+	for i := range y {
+		xi := float64(i)/50 - 1
+		x.Set(i, 0, xi)
+		y[i] = 2*xi + 1
+	}
+	cfg := train.Config{Epochs: 30, BatchSize: 16, Schedule: train.Constant(0.05), Seed: 1}
+
+	// The uninterrupted run.
+	whole := &line{}
+	if _, err := train.Fit(context.Background(), whole, x, y, cfg); err != nil {
+		fmt.Println(err)
+		return
+	}
+
+	// A run stopped after step 50, in the middle of its eighth epoch. In a
+	// program the checkpoint and the parameters would go to a file
+	// (encoding/gob stores a train.Checkpoint).
+	first := &line{}
+	var ck train.Checkpoint
+	var params [2]float64
+	stop := cfg
+	stop.OnStep = func(s train.StepInfo) error {
+		if s.Step == 50 {
+			ck = s.Checkpoint()
+			first.Params(params[:])
+			return train.ErrStop
+		}
+		return nil
+	}
+	if _, err := train.Fit(context.Background(), first, x, y, stop); err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Printf("stopped after %d steps (epoch %d, batch %d)\n", ck.Steps, ck.Epochs+1, ck.Batches)
+
+	// Later: a new model at the saved parameters, the same data and
+	// settings, and the saved state.
+	second := &line{}
+	if err := second.SetParams(params[:]); err != nil {
+		fmt.Println(err)
+		return
+	}
+	resume := cfg
+	resume.Resume = &ck
+	res, err := train.Fit(context.Background(), second, x, y, resume)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Printf("%s after %d steps; same parameters as the uninterrupted run: %v\n", res.Reason, res.Steps, *second == *whole)
+	// Output:
+	// stopped after 50 steps (epoch 8, batch 1)
+	// finished after 210 steps; same parameters as the uninterrupted run: true
+}
