@@ -55,6 +55,30 @@ func TestAdamState(t *testing.T) {
 	}
 }
 
+// resumeCase is a training configuration of the resume tests with a maker
+// of fresh models for it.
+type resumeCase struct {
+	name  string
+	cfg   Config
+	model func() Model
+}
+
+// resumeCases returns the resume tests' configurations, each for the given
+// number of epochs: Adam alone, a step-decay schedule, and natural steps
+// (from the shared gradient, and with a fresh gradient for Adam).
+func resumeCases(epochs int) []resumeCase {
+	blr := func() Model { return newExact(newBLR(3)) }
+	natural := func() Model {
+		return &NaturalGradient{Model: newExact(newBLR(3)), Factors: []GaussianFactor{blrFactor(3)}}
+	}
+	return []resumeCase{
+		{"adam", Config{Epochs: epochs, BatchSize: 16, Schedule: Constant(0.05), Seed: 3}, blr},
+		{"decay", Config{Epochs: epochs, BatchSize: 20, Schedule: StepDecay{0.1, 0.5, 7}, Seed: 4}, blr},
+		{"natural", Config{Epochs: epochs, BatchSize: 16, Schedule: Constant(0.05), NaturalStep: 0.3, NaturalSharedGradient: true, Seed: 5}, natural},
+		{"natural-fresh", Config{Epochs: epochs, BatchSize: 16, Schedule: Constant(0.05), NaturalStep: 0.3, Seed: 6}, natural},
+	}
+}
+
 // TestResumeEqualsNoStop stops runs at the end of an epoch, round-trips
 // the checkpoint through gob, resumes on a fresh model at the saved
 // parameters and checks that the final parameters and the callbacks' step
@@ -63,23 +87,9 @@ func TestAdamState(t *testing.T) {
 // shared gradient.
 func TestResumeEqualsNoStop(t *testing.T) {
 	x, y := blrData(90, 31)
-	for _, c := range []struct {
-		name string
-		cfg  Config
-		nat  bool
-	}{
-		{"adam", Config{Epochs: 6, BatchSize: 16, Schedule: Constant(0.05), Seed: 3}, false},
-		{"decay", Config{Epochs: 6, BatchSize: 20, Schedule: StepDecay{0.1, 0.5, 7}, Seed: 4}, false},
-		{"natural", Config{Epochs: 6, BatchSize: 16, Schedule: Constant(0.05), NaturalStep: 0.3, NaturalSharedGradient: true, Seed: 5}, true},
-	} {
+	for _, c := range resumeCases(6) {
 		t.Run(c.name, func(t *testing.T) {
-			model := func() Model {
-				b := newExact(newBLR(3))
-				if c.nat {
-					return &NaturalGradient{Model: b, Factors: []GaussianFactor{blrFactor(3)}}
-				}
-				return b
-			}
+			model := c.model
 			type mark struct{ epoch, steps int }
 			var full []mark
 			cfg := c.cfg
@@ -192,23 +202,9 @@ func TestResumeEqualsNoStop(t *testing.T) {
 // callbacks against the uninterrupted run, bit for bit.
 func TestResumeMidEpoch(t *testing.T) {
 	x, y := blrData(90, 33)
-	for _, c := range []struct {
-		name string
-		cfg  Config
-		nat  bool
-	}{
-		{"adam", Config{Epochs: 4, BatchSize: 16, Schedule: Constant(0.05), Seed: 3}, false},
-		{"decay", Config{Epochs: 4, BatchSize: 20, Schedule: StepDecay{0.1, 0.5, 7}, Seed: 4}, false},
-		{"natural", Config{Epochs: 4, BatchSize: 16, Schedule: Constant(0.05), NaturalStep: 0.3, NaturalSharedGradient: true, Seed: 5}, true},
-	} {
+	for _, c := range resumeCases(4) {
 		t.Run(c.name, func(t *testing.T) {
-			model := func() Model {
-				b := newExact(newBLR(3))
-				if c.nat {
-					return &NaturalGradient{Model: b, Factors: []GaussianFactor{blrFactor(3)}}
-				}
-				return b
-			}
+			model := c.model
 			type mark struct {
 				epoch, steps int
 				obj          float64 // the epoch's mean objective (epoch marks)
