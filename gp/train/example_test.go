@@ -35,8 +35,8 @@ func (l *line) Objective(x *mat.Dense, y []float64, nTotal int, grad []float64) 
 	return f, nil
 }
 
-// Fit a line with mini-batch Adam, a step-decay schedule and a callback.
-func ExampleFit() {
+// lineData returns 100 points on y = 2x + 1, x in [−1, 1).
+func lineData() (*mat.Dense, []float64) {
 	x := mat.NewDense(100, 1, nil)
 	y := make([]float64, 100)
 	for i := range y {
@@ -44,6 +44,12 @@ func ExampleFit() {
 		x.Set(i, 0, xi)
 		y[i] = 2*xi + 1
 	}
+	return x, y
+}
+
+// Fit a line with mini-batch Adam, a step-decay schedule and a callback.
+func ExampleFit() {
+	x, y := lineData()
 	m := &line{}
 	res, err := train.Fit(context.Background(), m, x, y, train.Config{
 		Epochs:    300,
@@ -88,13 +94,7 @@ func ExampleInducingInit() {
 // Stop a run after any step, keep its state, and resume it later: the
 // resumed run ends exactly where the uninterrupted one does.
 func ExampleStepInfo_checkpoint() {
-	x := mat.NewDense(100, 1, nil)
-	y := make([]float64, 100)
-	for i := range y {
-		xi := float64(i)/50 - 1
-		x.Set(i, 0, xi)
-		y[i] = 2*xi + 1
-	}
+	x, y := lineData()
 	cfg := train.Config{Epochs: 30, BatchSize: 16, Schedule: train.Constant(0.05), Seed: 1}
 
 	// The uninterrupted run.

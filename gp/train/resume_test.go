@@ -55,6 +55,21 @@ func TestAdamState(t *testing.T) {
 	}
 }
 
+// gobRoundTrip encodes ck with encoding/gob and decodes it, as a program
+// storing checkpoints in files would.
+func gobRoundTrip(t *testing.T, ck Checkpoint) Checkpoint {
+	t.Helper()
+	var buf bytes.Buffer
+	if err := gob.NewEncoder(&buf).Encode(&ck); err != nil {
+		t.Fatal(err)
+	}
+	var back Checkpoint
+	if err := gob.NewDecoder(&buf).Decode(&back); err != nil {
+		t.Fatal(err)
+	}
+	return back
+}
+
 // resumeCase is a training configuration of the resume tests with a maker
 // of fresh models for it.
 type resumeCase struct {
@@ -121,14 +136,7 @@ func TestResumeEqualsNoStop(t *testing.T) {
 				if _, err := Fit(context.Background(), m1, x, y, cfg1); err != nil {
 					t.Fatal(err)
 				}
-				var buf bytes.Buffer
-				if err := gob.NewEncoder(&buf).Encode(&ck); err != nil {
-					t.Fatal(err)
-				}
-				var back Checkpoint
-				if err := gob.NewDecoder(&buf).Decode(&back); err != nil {
-					t.Fatal(err)
-				}
+				back := gobRoundTrip(t, ck)
 				m2 := model()
 				if err := m2.SetParams(saved); err != nil {
 					t.Fatal(err)
@@ -246,14 +254,7 @@ func TestResumeMidEpoch(t *testing.T) {
 				if wantB := (stopAt-1)%nb + 1; ck.Batches != wantB || ck.Epochs != (stopAt-1)/nb || ck.Steps != stopAt {
 					t.Fatalf("stopped at step %d: checkpoint epochs %d, batches %d, steps %d", stopAt, ck.Epochs, ck.Batches, ck.Steps)
 				}
-				var buf bytes.Buffer
-				if err := gob.NewEncoder(&buf).Encode(&ck); err != nil {
-					t.Fatal(err)
-				}
-				var back Checkpoint
-				if err := gob.NewDecoder(&buf).Decode(&back); err != nil {
-					t.Fatal(err)
-				}
+				back := gobRoundTrip(t, ck)
 				m2 := model()
 				if err := m2.SetParams(saved); err != nil {
 					t.Fatal(err)
@@ -330,14 +331,7 @@ func TestResumeValidation(t *testing.T) {
 		if ck.Best == nil {
 			t.Fatalf("stopped at step %d: no best parameters in the checkpoint", stopAt)
 		}
-		var buf bytes.Buffer
-		if err := gob.NewEncoder(&buf).Encode(&ck); err != nil {
-			t.Fatal(err)
-		}
-		var back Checkpoint
-		if err := gob.NewDecoder(&buf).Decode(&back); err != nil {
-			t.Fatal(err)
-		}
+		back := gobRoundTrip(t, ck)
 		m2 := newExact(newBLR(3))
 		if err := m2.SetParams(saved); err != nil {
 			t.Fatal(err)
