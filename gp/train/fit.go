@@ -396,7 +396,11 @@ func Fit(ctx context.Context, m Model, x *mat.Dense, y []float64, cfg Config) (R
 	step, startEpoch, accepted := 0, 0, 0 // accepted: consecutive accepted steps since the last rejection
 	skip := 0                             // mini-batches of the first epoch already drawn before a resume
 	if r := cfg.Resume; r != nil {
-		if nb := (n + batch - 1) / batch; r.Epochs < 0 || r.Batches < 0 || r.Batches > nb || r.Steps < 0 || r.Accepted < 0 ||
+		// Every finished epoch drew at least one mini-batch, accepted or
+		// rejected, except one ended by MaxSteps before its first: an
+		// Epochs beyond that is not a run's state (and replaying its
+		// shuffles below could take forever).
+		if nb := (n + batch - 1) / batch; r.Epochs < 0 || r.Epochs > r.Steps+r.Rejected+1 || r.Batches < 0 || r.Batches > nb || r.Steps < 0 || r.Accepted < 0 ||
 			r.Failures < 0 || r.Rejected < 0 || r.EpochSteps < 0 || r.EpochRejected < 0 || r.EpochRejected > r.Rejected ||
 			math.IsNaN(r.EpochObjective) || math.IsInf(r.EpochObjective, 0) || !(r.RateScale > 0 && r.RateScale <= 1) {
 			return res, fmt.Errorf("train: Fit: bad Resume state (epochs %d, batches %d of %d, steps %d, accepted %d, failures %d, rejected %d, rate scale %v, epoch sums %v/%d/%d)",

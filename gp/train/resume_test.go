@@ -542,6 +542,7 @@ func TestResumeBadState(t *testing.T) {
 	ok := AdamState{M: make([]float64, p), V: make([]float64, p)}
 	for _, r := range []Checkpoint{
 		{Epochs: -1, RateScale: 1, Adam: ok},
+		{Epochs: 1 << 40, Steps: 3, Rejected: 2, RateScale: 1, Adam: ok}, // more epochs than batches drawn
 		{Steps: -2, RateScale: 1, Adam: ok},
 		{RateScale: 0, Adam: ok},
 		{RateScale: 1.5, Adam: ok},
@@ -553,11 +554,11 @@ func TestResumeBadState(t *testing.T) {
 		{EpochObjective: math.NaN(), RateScale: 1, Adam: ok},
 		{Batches: -1, RateScale: 1, Adam: ok},
 		{Batches: 2, RateScale: 1, Adam: ok}, // 20 rows in one batch
-		{Epochs: 2, RateScale: 1, Adam: ok, SinceImprove: -1},
-		{Epochs: 2, RateScale: 1, Adam: ok, Best: make([]float64, p-1)},
-		{Epochs: 2, RateScale: 1, Adam: ok, Best: make([]float64, p), BestEpoch: 2},
-		{Epochs: 2, RateScale: 1, Adam: ok, Best: make([]float64, p), BestScore: math.Inf(1)},
-		{Epochs: 2, RateScale: 1, Adam: ok, Best: []float64{0, math.NaN(), 0, 0, 0, 0, 0, 0, 0, 0, 0}[:p]},
+		{Epochs: 2, Steps: 4, RateScale: 1, Adam: ok, SinceImprove: -1},
+		{Epochs: 2, Steps: 4, RateScale: 1, Adam: ok, Best: make([]float64, p-1)},
+		{Epochs: 2, Steps: 4, RateScale: 1, Adam: ok, Best: make([]float64, p), BestEpoch: 2},
+		{Epochs: 2, Steps: 4, RateScale: 1, Adam: ok, Best: make([]float64, p), BestScore: math.Inf(1)},
+		{Epochs: 2, Steps: 4, RateScale: 1, Adam: ok, Best: []float64{0, math.NaN(), 0, 0, 0, 0, 0, 0, 0, 0, 0}[:p]},
 		{RateScale: 1, Adam: AdamState{M: make([]float64, p-1), V: make([]float64, p)}},
 	} {
 		if _, err := Fit(context.Background(), b, x, y, Config{Epochs: 2, Resume: &r}); err == nil {
