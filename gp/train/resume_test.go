@@ -409,7 +409,7 @@ func TestResumeAfterRejections(t *testing.T) {
 				epoch, steps, rejected int
 				obj                    float64
 			}
-			run := func(m *failOn, cfg Config, marks *[]mark, stop bool) (Result, error, *Checkpoint, []float64) {
+			run := func(m *failOn, cfg Config, marks *[]mark, stop bool) (Result, *Checkpoint, []float64, error) {
 				var ck *Checkpoint
 				var saved []float64
 				cfg.OnEpoch = func(e EpochInfo) error {
@@ -424,18 +424,18 @@ func TestResumeAfterRejections(t *testing.T) {
 					return nil
 				}
 				r, err := Fit(context.Background(), m, x, y, cfg)
-				return r, err, ck, saved
+				return r, ck, saved, err
 			}
 			var full, got []mark
 			m0 := &failOn{exact: newExact(newBLR(3)), bad: bad}
-			r0, err0, _, _ := run(m0, cfg, &full, false)
+			r0, _, _, err0 := run(m0, cfg, &full, false)
 			if c.diverged != errors.Is(err0, ErrDiverged) || r0.Rejected != len(c.bad) {
 				t.Fatalf("unbroken run: %v, %d rejected", err0, r0.Rejected)
 			}
 			want := make([]float64, m0.NumParams())
 			m0.Params(want)
 
-			_, err1, ck, saved := run(&failOn{exact: newExact(newBLR(3)), bad: bad}, cfg, &got, true)
+			_, ck, saved, err1 := run(&failOn{exact: newExact(newBLR(3)), bad: bad}, cfg, &got, true)
 			if err1 != nil {
 				t.Fatal(err1)
 			}
@@ -448,7 +448,7 @@ func TestResumeAfterRejections(t *testing.T) {
 			}
 			cfg2 := cfg
 			cfg2.Resume = ck
-			r2, err2, _, _ := run(m2, cfg2, &got, false)
+			r2, _, _, err2 := run(m2, cfg2, &got, false)
 			if c.diverged != errors.Is(err2, ErrDiverged) {
 				t.Fatalf("resumed run: %v, unbroken %v", err2, err0)
 			}
