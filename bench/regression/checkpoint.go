@@ -58,14 +58,10 @@ func checkpointPath(out, key string) string {
 }
 
 func saveCheckpoint(path string, c *checkpoint) error {
-	var buf bytes.Buffer
-	if err := gob.NewEncoder(&buf).Encode(c); err != nil {
-		return err
-	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
-	return modelfile.WriteFileAtomic(path, buf.Bytes(), 0o644)
+	return modelfile.WriteAtomic(path, 0o644, func(w io.Writer) error { return gob.NewEncoder(w).Encode(c) })
 }
 
 // loadCheckpoint returns the checkpoint at path, or nil if there is none.

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"sort"
@@ -79,15 +80,15 @@ func runFingerprint(fs *flag.FlagSet, tab *data.Table) [32]byte {
 	return sum
 }
 
-// saveTrainCheckpoint writes ck to path atomically: an interrupted write
-// leaves the previous checkpoint.
+// saveTrainCheckpoint writes ck to path atomically (an interrupted write
+// leaves the previous checkpoint), encoding it straight into the file.
 func saveTrainCheckpoint(path string, ck *trainCheckpoint) error {
-	var buf bytes.Buffer
-	buf.WriteString(trainCheckpointMagic)
-	if err := gob.NewEncoder(&buf).Encode(ck); err != nil {
-		return err
-	}
-	return modelfile.WriteFileAtomic(path, buf.Bytes(), 0o644)
+	return modelfile.WriteAtomic(path, 0o644, func(w io.Writer) error {
+		if _, err := io.WriteString(w, trainCheckpointMagic); err != nil {
+			return err
+		}
+		return gob.NewEncoder(w).Encode(ck)
+	})
 }
 
 // loadTrainCheckpoint reads the checkpoint at path; it returns nil and no

@@ -1,6 +1,7 @@
 package modelfile
 
 import (
+	"bufio"
 	"bytes"
 	"crypto/sha256"
 	"encoding/binary"
@@ -80,7 +81,18 @@ func Save(path string, b *Bundle) error {
 // WriteFileAtomic writes content to path through a temporary file in the
 // same directory that is synced and renamed over path, so that readers see
 // either the old file or the complete new one, never a partial one.
-func WriteFileAtomic(path string, content []byte, perm os.FileMode) (err error) {
+func WriteFileAtomic(path string, content []byte, perm os.FileMode) error {
+	return WriteAtomic(path, perm, func(w io.Writer) error {
+		_, err := w.Write(content)
+		return err
+	})
+}
+
+// WriteAtomic is WriteFileAtomic for content that write produces as a
+// stream (large files need not be held in memory): write receives a
+// buffered writer on the temporary file. If write returns an error, the
+// temporary file is removed and path is left as it was.
+func WriteAtomic(path string, perm os.FileMode, write func(io.Writer) error) (err error) {
 	dir, base := filepath.Split(path)
 	if dir == "" {
 		dir = "."
@@ -96,7 +108,11 @@ func WriteFileAtomic(path string, content []byte, perm os.FileMode) (err error) 
 			os.Remove(tmp)
 		}
 	}()
-	if _, err = f.Write(content); err != nil {
+	bw := bufio.NewWriterSize(f, 1<<20)
+	if err = write(bw); err == nil {
+		err = bw.Flush()
+	}
+	if err != nil {
 		return fmt.Errorf("modelfile: writing %s: %w", path, err)
 	}
 	if err = f.Chmod(perm); err != nil {

@@ -1,0 +1,55 @@
+package modelfile
+
+import (
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// TestWriteAtomic checks that WriteAtomic replaces a file with what its
+// callback streams, and that a callback error leaves the old file and no
+// temporary file behind.
+func TestWriteAtomic(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "state.bin")
+	if err := WriteFileAtomic(path, []byte("old"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	big := make([]byte, 3<<20) // more than the writer's buffer
+	for i := range big {
+		big[i] = byte(i * 7)
+	}
+	if err := WriteAtomic(path, 0o644, func(w io.Writer) error {
+		_, err := w.Write(big[:1000])
+		if err == nil {
+			_, err = w.Write(big[1000:])
+		}
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile(path)
+	if err != nil || string(got) != string(big) {
+		t.Fatalf("file after WriteAtomic: %d bytes, %v", len(got), err)
+	}
+	if fi, err := os.Stat(path); err != nil || fi.Mode().Perm() != 0o644 {
+		t.Fatalf("mode %v, %v", fi.Mode(), err)
+	}
+	boom := errors.New("boom")
+	err = WriteAtomic(path, 0o644, func(w io.Writer) error {
+		w.Write([]byte("partial"))
+		return boom
+	})
+	if !errors.Is(err, boom) {
+		t.Fatalf("callback error: got %v", err)
+	}
+	if got, _ := os.ReadFile(path); string(got) != string(big) {
+		t.Fatal("a failed write changed the file")
+	}
+	entries, _ := os.ReadDir(dir)
+	if len(entries) != 1 {
+		t.Fatalf("files left behind: %v", entries)
+	}
+}
