@@ -469,6 +469,30 @@ func growF(s []float64, n int) []float64 {
 	return s[:n]
 }
 
+// ValidateData checks a training set before training (train.Fit calls it
+// once): x must hold one finite image per row (Height·Width·Channels
+// values), y one class label in 0 … Classes−1 per image.
+func (d *Deep) ValidateData(x *mat.Dense, y []float64) error {
+	if x == nil {
+		return fmt.Errorf("%w: nil images", ErrConfig)
+	}
+	n, c := x.Dims()
+	if n < 1 || c != d.cfg.Height*d.cfg.Width*d.cfg.Channels || len(y) != n {
+		return fmt.Errorf("%w: %d×%d images with %d labels, want n×%d and n labels", ErrConfig, n, c, len(y), d.cfg.Height*d.cfg.Width*d.cfg.Channels)
+	}
+	for i := 0; i < n; i++ {
+		for _, v := range x.RawRowView(i) {
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				return fmt.Errorf("%w: image %d holds NaN or Inf", ErrConfig, i)
+			}
+		}
+	}
+	if err := d.lik.Validate(y); err != nil {
+		return fmt.Errorf("%w: %w", ErrConfig, err)
+	}
+	return nil
+}
+
 // Objective returns the doubly stochastic ELBO estimate on the batch (x, y)
 // of a data set of nTotal images, (nTotal/n)·Σ E[log p(y|f)] − Σ KL, from one
 // sample of the hidden feature maps, and writes its gradient into grad.

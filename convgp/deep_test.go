@@ -334,3 +334,34 @@ func TestDeepSetParamsAtomic(t *testing.T) {
 		})
 	}
 }
+
+// TestDeepValidateData checks that bad labels, non-finite pixels and wrong
+// shapes stop train.Fit before its first step.
+func TestDeepValidateData(t *testing.T) {
+	d, x, y := tinyDeep(t, gp.SOLVEGP, 1, true, false, rand.New(rand.NewPCG(8, 1)))
+	if err := d.ValidateData(x, y); err != nil {
+		t.Fatalf("good data refused: %v", err)
+	}
+	for _, tc := range []struct {
+		name  string
+		spoil func(x *mat.Dense, y []float64) (*mat.Dense, []float64)
+	}{
+		{"class 3 of 3", func(x *mat.Dense, y []float64) (*mat.Dense, []float64) { y[2] = 3; return x, y }},
+		{"label 0.5", func(x *mat.Dense, y []float64) (*mat.Dense, []float64) { y[1] = 0.5; return x, y }},
+		{"NaN pixel", func(x *mat.Dense, y []float64) (*mat.Dense, []float64) { x.Set(4, 9, math.NaN()); return x, y }},
+		{"short labels", func(x *mat.Dense, y []float64) (*mat.Dense, []float64) { return x, y[:4] }},
+		{"narrow images", func(x *mat.Dense, y []float64) (*mat.Dense, []float64) {
+			r, c := x.Dims()
+			return mat.DenseCopyOf(x.Slice(0, r, 0, c-1)), y
+		}},
+	} {
+		xc, yc := tc.spoil(mat.DenseCopyOf(x), append([]float64(nil), y...))
+		if err := d.ValidateData(xc, yc); !errors.Is(err, ErrConfig) {
+			t.Errorf("%s: ValidateData = %v, want ErrConfig", tc.name, err)
+		}
+		res, err := train.Fit(context.Background(), d, xc, yc, train.Config{Epochs: 2, BatchSize: 2})
+		if err == nil || res.Steps != 0 || res.Rejected != 0 {
+			t.Errorf("%s: Fit = %+v, %v; want an error before any step", tc.name, res, err)
+		}
+	}
+}

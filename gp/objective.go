@@ -51,6 +51,22 @@ func (mod *Model) checkX(x *mat.Dense) error {
 	return nil
 }
 
+// ValidateData checks a training set before training (train.Fit calls it
+// once): x must be n×d with finite entries, y must hold n finite values
+// that the likelihood accepts as labels. Errors wrap ErrShape or ErrValue.
+func (mod *Model) ValidateData(x *mat.Dense, y []float64) error {
+	if err := mod.checkX(x); err != nil {
+		return err
+	}
+	if n, _ := x.Dims(); len(y) != n {
+		return fmt.Errorf("%w: %d targets for %d inputs", ErrShape, len(y), n)
+	}
+	if !finite(y) {
+		return fmt.Errorf("%w: targets hold NaN or Inf", ErrValue)
+	}
+	return validateLabels(mod.lik, y)
+}
+
 // Objective returns the mini-batch estimate of the evidence lower bound
 // for the batch (x, y) drawn from a data set of nTotal points,
 //

@@ -64,6 +64,16 @@ type NaturalUpdater interface {
 	NaturalUpdate(params, grad, next []float64, gamma float64) error
 }
 
+// DataValidator is an optional extension of Model for models that can
+// check a whole training set before training: labels outside the
+// likelihood's support, or inputs of the wrong width. Fit calls
+// ValidateData once, before the first step, and returns its error; without
+// it a bad label would only make every step that draws it fail, which Fit
+// would take for numerical trouble. The gp and convgp models implement it.
+type DataValidator interface {
+	ValidateData(x *mat.Dense, y []float64) error
+}
+
 // Checkpoint is the state of a Fit run at the end of an epoch
 // (EpochInfo.Checkpoint) or after a step (StepInfo.Checkpoint) besides the
 // model's parameters: the epoch, mini-batch and step counts, which position
@@ -325,6 +335,10 @@ type Result struct {
 // rejected too (logged and counted in Result.Rejected) and the model goes
 // back to the last parameters whose objective and gradient were finite.
 //
+// Fit first checks the data: inputs and targets must be finite, and a
+// model that implements DataValidator must accept them; otherwise Fit
+// returns an error before training.
+//
 // On cancellation Fit returns the context's error (test it with
 // errors.Is(err, context.Canceled)) together with a valid Result.
 func Fit(ctx context.Context, m Model, x *mat.Dense, y []float64, cfg Config) (Result, error) {
@@ -338,6 +352,21 @@ func Fit(ctx context.Context, m Model, x *mat.Dense, y []float64, cfg Config) (R
 	}
 	if n == 0 || d == 0 {
 		return res, errors.New("train: Fit: no data")
+	}
+	for i := 0; i < n; i++ {
+		if !finiteAll(x.RawRowView(i)) {
+			return res, fmt.Errorf("train: Fit: input row %d holds NaN or Inf", i)
+		}
+	}
+	for i, v := range y {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return res, fmt.Errorf("train: Fit: target %d is %v", i, v)
+		}
+	}
+	if v, ok := m.(DataValidator); ok {
+		if err := v.ValidateData(x, y); err != nil {
+			return res, fmt.Errorf("train: Fit: training data: %w", err)
+		}
 	}
 	if cfg.Epochs < 0 || cfg.MaxSteps < 0 || cfg.BatchSize < 0 || cfg.Patience < 0 || cfg.MaxFailures < 0 || cfg.ValidateEvery < 0 {
 		return res, errors.New("train: Fit: negative Epochs, MaxSteps, BatchSize, Patience, MaxFailures or ValidateEvery")
@@ -475,6 +504,12 @@ func Fit(ctx context.Context, m Model, x *mat.Dense, y []float64, cfg Config) (R
 		perm[i] = i
 	}
 	for e := 0; e < startEpoch; e++ {
+		if e%64 == 0 {
+			if err := ctx.Err(); err != nil {
+				res.Reason = Canceled
+				return res, err
+			}
+		}
 		rng.Shuffle(n, func(i, j int) { perm[i], perm[j] = perm[j], perm[i] })
 	}
 	xb := mat.NewDense(batch, d, nil)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 
@@ -625,5 +626,66 @@ func TestFitMaxStepsMidEpochValidates(t *testing.T) {
 	}
 	if res.Steps != 12 || res.Epochs != 3 || calls != 3 || len(epochs) != 3 || epochs[2].Steps != 12 || res.BestEpoch != 2 {
 		t.Errorf("result %+v, %d validations, epochs %+v", res, calls, epochs)
+	}
+}
+
+// labelCheckedBLR is a blr that accepts only non-negative targets through
+// DataValidator, as a likelihood with a restricted support would.
+type labelCheckedBLR struct{ *blr }
+
+func (b labelCheckedBLR) ValidateData(x *mat.Dense, y []float64) error {
+	for i, v := range y {
+		if v < 0 {
+			return fmt.Errorf("target %d is negative", i)
+		}
+	}
+	return nil
+}
+
+// TestFitRejectsBadData checks that data Fit cannot train on are refused
+// before the first step, with the model untouched, instead of being taken
+// for numerical trouble step after step.
+func TestFitRejectsBadData(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		spoil func(x *mat.Dense, y []float64)
+		check bool // model with DataValidator
+		want  string
+	}{
+		{"NaN input", func(x *mat.Dense, y []float64) { x.Set(7, 1, math.NaN()) }, false, "input row 7"},
+		{"Inf input", func(x *mat.Dense, y []float64) { x.Set(0, 2, math.Inf(-1)) }, false, "input row 0"},
+		{"Inf target", func(x *mat.Dense, y []float64) { y[3] = math.Inf(1) }, false, "target 3"},
+		{"NaN target", func(x *mat.Dense, y []float64) { y[39] = math.NaN() }, false, "target 39"},
+		{"label", func(x *mat.Dense, y []float64) { y[5] = -1 }, true, "target 5 is negative"},
+	} {
+		x, y := blrData(40, 3)
+		for i := range y {
+			y[i] = math.Abs(y[i])
+		}
+		tc.spoil(x, y)
+		b := newBLR(3)
+		var m Model = b
+		if tc.check {
+			m = labelCheckedBLR{b}
+		}
+		before := make([]float64, b.NumParams())
+		b.Params(before)
+		res, err := Fit(context.Background(), m, x, y, Config{Epochs: 5, BatchSize: 10})
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: err = %v, want one naming %q", tc.name, err, tc.want)
+		}
+		after := make([]float64, b.NumParams())
+		b.Params(after)
+		if res.Steps != 0 || res.Rejected != 0 || !slices.Equal(before, after) {
+			t.Errorf("%s: %d steps, %d rejected, parameters changed %v", tc.name, res.Steps, res.Rejected, !slices.Equal(before, after))
+		}
+	}
+	// The same data unspoiled train.
+	x, y := blrData(40, 3)
+	for i := range y {
+		y[i] = math.Abs(y[i])
+	}
+	if _, err := Fit(context.Background(), labelCheckedBLR{newBLR(3)}, x, y, Config{Epochs: 2, BatchSize: 10}); err != nil {
+		t.Fatal(err)
 	}
 }

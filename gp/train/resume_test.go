@@ -9,6 +9,7 @@ import (
 	"math"
 	"strings"
 	"testing"
+	"time"
 
 	"gonum.org/v1/gonum/mat"
 )
@@ -572,6 +573,23 @@ func TestResumeBadState(t *testing.T) {
 	res, err := Fit(context.Background(), b, x, y, Config{Epochs: 3, Resume: &r})
 	if err != nil || res.Steps != 3 || res.Epochs != 3 {
 		t.Errorf("finished run: %+v, %v", res, err)
+	}
+}
+
+// TestResumeReplayCancel checks that the replay of a resumed run's finished
+// epochs heeds the context: a damaged checkpoint that claims a vast number
+// of epochs (consistent with its step count) must not hang Fit.
+func TestResumeReplayCancel(t *testing.T) {
+	x, y := blrData(20, 34)
+	b := newBLR(3)
+	p := b.NumParams()
+	r := Checkpoint{Epochs: 1 << 34, Steps: 1 << 40, RateScale: 1, Adam: AdamState{M: make([]float64, p), V: make([]float64, p)}}
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	// Without the check the replay runs for about an hour: the test times out.
+	res, err := Fit(ctx, b, x, y, Config{Epochs: 1<<34 + 1, Resume: &r})
+	if !errors.Is(err, context.DeadlineExceeded) || res.Reason != Canceled {
+		t.Errorf("Fit = %v, %v; want the context's error", res.Reason, err)
 	}
 }
 
