@@ -28,6 +28,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"syscall"
 )
 
@@ -130,6 +131,41 @@ func parse(fs *flag.FlagSet, args []string) (bool, int) {
 		return true, exitUsage
 	}
 	return false, 0
+}
+
+// namedFile is a file a command reads or writes, with the flag or
+// argument that names it.
+type namedFile struct{ what, path string }
+
+// distinctFiles returns an error if two of files are the same file, so that
+// a command neither overwrites its input nor writes two outputs to one
+// path (training would then report success having lost the model or the
+// data). Empty paths and "-" (standard input or output) are skipped. Paths
+// are compared after filepath.Abs, and existing files with os.SameFile,
+// which also catches links.
+func distinctFiles(files ...namedFile) error {
+	for i, a := range files {
+		for _, b := range files[:i] {
+			if a.path == "" || b.path == "" || a.path == "-" || b.path == "-" {
+				continue
+			}
+			if sameFile(a.path, b.path) {
+				return fmt.Errorf("%s and %s are the same file (%s)", b.what, a.what, a.path)
+			}
+		}
+	}
+	return nil
+}
+
+func sameFile(a, b string) bool {
+	aa, err1 := filepath.Abs(a)
+	ab, err2 := filepath.Abs(b)
+	if err1 == nil && err2 == nil && aa == ab {
+		return true
+	}
+	fa, err1 := os.Stat(a)
+	fb, err2 := os.Stat(b)
+	return err1 == nil && err2 == nil && os.SameFile(fa, fb)
 }
 
 // fail prints an error for command name and returns exitError.

@@ -972,3 +972,64 @@ func testCheckpointResume(t *testing.T, batch, epochs, marker string, stopped in
 		t.Fatalf("damaged checkpoint: exit %d: %s", code, errOut)
 	}
 }
+
+// TestSameFileRefused checks that train and predict refuse to write an
+// output over their input or over another output, leaving every file as
+// it was, instead of reporting success with the model or the data lost.
+func TestSameFileRefused(t *testing.T) {
+	dir := t.TempDir()
+	data := writeRegression(t, dir, 60, 3)
+	model := filepath.Join(dir, "m.json")
+	if code, _, stderr := runCmd(t, "train", "-quiet", "-m", "5", "-m2", "3", "-epochs", "2", "-threads", "1", "-out", model, data); code != exitOK {
+		t.Fatalf("train: %d %s", code, stderr)
+	}
+	link := filepath.Join(dir, "link.csv")
+	if err := os.Symlink(data, link); err != nil {
+		t.Fatal(err)
+	}
+	rel, err := filepath.Rel(mustGetwd(t), model)
+	if err != nil {
+		t.Fatal(err)
+	}
+	read := func(p string) string {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	dataBefore, modelBefore := read(data), read(model)
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"train", "-out", model, "-checkpoint", model, data}, "-out and -checkpoint"},
+		{[]string{"train", "-out", data, data}, "the data file and -out"},
+		{[]string{"train", "-out", link, data}, "the data file and -out"},
+		{[]string{"train", "-out", model, "-plot", rel, data}, "-out and -plot"},
+		{[]string{"train", "-out", filepath.Join(dir, "new.json"), "-checkpoint", data, data}, "the data file and -checkpoint"},
+		{[]string{"predict", "-model", model, "-out", data, data}, "the input file and -out"},
+		{[]string{"predict", "-model", model, "-out", model, data}, "-model and -out"},
+	} {
+		args := tc.args
+		if args[0] == "train" {
+			args = append([]string{"train", "-quiet", "-threads", "1", "-m", "5", "-m2", "3", "-epochs", "2"}, args[1:]...)
+		}
+		code, _, stderr := runCmd(t, args...)
+		if code != exitError || !strings.Contains(stderr, tc.want+" are the same file") {
+			t.Errorf("%v: exit %d, stderr %q; want an error naming %s", tc.args, code, stderr, tc.want)
+		}
+		if read(data) != dataBefore || read(model) != modelBefore {
+			t.Fatalf("%v: a file was changed", tc.args)
+		}
+	}
+}
+
+func mustGetwd(t *testing.T) string {
+	t.Helper()
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return wd
+}

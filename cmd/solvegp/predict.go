@@ -91,6 +91,9 @@ ignored. For a single latent function the output columns are
 		fmt.Fprintln(stderr, "solvegp predict: need exactly one input file (see solvegp predict -h)")
 		return exitUsage
 	}
+	if err := distinctFiles(namedFile{"the input file", fs.Arg(0)}, namedFile{"-model", *modelPath}, namedFile{"-out", *out}); err != nil {
+		return fail(stderr, "predict", err)
+	}
 	b, err := modelfile.Load(*modelPath)
 	if err != nil {
 		return fail(stderr, "predict", err)

@@ -134,6 +134,10 @@ parameterization is whitened unless -whiten=false.`, stderr)
 	case *ckEvery <= 0:
 		return fail(stderr, "train", fmt.Errorf("-checkpoint-every %v: must be positive", *ckEvery))
 	}
+	if err := distinctFiles(namedFile{"the data file", path}, namedFile{"-out", *out}, namedFile{"-plot", *plotPath},
+		namedFile{"-checkpoint", *ckPath}); err != nil {
+		return fail(stderr, "train", err)
+	}
 
 	// Ctrl-C before the first training step leaves -out alone: loading
 	// and k-means are abandoned as soon as the context is cancelled.
