@@ -2,6 +2,7 @@ package gp
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"sync"
 
@@ -238,7 +239,25 @@ func (p *Predictor) PredictF(x mat.Matrix) (mean, variance *mat.Dense, err error
 	p.forBatches(x, n, func(xb mat.Matrix, i0, nb int) {
 		p.marginals(&buf, xb, nb, mu[i0*L:(i0+nb)*L], vr[i0*L:(i0+nb)*L])
 	})
+	if err := finitePredictions("latent", L, mu, vr); err != nil {
+		return nil, nil, err
+	}
 	return mat.NewDense(n, L, mu), mat.NewDense(n, L, vr), nil
+}
+
+// finitePredictions returns an error wrapping ErrValue naming the first
+// test point whose prediction in one of vs (point-major, L values per
+// point) is NaN or infinite, which extreme inputs or hyperparameters can
+// cause; predictions are never returned silently corrupt.
+func finitePredictions(what string, L int, vs ...[]float64) error {
+	for _, v := range vs {
+		for i, x := range v {
+			if math.IsNaN(x) || math.IsInf(x, 0) {
+				return fmt.Errorf("%w: %s prediction at test point %d is %g (extreme inputs or hyperparameters)", ErrValue, what, i/L, x)
+			}
+		}
+	}
+	return nil
 }
 
 // PredictY returns the predictive mean and variance of the observations at
@@ -255,6 +274,9 @@ func (p *Predictor) PredictY(x mat.Matrix) (mean, variance *mat.Dense, err error
 	p.rngMu.Lock()
 	p.lik.PredictY(ym, yv, fm.RawMatrix().Data, fv.RawMatrix().Data, p.rng)
 	p.rngMu.Unlock()
+	if err := finitePredictions("observation", L, ym, yv); err != nil {
+		return nil, nil, err
+	}
 	return mat.NewDense(n, L, ym), mat.NewDense(n, L, yv), nil
 }
 
@@ -285,6 +307,9 @@ func (p *Predictor) LogPredictive(x mat.Matrix, y []float64) ([]float64, error) 
 		p.lik.LogPredictive(out[i0:i0+nb], y[i0:i0+nb], mu, vr, p.rng)
 		p.rngMu.Unlock()
 	})
+	if err := finitePredictions("log predictive", 1, out); err != nil {
+		return nil, err
+	}
 	return out, nil
 }
 

@@ -9,6 +9,8 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/solvegp/solvegp/gp/kernel"
+	"github.com/solvegp/solvegp/gp/likelihood"
 	"github.com/solvegp/solvegp/gp/train"
 )
 
@@ -38,5 +40,50 @@ func TestValidateData(t *testing.T) {
 		if err := mod.ValidateData(x, y[:39]); !errors.Is(err, ErrShape) {
 			t.Errorf("%s: 39 labels for 40 inputs: ValidateData = %v, want ErrShape", lname, err)
 		}
+	}
+}
+
+// TestPredictNonFinite checks that predictions that overflow (here every
+// parameter set to 1e300, which SetParams accepts) come back as errors
+// wrapping ErrValue, never as NaN with a nil error.
+func TestPredictNonFinite(t *testing.T) {
+	k, err := kernel.NewRBF(2, 1, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lik, err := likelihood.NewGaussian(0.1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	z := mat.NewDense(4, 2, []float64{0, 0, 0.2, 0.3, 0.5, 0.5, 0.9, 0.1})
+	o := mat.NewDense(2, 2, []float64{0.3, 0.3, 0.7, 0.1})
+	mod, err := NewODVGP(k, lik, z, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := make([]float64, mod.NumParams())
+	for i := range p {
+		p[i] = 1e300
+	}
+	if err := mod.SetParams(p); err != nil {
+		t.Fatal(err)
+	}
+	pr, err := mod.Predictor(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := mat.NewDense(2, 2, []float64{0.1, 0.1, 0.4, 0.4})
+	y := []float64{0, 1}
+	if _, _, err := pr.PredictF(x); !errors.Is(err, ErrValue) {
+		t.Errorf("PredictF: %v, want ErrValue", err)
+	}
+	if _, _, err := pr.PredictY(x); !errors.Is(err, ErrValue) {
+		t.Errorf("PredictY: %v, want ErrValue", err)
+	}
+	if _, err := pr.LogPredictive(x, y); !errors.Is(err, ErrValue) {
+		t.Errorf("LogPredictive: %v, want ErrValue", err)
+	}
+	if v, err := pr.MeanLogPredictive(x, y); !errors.Is(err, ErrValue) {
+		t.Errorf("MeanLogPredictive: %v, %v; want ErrValue", v, err)
 	}
 }
