@@ -775,7 +775,18 @@ func decodeLik(lj *likJSON) (gp.Likelihood, error) {
 	}
 	switch lj.Type {
 	case "gaussian":
-		l, err = likelihood.NewGaussian(lj.NoiseVariance, likelihood.NoiseFloor(lj.NoiseFloor))
+		// A trained noise may sit at its floor (σ² = floor + softplus(u)
+		// rounds to the floor once u ≪ 0), which NewGaussian refuses as a
+		// starting value. The parameter vector sets u afterwards, and
+		// noise_variance is checked against it.
+		noise := lj.NoiseVariance
+		if !(noise >= lj.NoiseFloor) || math.IsInf(noise, 1) {
+			return nil, bad("gaussian noise_variance %g below its floor %g or not finite", noise, lj.NoiseFloor)
+		}
+		if noise == lj.NoiseFloor {
+			noise = 2 * lj.NoiseFloor
+		}
+		l, err = likelihood.NewGaussian(noise, likelihood.NoiseFloor(lj.NoiseFloor))
 	case "bernoulli":
 		l, err = likelihood.NewBernoulli(quad...)
 	case "poisson":

@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -198,6 +199,93 @@ func TestRoundTrip(t *testing.T) {
 				t.Fatalf("log predictive differs: %v vs %v", l1, l2)
 			}
 		})
+	}
+}
+
+// TestNoiseAtFloorRoundTrip checks that a Gaussian model whose noise an
+// optimizer pushed down to its floor (a legal state: σ² = floor +
+// softplus(u) for any u) loads again after Save.
+func TestNoiseAtFloorRoundTrip(t *testing.T) {
+	rng := rand.New(rand.NewPCG(4, 2))
+	model := build(t, cases()[4], rng) // SOLVE-GP, Gaussian
+	p := make([]float64, model.NumParams())
+	model.Params(p)
+	p[model.Layout().Lik] = -100
+	if err := model.SetParams(p); err != nil {
+		t.Fatal(err)
+	}
+	g := model.Likelihood().(*likelihood.Gaussian)
+	if g.NoiseVariance() != g.NoiseFloor() {
+		t.Fatalf("noise %g, want the floor %g", g.NoiseVariance(), g.NoiseFloor())
+	}
+	path := filepath.Join(t.TempDir(), "m.json")
+	if err := Save(path, &Bundle{Model: model}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p2 := make([]float64, got.Model.NumParams())
+	got.Model.Params(p2)
+	if !bitsEqual(p, p2) {
+		t.Fatal("parameters differ after the round trip")
+	}
+	// A noise_variance below the floor is still refused.
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	field := regexp.MustCompile(`"noise_variance": *[^,}\s]+`)
+	if len(field.FindAllIndex(b, -1)) != 1 {
+		t.Fatalf("noise_variance not found once in the file")
+	}
+	bad := field.ReplaceAllString(string(b), `"noise_variance": 1e-7`)
+	if _, err := Unmarshal([]byte(bad)); err == nil {
+		t.Error("noise_variance below the floor accepted")
+	}
+}
+
+// TestPredictBadStandardizer checks that Predict and LogPredictive refuse a
+// caller-made Standardizer that Save would refuse, and report predictions
+// that overflow only once the target scale is undone.
+func TestPredictBadStandardizer(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 2))
+	model := build(t, cases()[4], rng) // SOLVE-GP, Gaussian
+	x := randMatrix(rng, 3, 2)
+	y := []float64{0.1, 0.2, 0.3}
+	good := func() *data.Standardizer {
+		return &data.Standardizer{XMean: []float64{0, 1}, XScale: []float64{1, 2}, YMean: 3, YScale: 2}
+	}
+	if _, err := (&Bundle{Model: model, Standardizer: good()}).Predict(x); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name  string
+		spoil func(s *data.Standardizer)
+	}{
+		{"NaN target mean", func(s *data.Standardizer) { s.YMean = math.NaN() }},
+		{"zero target scale", func(s *data.Standardizer) { s.YScale = 0 }},
+		{"one input scale", func(s *data.Standardizer) { s.XScale = s.XScale[:1] }},
+		{"negative input scale", func(s *data.Standardizer) { s.XScale[1] = -1 }},
+		{"Inf input mean", func(s *data.Standardizer) { s.XMean[0] = math.Inf(1) }},
+	} {
+		std := good()
+		tc.spoil(std)
+		b := &Bundle{Model: model, Standardizer: std}
+		if _, err := b.Predict(x); !errors.Is(err, ErrFormat) {
+			t.Errorf("%s: Predict: %v, want ErrFormat", tc.name, err)
+		}
+		if _, err := b.LogPredictive(x, y); !errors.Is(err, ErrFormat) {
+			t.Errorf("%s: LogPredictive: %v, want ErrFormat", tc.name, err)
+		}
+	}
+	// A finite but vast target scale overflows the variances in target
+	// units: an error, not +Inf.
+	std := good()
+	std.YScale = 1e200
+	if _, err := (&Bundle{Model: model, Standardizer: std}).Predict(x); !errors.Is(err, gp.ErrValue) {
+		t.Errorf("target scale 1e200: Predict: %v, want gp.ErrValue", err)
 	}
 }
 

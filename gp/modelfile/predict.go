@@ -67,16 +67,28 @@ type Predictor struct {
 
 // Predictor returns a snapshot of the bundle's current posterior. batch
 // bounds the number of test points processed at once (≤ 0: the gp
-// default).
+// default). The bundle's Standardizer, if any, must be one Save would
+// accept (one mean and positive scale per input, finite; a standardized
+// target only for a Gaussian likelihood); otherwise it returns an error
+// wrapping ErrFormat.
 func (b *Bundle) Predictor(batch int) (*Predictor, error) {
 	if b == nil || b.Model == nil {
 		return nil, fmt.Errorf("modelfile: nil bundle or model")
+	}
+	d, _, _, _ := b.Model.Dims()
+	if s := b.Standardizer; s != nil {
+		lj, err := encodeLikType(b.Model.Likelihood())
+		if err != nil {
+			return nil, err
+		}
+		if err := checkStandardizer(s, d, lj.Type); err != nil {
+			return nil, err
+		}
 	}
 	p, err := b.Model.Predictor(batch)
 	if err != nil {
 		return nil, err
 	}
-	d, _, _, _ := b.Model.Dims()
 	out := &Predictor{p: p, d: d}
 	if s := b.Standardizer; s != nil {
 		out.std = &data.Standardizer{
@@ -154,16 +166,6 @@ func (p *Predictor) Predict(x mat.Matrix) (*Prediction, error) {
 	if err != nil {
 		return nil, err
 	}
-	for _, m := range []*mat.Dense{fm, fv, ym, yv} {
-		if m == nil {
-			continue
-		}
-		for _, v := range m.RawMatrix().Data {
-			if math.IsNaN(v) || math.IsInf(v, 0) {
-				return nil, fmt.Errorf("%w: a prediction is %g (extreme inputs or hyperparameters)", gp.ErrValue, v)
-			}
-		}
-	}
 	if s := p.std; s != nil && (s.YMean != 0 || s.YScale != 1) {
 		// Only Gaussian models have a standardized target; they have one
 		// latent function, so the n×1 matrices are contiguous.
@@ -173,6 +175,18 @@ func (p *Predictor) Predict(x mat.Matrix) (*Prediction, error) {
 			yvd = yv.RawMatrix().Data
 		}
 		s.InverseY(ym.RawMatrix().Data, yvd)
+	}
+	// Checked in the original units: a large target scale can overflow
+	// predictions that were finite when standardized.
+	for _, m := range []*mat.Dense{fm, fv, ym, yv} {
+		if m == nil {
+			continue
+		}
+		for _, v := range m.RawMatrix().Data {
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				return nil, fmt.Errorf("%w: a prediction is %g (extreme inputs, hyperparameters or target scale)", gp.ErrValue, v)
+			}
+		}
 	}
 	return &Prediction{FMean: fm, FVar: fv, YMean: ym, YVar: yv}, nil
 }
@@ -197,9 +211,10 @@ func (p *Predictor) LogPredictive(x mat.Matrix, y []float64) ([]float64, error) 
 	if err != nil {
 		return nil, err
 	}
-	if offset != 0 {
-		for i := range lp {
-			lp[i] += offset
+	for i := range lp {
+		lp[i] += offset
+		if math.IsNaN(lp[i]) || math.IsInf(lp[i], 0) {
+			return nil, fmt.Errorf("%w: log predictive density at test point %d is %g", gp.ErrValue, i, lp[i])
 		}
 	}
 	return lp, nil
