@@ -86,6 +86,11 @@ func TestLoadIDXErrors(t *testing.T) {
 	good := idxBytes([]int{2, 2, 2}, make([]byte, 8))
 	goodLab := write(t, dir, "lab", idxBytes([]int{2}, []byte{1, 1}))
 	goodImg := write(t, dir, "img", good)
+	// A gzip stream ends with the CRC-32 and length of its content.
+	badCRC := gz(good)
+	badCRC[len(badCRC)-8] ^= 0xff
+	noTrailer := gz(good)
+	noTrailer = noTrailer[:len(noTrailer)-8]
 	cases := []struct {
 		name, img, lab string
 		classes        int
@@ -102,6 +107,13 @@ func TestLoadIDXErrors(t *testing.T) {
 		{"classes", goodImg, goodLab, 0, "classes"},
 		{"missing", filepath.Join(dir, "nope"), goodLab, 10, "no such file"},
 		{"corrupt gzip", write(t, dir, "badgz", []byte{0x1f, 0x8b, 0, 1, 2}), goodLab, 10, "badgz"},
+		{"gzip checksum", write(t, dir, "crc.gz", badCRC), goodLab, 10, "checksum"},
+		{"gzip trailer cut", write(t, dir, "cut.gz", noTrailer), goodLab, 10, "truncated"},
+		{"labels gzip checksum", goodImg, write(t, dir, "labcrc.gz", func() []byte {
+			b := gz(idxBytes([]int{2}, []byte{1, 1}))
+			b[len(b)-8] ^= 0xff
+			return b
+		}()), 10, "checksum"},
 		{"huge dims", write(t, dir, "huge", idxBytes([]int{1 << 20, 1 << 20, 1 << 20}, nil)), goodLab, 10, "too large"},
 	}
 	for _, c := range cases {

@@ -54,9 +54,14 @@ func ReadIDX(r io.Reader, name string) (*IDX, error) {
 		return nil, fmt.Errorf("dataset: %s: IDX data for dimensions %v: %w", name, dims, truncated(err))
 	}
 	// Anything after the data means the header does not describe the file.
+	// Reading on to the end also lets a compressed stream check its
+	// trailer: a gzip checksum mismatch or a cut trailer shows up here.
 	var extra [1]byte
-	if n, _ := r.Read(extra[:]); n != 0 {
+	switch n, err := io.ReadAtLeast(r, extra[:], 1); {
+	case n != 0:
 		return nil, fmt.Errorf("dataset: %s: trailing bytes after IDX data for dimensions %v", name, dims)
+	case err != io.EOF:
+		return nil, fmt.Errorf("dataset: %s: after the IDX data: %w", name, truncated(err))
 	}
 	return &IDX{Dims: dims, Data: data}, nil
 }
