@@ -10,6 +10,7 @@ import (
 
 	"github.com/solvegp/solvegp/chol"
 	"github.com/solvegp/solvegp/gp/transform"
+	"github.com/solvegp/solvegp/internal/nilcheck"
 )
 
 // Kind selects the variational family of a Model.
@@ -191,7 +192,7 @@ func NewSVGP(k Kernel, lik Likelihood, z mat.Matrix, opts ...Option) (*Model, er
 // orthogonal inducing inputs o (M₂×d); q(u) and q(v⊥) are initialized to
 // their priors.
 func NewSOLVEGP(k Kernel, lik Likelihood, z, o mat.Matrix, opts ...Option) (*Model, error) {
-	if o == nil {
+	if nilcheck.IsNil(o) {
 		return nil, fmt.Errorf("%w: SOLVE-GP needs orthogonal inducing inputs", ErrShape)
 	}
 	return newModel(SOLVEGP, k, lik, z, o, opts)
@@ -201,7 +202,7 @@ func NewSOLVEGP(k Kernel, lik Likelihood, z, o mat.Matrix, opts ...Option) (*Mod
 // inputs z and orthogonal (mean-only) inducing inputs o; the variational
 // means start at zero.
 func NewODVGP(k Kernel, lik Likelihood, z, o mat.Matrix, opts ...Option) (*Model, error) {
-	if o == nil {
+	if nilcheck.IsNil(o) {
 		return nil, fmt.Errorf("%w: ODVGP needs orthogonal inducing inputs", ErrShape)
 	}
 	return newModel(ODVGP, k, lik, z, o, opts)
@@ -221,11 +222,14 @@ func checkFiniteMatrix(name string, a mat.Matrix) error {
 }
 
 func newModel(kind Kind, k Kernel, lik Likelihood, z, o mat.Matrix, opts []Option) (*Model, error) {
-	if k == nil || lik == nil || z == nil {
+	if nilcheck.IsNil(k) || nilcheck.IsNil(lik) || nilcheck.IsNil(z) {
 		return nil, fmt.Errorf("%w: nil kernel, likelihood or inducing inputs", ErrShape)
 	}
 	cfg := config{kuuJitter: chol.DefaultJitter(), cvvJitter: chol.DefaultJitter(), seed: 1}
-	for _, opt := range opts {
+	for i, opt := range opts {
+		if opt == nil {
+			return nil, fmt.Errorf("%w: option %d is nil", ErrValue, i)
+		}
 		if err := opt(&cfg); err != nil {
 			return nil, err
 		}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/solvegp/solvegp/blas"
 	"github.com/solvegp/solvegp/chol"
+	"github.com/solvegp/solvegp/internal/nilcheck"
 )
 
 // DefaultPredictBatch is the number of test points a Predictor processes at
@@ -136,7 +137,7 @@ func (p *Predictor) Jitter() (uu, vv float64) { return p.jitU, p.jitV }
 func (p *Predictor) NumLatent() int { return p.nl }
 
 func (p *Predictor) checkX(x mat.Matrix) (int, error) {
-	if x == nil {
+	if nilcheck.IsNil(x) {
 		return 0, fmt.Errorf("%w: nil inputs", ErrShape)
 	}
 	n, d := x.Dims()

@@ -87,3 +87,53 @@ func TestPredictNonFinite(t *testing.T) {
 		t.Errorf("MeanLogPredictive: %v, %v; want ErrValue", v, err)
 	}
 }
+
+// TestNilArguments checks that nil arguments, including typed nils such as
+// a (*mat.Dense)(nil) passed as a mat.Matrix, give errors, not panics.
+func TestNilArguments(t *testing.T) {
+	k, err := kernel.NewRBF(2, 1, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lik, err := likelihood.NewGaussian(0.1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	z := mat.NewDense(3, 2, []float64{0, 0, 1, 0, 0, 1})
+	var nz *mat.Dense
+	var nk *kernel.Stationary
+	var nl *likelihood.Gaussian
+	for name, f := range map[string]func() error{
+		"typed nil Z":          func() error { _, err := NewSVGP(k, lik, nz); return err },
+		"typed nil kernel":     func() error { _, err := NewSVGP(nk, lik, z); return err },
+		"typed nil likelihood": func() error { _, err := NewSOLVEGP(k, nl, z, z); return err },
+		"nil option":           func() error { _, err := NewSVGP(k, lik, z, nil); return err },
+	} {
+		if err := f(); err == nil {
+			t.Errorf("%s: no error", name)
+		}
+	}
+	// SOLVE-GP and ODVGP need O; a typed nil is no O.
+	for _, o := range []mat.Matrix{nil, nz} {
+		if _, err := NewSOLVEGP(k, lik, z, o); !errors.Is(err, ErrShape) {
+			t.Errorf("NewSOLVEGP with O %#v: %v, want ErrShape", o, err)
+		}
+		if _, err := NewODVGP(k, lik, z, o); !errors.Is(err, ErrShape) {
+			t.Errorf("NewODVGP with O %#v: %v, want ErrShape", o, err)
+		}
+	}
+	mod, err := NewSVGP(k, lik, z)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pr, err := mod.Predictor(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := pr.PredictF(nz); !errors.Is(err, ErrShape) {
+		t.Errorf("PredictF(typed nil): %v, want ErrShape", err)
+	}
+	if _, err := pr.LogPredictive(nz, nil); !errors.Is(err, ErrShape) {
+		t.Errorf("LogPredictive(typed nil): %v, want ErrShape", err)
+	}
+}

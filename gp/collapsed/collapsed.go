@@ -51,6 +51,7 @@ import (
 	"github.com/solvegp/solvegp/gp/kernel"
 	"github.com/solvegp/solvegp/gp/likelihood"
 	"github.com/solvegp/solvegp/gp/transform"
+	"github.com/solvegp/solvegp/internal/nilcheck"
 )
 
 // Options configure a Model. The zero value gives the defaults.
@@ -103,7 +104,7 @@ type Model struct {
 // method set, and is used here so that this package does not depend on
 // the model layer in package gp.
 func New(k kernel.Kernel, lik *likelihood.Gaussian, z, o *mat.Dense, opts Options) (*Model, error) {
-	if k == nil || lik == nil || z == nil {
+	if nilcheck.IsNil(k) || lik == nil || z == nil {
 		return nil, errors.New("collapsed: New: nil kernel, likelihood or Z")
 	}
 	m, d := z.Dims()

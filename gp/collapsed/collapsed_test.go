@@ -353,6 +353,10 @@ func TestErrors(t *testing.T) {
 	if _, err := New(nil, newNoise(t, 0.1), z, nil, Options{}); err == nil {
 		t.Error("nil kernel accepted")
 	}
+	var typedNil *kernel.Stationary
+	if _, err := New(typedNil, newNoise(t, 0.1), z, nil, Options{}); err == nil {
+		t.Error("typed nil kernel accepted")
+	}
 	zn := mat.DenseCopyOf(z)
 	zn.Set(0, 0, math.NaN())
 	if _, err := New(k, newNoise(t, 0.1), zn, nil, Options{}); err == nil {

@@ -483,3 +483,12 @@ func TestTablePositions(t *testing.T) {
 		t.Errorf("nil table: %d, %d", l, c)
 	}
 }
+
+func TestNilMatrix(t *testing.T) {
+	if _, err := FitStandardizer(nil, nil); err == nil {
+		t.Error("FitStandardizer(nil) accepted")
+	}
+	if _, _, err := Rows(nil, nil, []int{0}); err == nil {
+		t.Error("Rows(nil) accepted")
+	}
+}

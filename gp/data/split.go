@@ -88,6 +88,9 @@ func sortedCopy(idx []int) []int {
 // y (y may be nil, giving a nil result). It returns an error if an index
 // is out of range or the lengths of x and y differ.
 func Rows(x *mat.Dense, y []float64, idx []int) (*mat.Dense, []float64, error) {
+	if x == nil {
+		return nil, nil, fmt.Errorf("data: Rows: nil x")
+	}
 	n, d := x.Dims()
 	if y != nil && len(y) != n {
 		return nil, nil, fmt.Errorf("data: Rows: %d rows in x but %d targets", n, len(y))

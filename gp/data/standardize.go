@@ -27,6 +27,9 @@ type Standardizer struct {
 // y (y may be nil, giving YMean 0 and YScale 1). It returns an error for
 // empty or non-finite data or mismatched lengths.
 func FitStandardizer(x *mat.Dense, y []float64) (*Standardizer, error) {
+	if x == nil {
+		return nil, fmt.Errorf("data: FitStandardizer: nil input matrix")
+	}
 	n, d := x.Dims()
 	if n == 0 || d == 0 {
 		return nil, fmt.Errorf("data: FitStandardizer: empty input matrix")

@@ -6,6 +6,8 @@ import (
 	"math"
 
 	"gonum.org/v1/gonum/mat"
+
+	"github.com/solvegp/solvegp/internal/nilcheck"
 )
 
 // combo holds the parts shared by Sum and Product.
@@ -21,7 +23,7 @@ func newCombo(what string, parts []Kernel) (combo, error) {
 	}
 	c := combo{parts: append([]Kernel(nil), parts...), offs: make([]int, len(parts)+1)}
 	for i, p := range c.parts {
-		if p == nil {
+		if nilcheck.IsNil(p) {
 			return combo{}, fmt.Errorf("kernel: %s part %d is nil", what, i)
 		}
 		if i == 0 {

@@ -139,6 +139,10 @@ func TestCombinationErrors(t *testing.T) {
 	if _, err := NewProduct(a, nil); err == nil {
 		t.Error("nil part accepted")
 	}
+	var typedNil *Stationary
+	if _, err := NewSum(a, typedNil); err == nil {
+		t.Error("typed nil part accepted")
+	}
 	c, _ := NewMatern32(2, 1, 1)
 	s, _ := NewSum(a, c)
 	u := make([]float64, 4)

@@ -260,6 +260,15 @@ func TestPredictBadStandardizer(t *testing.T) {
 	if _, err := (&Bundle{Model: model, Standardizer: good()}).Predict(x); err != nil {
 		t.Fatal(err)
 	}
+	var nilX *mat.Dense
+	for _, in := range []mat.Matrix{nil, nilX} {
+		if _, err := (&Bundle{Model: model}).Predict(in); !errors.Is(err, gp.ErrShape) {
+			t.Errorf("Predict(%#v): %v, want gp.ErrShape", in, err)
+		}
+		if _, err := (&Bundle{Model: model}).LogPredictive(in, nil); !errors.Is(err, gp.ErrShape) {
+			t.Errorf("LogPredictive(%#v): %v, want gp.ErrShape", in, err)
+		}
+	}
 	for _, tc := range []struct {
 		name  string
 		spoil func(s *data.Standardizer)

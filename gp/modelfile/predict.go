@@ -8,6 +8,7 @@ import (
 
 	"github.com/solvegp/solvegp/gp"
 	"github.com/solvegp/solvegp/gp/data"
+	"github.com/solvegp/solvegp/internal/nilcheck"
 )
 
 // Prediction holds predictions at n test points in the original units of
@@ -121,6 +122,9 @@ func (b *Bundle) LogPredictive(x mat.Matrix, y []float64) ([]float64, error) {
 // standardize returns a standardized copy of x after checking its shape
 // and values.
 func (p *Predictor) standardize(x mat.Matrix) (*mat.Dense, error) {
+	if nilcheck.IsNil(x) {
+		return nil, fmt.Errorf("%w: nil inputs", gp.ErrShape)
+	}
 	r, c := x.Dims()
 	if c != p.d {
 		return nil, fmt.Errorf("%w: inputs have %d columns, the model was trained on %d", gp.ErrShape, c, p.d)

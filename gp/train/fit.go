@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"gonum.org/v1/gonum/mat"
+
+	"github.com/solvegp/solvegp/internal/nilcheck"
 )
 
 // Model is what Fit trains: a flat vector of unconstrained parameters and
@@ -343,7 +345,7 @@ type Result struct {
 // errors.Is(err, context.Canceled)) together with a valid Result.
 func Fit(ctx context.Context, m Model, x *mat.Dense, y []float64, cfg Config) (Result, error) {
 	res := Result{Objective: math.NaN(), RateScale: 1, BestEpoch: -1, BestScore: math.NaN()}
-	if m == nil || x == nil {
+	if nilcheck.IsNil(m) || x == nil {
 		return res, errors.New("train: Fit: nil model or data")
 	}
 	n, d := x.Dims()

@@ -55,6 +55,9 @@ type LBFGSResult struct {
 func MaximizeLBFGS(ctx context.Context, f func(x, grad []float64) (float64, error), x0 []float64, opts LBFGSOptions) (LBFGSResult, error) {
 	n := len(x0)
 	res := LBFGSResult{X: append([]float64(nil), x0...), F: math.NaN()}
+	if f == nil {
+		return res, errors.New("train: MaximizeLBFGS: nil objective")
+	}
 	if n == 0 {
 		return res, errors.New("train: MaximizeLBFGS: empty starting point")
 	}
@@ -82,15 +85,24 @@ func MaximizeLBFGS(ctx context.Context, f func(x, grad []float64) (float64, erro
 		ftol = 1e-10
 	}
 
-	// Internally minimize φ = −f with gradient g = −∇f.
+	// Internally minimize φ = −f with gradient g = −∇f. why says what
+	// went wrong at the last failed evaluation.
+	var why error
 	eval := func(x, g []float64) (float64, bool) {
 		res.Evaluations++
 		v, err := f(x, g)
+		switch {
+		case err != nil:
+			why = err
+		case math.IsNaN(v) || math.IsInf(v, 0):
+			why = fmt.Errorf("objective is %v", v)
+		}
 		ok := err == nil && !math.IsNaN(v) && !math.IsInf(v, 0)
 		for i := range g {
 			g[i] = -g[i]
 			if ok && (math.IsNaN(g[i]) || math.IsInf(g[i], 0)) {
 				ok = false
+				why = fmt.Errorf("gradient entry %d is %v", i, -g[i])
 			}
 		}
 		if !ok {
@@ -103,7 +115,7 @@ func MaximizeLBFGS(ctx context.Context, f func(x, grad []float64) (float64, erro
 	g := make([]float64, n)
 	phi, ok := eval(x, g)
 	if !ok {
-		return res, errors.New("train: MaximizeLBFGS: objective or gradient not finite (or an error) at the starting point")
+		return res, fmt.Errorf("train: MaximizeLBFGS: at the starting point: %w", why)
 	}
 	res.F = -phi
 

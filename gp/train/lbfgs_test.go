@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math"
+	"strings"
 	"testing"
 )
 
@@ -93,6 +94,17 @@ func TestLBFGSCancelAndOptions(t *testing.T) {
 	}
 	if _, err := MaximizeLBFGS(context.Background(), rosenbrock, nil, LBFGSOptions{}); err == nil {
 		t.Error("empty start accepted")
+	}
+	if _, err := MaximizeLBFGS(context.Background(), nil, []float64{0, 0}, LBFGSOptions{}); err == nil {
+		t.Error("nil objective accepted")
+	}
+	// A failure at the start says why.
+	cause := errors.New("y[0] is NaN")
+	if _, err := MaximizeLBFGS(context.Background(), func(x, g []float64) (float64, error) { return 0, cause }, []float64{0, 0}, LBFGSOptions{}); !errors.Is(err, cause) {
+		t.Errorf("failing start: %v, want it to wrap the objective's error", err)
+	}
+	if _, err := MaximizeLBFGS(context.Background(), func(x, g []float64) (float64, error) { g[1] = math.Inf(1); return 0, nil }, []float64{0, 0}, LBFGSOptions{}); err == nil || !strings.Contains(err.Error(), "gradient entry 1") {
+		t.Errorf("infinite gradient at the start: %v", err)
 	}
 	if _, err := MaximizeLBFGS(context.Background(), rosenbrock, []float64{0, 0}, LBFGSOptions{GradTol: math.NaN()}); err == nil {
 		t.Error("NaN tolerance accepted")

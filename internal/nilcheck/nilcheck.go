@@ -1,0 +1,20 @@
+// Package nilcheck tells whether an interface value holds nothing usable:
+// either no value at all, or a nil pointer, map, slice, function or
+// channel (a "typed nil", such as a (*mat.Dense)(nil) passed as a
+// mat.Matrix, which compares unequal to nil and panics on first use).
+package nilcheck
+
+import "reflect"
+
+// IsNil reports whether v is nil or holds a nil pointer, map, slice,
+// function, channel or interface.
+func IsNil(v any) bool {
+	if v == nil {
+		return true
+	}
+	switch r := reflect.ValueOf(v); r.Kind() {
+	case reflect.Pointer, reflect.Map, reflect.Slice, reflect.Func, reflect.Chan, reflect.Interface, reflect.UnsafePointer:
+		return r.IsNil()
+	}
+	return false
+}

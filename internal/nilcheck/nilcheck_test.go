@@ -1,0 +1,24 @@
+package nilcheck
+
+import (
+	"testing"
+
+	"gonum.org/v1/gonum/mat"
+)
+
+func TestIsNil(t *testing.T) {
+	var m mat.Matrix
+	var d *mat.Dense
+	var f func()
+	for _, c := range []struct {
+		v    any
+		want bool
+	}{
+		{nil, true}, {m, true}, {d, true}, {mat.Matrix(d), true}, {f, true}, {[]float64(nil), true}, {map[int]int(nil), true},
+		{mat.NewDense(1, 1, nil), false}, {0, false}, {"", false}, {[]float64{}, false}, {struct{}{}, false}, {func() {}, false},
+	} {
+		if got := IsNil(c.v); got != c.want {
+			t.Errorf("IsNil(%#v) = %v, want %v", c.v, got, c.want)
+		}
+	}
+}
