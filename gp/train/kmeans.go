@@ -32,6 +32,14 @@ type KMeansOptions struct {
 	Threads int
 }
 
+// MaxKMeansInput bounds the magnitude of the values KMeans accepts: squared
+// distances between larger values overflow float64.
+const MaxKMeansInput = 1e150
+
+// maxKMeansValues bounds k·d, the size of the centre matrix (1 GiB), so
+// that an absurd k is an error rather than a fatal out-of-memory.
+const maxKMeansValues = 1 << 27
+
 // KMeans returns k cluster centres (k×d) of the rows of x: k-means++
 // seeding (Arthur & Vassilvitskii, 2007) on a random subsample followed
 // by Lloyd iterations. Squared distances to all centres are computed as
@@ -40,8 +48,12 @@ type KMeansOptions struct {
 // An empty cluster is moved to the point farthest from its centre. When k
 // exceeds the number of distinct points, the surplus centres duplicate
 // data points; KMeans then perturbs each duplicate by a small seeded
-// jitter (1e-3 of the column's spread, or 1e-3 for a constant column) so
+// jitter (1e-3 of the column's spread, or 1e-3 for a constant column, and
+// at least a few units in the last place of the column's largest value) so
 // that all returned centres are distinct, as inducing inputs must be.
+//
+// KMeans returns an error for an empty, nil or non-finite x, for values
+// beyond MaxKMeansInput, and for k < 1 or a k·d beyond 2²⁷ values.
 func KMeans(x *mat.Dense, k int, opts KMeansOptions) (*mat.Dense, error) {
 	if x == nil {
 		return nil, errors.New("train: KMeans: nil data")
@@ -53,6 +65,9 @@ func KMeans(x *mat.Dense, k int, opts KMeansOptions) (*mat.Dense, error) {
 	if k < 1 {
 		return nil, fmt.Errorf("train: KMeans: k = %d, need at least 1", k)
 	}
+	if k > maxKMeansValues/d {
+		return nil, fmt.Errorf("train: KMeans: k = %d centres of %d values each is more than %d values", k, d, maxKMeansValues)
+	}
 	if opts.Subsample < 0 || opts.MaxIter < 0 || !(opts.Tol >= 0) {
 		return nil, fmt.Errorf("train: KMeans: bad options %+v", opts)
 	}
@@ -60,6 +75,9 @@ func KMeans(x *mat.Dense, k int, opts KMeansOptions) (*mat.Dense, error) {
 		for j, v := range x.RawRowView(i) {
 			if math.IsNaN(v) || math.IsInf(v, 0) {
 				return nil, fmt.Errorf("train: KMeans: x[%d][%d] = %v is not finite", i, j, v)
+			}
+			if math.Abs(v) > MaxKMeansInput {
+				return nil, fmt.Errorf("train: KMeans: |x[%d][%d]| = %g exceeds %g, where squared distances overflow; standardize the data", i, j, math.Abs(v), MaxKMeansInput)
 			}
 		}
 	}
@@ -306,6 +324,11 @@ func dedupe(c, x *mat.Dense, rng *rand.Rand) {
 					if !(scale[t] > 0) {
 						scale[t] = 1e-3 * math.Max(1, math.Abs(lo))
 					}
+					// A jitter below the spacing of floats at the
+					// column's magnitude would leave a duplicate as it is
+					// forever (values near 1e16 are 2 apart).
+					big := math.Max(math.Abs(lo), math.Abs(hi))
+					scale[t] = math.Max(scale[t], 8*(math.Nextafter(big, math.Inf(1))-big))
 				}
 			}
 			for t := range cj {

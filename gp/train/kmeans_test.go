@@ -245,3 +245,30 @@ func BenchmarkKMeans(b *testing.B) {
 		})
 	}
 }
+
+// TestKMeansExtremes checks k-means at the edges of float64: duplicates
+// among values whose float spacing exceeds the jitter are still made
+// distinct (this looped forever), values whose squares overflow and an
+// absurd k are errors rather than infinite centres or a fatal
+// out-of-memory.
+func TestKMeansExtremes(t *testing.T) {
+	x := mat.NewDense(2, 1, []float64{1e16, 1e16 + 2})
+	c, err := KMeans(x, 3, KMeansOptions{Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[float64]bool{}
+	for i := 0; i < 3; i++ {
+		v := c.At(i, 0)
+		if seen[v] || math.IsInf(v, 0) || math.IsNaN(v) {
+			t.Fatalf("centres %v not distinct and finite", c.RawMatrix().Data)
+		}
+		seen[v] = true
+	}
+	if _, err := KMeans(mat.NewDense(2, 1, []float64{1e306, -1e306}), 2, KMeansOptions{}); err == nil {
+		t.Error("values near the float64 limit accepted")
+	}
+	if _, err := KMeans(mat.NewDense(2, 3, nil), 1<<40, KMeansOptions{}); err == nil {
+		t.Error("k = 2⁴⁰ accepted")
+	}
+}
