@@ -492,3 +492,33 @@ func TestNilMatrix(t *testing.T) {
 		t.Error("Rows(nil) accepted")
 	}
 }
+
+// TestStandardizerHugeValues checks columns whose sums or squares overflow
+// float64: the statistics must be finite and right, not Inf with a nil
+// error.
+func TestStandardizerHugeValues(t *testing.T) {
+	x := mat.NewDense(2, 3, []float64{1.7e308, 1e200, 3, 1.7e308, -1e200, 5})
+	s, err := FitStandardizer(x, []float64{1e300, -1e300})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []struct{ mean, scale float64 }{{1.7e308, 1}, {0, 1e200}, {4, 1}}
+	for j, w := range want {
+		if math.Abs(s.XMean[j]-w.mean) > 1e-15*math.Abs(w.mean) || math.Abs(s.XScale[j]-w.scale) > 1e-15*w.scale {
+			t.Errorf("column %d: mean %g scale %g, want %g and %g", j, s.XMean[j], s.XScale[j], w.mean, w.scale)
+		}
+	}
+	if s.YMean != 0 || math.Abs(s.YScale-1e300) > 1e285 {
+		t.Errorf("target: mean %g scale %g, want 0 and 1e300", s.YMean, s.YScale)
+	}
+	if err := s.TransformX(x); err != nil {
+		t.Fatal(err)
+	}
+	if got := x.RawRowView(0); got[0] != 0 || got[1] != 1 || got[2] != -1 {
+		t.Errorf("standardized first row %v, want [0 1 -1]", got)
+	}
+	bad := &Standardizer{XMean: []float64{0, 0, 0}, XScale: []float64{1, 1}}
+	if err := bad.TransformX(x); err == nil {
+		t.Error("TransformX with two scales for three columns accepted")
+	}
+}

@@ -69,15 +69,28 @@ func meanScale(v []float64) (mean, scale float64, err error) {
 		maxAbs = math.Max(maxAbs, math.Abs(a))
 	}
 	n := float64(len(v))
+	// Values so large that their sum or squares could overflow are first
+	// brought near 1 by a power of two (exact), and the statistics scaled
+	// back; other data take the plain path, bit for bit as before.
+	f := 1.0
+	if maxAbs > 1e150 {
+		_, e := math.Frexp(maxAbs)
+		f = math.Ldexp(1, -e)
+		sum = 0
+		for _, a := range v {
+			sum += a * f
+		}
+	}
 	mean = sum / n
 	var ss, comp float64
 	for _, a := range v {
-		dv := a - mean
+		dv := a*f - mean
 		ss += dv * dv
 		comp += dv
 	}
 	variance := (ss - comp*comp/n) / n
 	scale = math.Sqrt(math.Max(variance, 0))
+	mean, scale = mean/f, scale/f
 	// A constant column has a computed spread of at most a few ulps of its
 	// magnitude (from rounding in the mean); treat that as zero.
 	if !(scale > 1e-12*maxAbs) || scale == 0 {
@@ -89,8 +102,8 @@ func meanScale(v []float64) (mean, scale float64, err error) {
 // check validates the shape of x against the fitted statistics.
 func (s *Standardizer) check(x *mat.Dense) error {
 	_, d := x.Dims()
-	if d != len(s.XMean) {
-		return fmt.Errorf("data: Standardizer: x has %d columns, fitted on %d", d, len(s.XMean))
+	if d != len(s.XMean) || d != len(s.XScale) {
+		return fmt.Errorf("data: Standardizer: x has %d columns, the standardizer %d means and %d scales", d, len(s.XMean), len(s.XScale))
 	}
 	return nil
 }
