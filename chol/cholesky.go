@@ -75,6 +75,13 @@ func (c *Cholesky) Factor(n int, a []float64, lda int, p JitterPolicy, threads i
 		return 0, &NotPositiveDefiniteError{Pivot: piv, Value: val}
 	}
 	scale := diagSum / float64(n)
+	if math.IsInf(scale, 0) {
+		// The sum overflowed; the mean itself is finite.
+		scale = 0
+		for i := 0; i < n; i++ {
+			scale += a[i*lda+i] / float64(n)
+		}
+	}
 	if !(scale > 0) || math.IsInf(scale, 0) {
 		scale = 1
 	}

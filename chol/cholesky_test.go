@@ -300,6 +300,7 @@ func TestShapeErrors(t *testing.T) {
 		lda int
 	}{
 		{-1, nil, 1}, {3, make([]float64, 9), 2}, {3, make([]float64, 8), 3}, {2, make([]float64, 5), 4},
+		{1 << 32, make([]float64, 4), 1 << 32}, // (n−1)·lda + n overflows int
 	}
 	for _, tc := range cases {
 		if _, err := c.Factor(tc.n, tc.a, tc.lda, NoJitter(), 1); !errors.Is(err, ErrShape) {

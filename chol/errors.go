@@ -3,6 +3,7 @@ package chol
 import (
 	"errors"
 	"fmt"
+	"math"
 )
 
 // ErrShape is wrapped by the errors returned for inconsistent sizes, leading
@@ -11,6 +12,10 @@ var ErrShape = errors.New("chol: bad shape")
 
 // ErrPolicy is wrapped by the errors returned for an invalid JitterPolicy.
 var ErrPolicy = errors.New("chol: invalid jitter policy")
+
+// ErrOverflow is wrapped by the errors returned when a result would
+// overflow float64; the factor is then left as it was.
+var ErrOverflow = errors.New("chol: result overflows float64")
 
 // ErrNoFactor is returned by the methods of a Cholesky that holds no valid
 // factor (never factored, or the last Factor failed).
@@ -60,6 +65,8 @@ func checkMat(name string, r, c int, a []float64, lda int) error {
 		return shapeErr("%s has negative size %d×%d", name, r, c)
 	case lda < max(1, c):
 		return shapeErr("%s has leading dimension %d < max(1, %d)", name, lda, c)
+	case r > 0 && c > 0 && r-1 > (math.MaxInt-c)/lda:
+		return shapeErr("%s of %d×%d with stride %d is larger than any slice", name, r, c, lda)
 	case r > 0 && c > 0 && len(a) < (r-1)*lda+c:
 		return shapeErr("%s has length %d < %d for a %d×%d matrix with stride %d", name, len(a), (r-1)*lda+c, r, c, lda)
 	}

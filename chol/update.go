@@ -1,20 +1,26 @@
 package chol
 
 import (
+	"fmt"
 	"math"
 )
 
 // Update replaces the factor with that of A + x·xᵀ (a rank-one update) in
 // O(n²) operations, where A is the matrix currently factored (including its
-// jitter) and x has length n. x is not modified.
+// jitter) and x has length n. x is not modified. If the update overflows
+// float64 (x of magnitude near the square root of the largest float, or
+// beyond), Update returns an error wrapping ErrOverflow and leaves the
+// factor unchanged.
 func (c *Cholesky) Update(x []float64) error {
 	if err := c.checkVector(x); err != nil {
 		return err
 	}
 	n := c.n
-	w := c.workspace(n)
+	ws := c.workspace(n + n*n)
+	w, keep := ws[:n], ws[n:]
 	copy(w, x)
 	l := c.l
+	copy(keep, l)
 	for k := 0; k < n; k++ {
 		lkk := l[k*n+k]
 		r := math.Hypot(lkk, w[k])
@@ -24,6 +30,14 @@ func (c *Cholesky) Update(x []float64) error {
 			lik := (l[i*n+k] + sn*w[i]) / cs
 			l[i*n+k] = lik
 			w[i] = cs*w[i] - sn*lik
+		}
+	}
+	for k := 0; k < n; k++ {
+		for _, v := range l[k*n : k*n+k+1] {
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				copy(l, keep)
+				return fmt.Errorf("%w: rank-one update at row %d", ErrOverflow, k)
+			}
 		}
 	}
 	return nil

@@ -100,3 +100,38 @@ func TestUpdateDowndate(t *testing.T) {
 		t.Errorf("no factor: %v", err)
 	}
 }
+
+// TestUpdateOverflow checks that an update whose result overflows float64
+// is an error that leaves the factor as it was, not a factor holding Inf
+// and NaN.
+func TestUpdateOverflow(t *testing.T) {
+	var c Cholesky
+	if _, err := c.Factor(2, []float64{1, 0, 0, 1}, 2, NoJitter(), 1); err != nil {
+		t.Fatal(err)
+	}
+	before := append([]float64(nil), c.l...)
+	if err := c.Update([]float64{1e200, 1e200}); !errors.Is(err, ErrOverflow) {
+		t.Fatalf("Update = %v, want ErrOverflow", err)
+	}
+	for i, v := range c.l {
+		if math.Float64bits(v) != math.Float64bits(before[i]) {
+			t.Fatalf("factor changed: %v, was %v", c.l, before)
+		}
+	}
+	if ld := c.LogDet(); ld != 0 {
+		t.Errorf("LogDet %v after the failed update, want 0", ld)
+	}
+}
+
+// TestJitterScaleOverflow checks that the jitter scale, the mean of the
+// diagonal, is found when the diagonal's sum overflows.
+func TestJitterScaleOverflow(t *testing.T) {
+	var c Cholesky
+	jit, err := c.Factor(2, []float64{1e308, 0, 1e308, 1e308}, 2, DefaultJitter(), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := 1e308 * DefaultJitter().Start; jit < want || jit > want*1e7 {
+		t.Errorf("jitter %g, want a multiple of %g", jit, want)
+	}
+}
