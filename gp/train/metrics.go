@@ -6,10 +6,14 @@ import (
 )
 
 // RMSE returns the root mean squared error of the predictions mean for
-// the targets y.
+// the targets y. Both must be finite; an error of +Inf (residuals beyond
+// about 1e154) is returned as such.
 func RMSE(y, mean []float64) (float64, error) {
 	if len(y) == 0 || len(y) != len(mean) {
 		return math.NaN(), fmt.Errorf("train: RMSE: %d targets, %d predictions", len(y), len(mean))
+	}
+	if err := finitePairs("RMSE", y, mean); err != nil {
+		return math.NaN(), err
 	}
 	var s float64
 	for i, v := range y {
@@ -19,13 +23,29 @@ func RMSE(y, mean []float64) (float64, error) {
 	return math.Sqrt(s / float64(len(y))), nil
 }
 
+// finitePairs returns an error naming the first non-finite target or mean.
+func finitePairs(fn string, y, mean []float64) error {
+	for i, v := range y {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return fmt.Errorf("train: %s: target %d is %v", fn, i, v)
+		}
+		if m := mean[i]; math.IsNaN(m) || math.IsInf(m, 0) {
+			return fmt.Errorf("train: %s: mean %d is %v", fn, i, m)
+		}
+	}
+	return nil
+}
+
 // GaussianLogLik returns the mean log predictive density
 // (1/n)·Σ log N(y_i | mean_i, variance_i), the paper's test
-// log-likelihood when variance includes the noise variance. Every
-// variance must be positive.
+// log-likelihood when variance includes the noise variance. Targets and
+// means must be finite, and every variance positive and finite.
 func GaussianLogLik(y, mean, variance []float64) (float64, error) {
 	if len(y) == 0 || len(y) != len(mean) || len(y) != len(variance) {
 		return math.NaN(), fmt.Errorf("train: GaussianLogLik: %d targets, %d means, %d variances", len(y), len(mean), len(variance))
+	}
+	if err := finitePairs("GaussianLogLik", y, mean); err != nil {
+		return math.NaN(), err
 	}
 	var s float64
 	for i, v := range y {

@@ -25,4 +25,19 @@ func TestMetrics(t *testing.T) {
 	if _, err := GaussianLogLik(nil, nil, nil); err == nil {
 		t.Error("empty input accepted")
 	}
+	for _, bad := range []float64{math.NaN(), math.Inf(1), math.Inf(-1)} {
+		yb := []float64{1, bad, 3}
+		if _, err := RMSE(yb, m); err == nil {
+			t.Errorf("RMSE with target %v accepted", bad)
+		}
+		if _, err := RMSE(y, yb); err == nil {
+			t.Errorf("RMSE with mean %v accepted", bad)
+		}
+		if _, err := GaussianLogLik(yb, m, v); err == nil {
+			t.Errorf("GaussianLogLik with target %v accepted", bad)
+		}
+		if _, err := GaussianLogLik(y, yb, v); err == nil {
+			t.Errorf("GaussianLogLik with mean %v accepted", bad)
+		}
+	}
 }
