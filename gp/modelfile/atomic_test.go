@@ -52,4 +52,23 @@ func TestWriteAtomic(t *testing.T) {
 	if len(entries) != 1 {
 		t.Fatalf("files left behind: %v", entries)
 	}
+	// A panic in the callback propagates, and takes the temporary file
+	// with it.
+	func() {
+		defer func() {
+			if r := recover(); r != "boom" {
+				t.Fatalf("recovered %v, want the callback's panic", r)
+			}
+		}()
+		WriteAtomic(path, 0o644, func(w io.Writer) error {
+			w.Write([]byte("partial"))
+			panic("boom")
+		})
+	}()
+	if got, _ := os.ReadFile(path); string(got) != string(big) {
+		t.Fatal("a panicking write changed the file")
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 1 {
+		t.Fatalf("files left behind after a panic: %v", entries)
+	}
 }

@@ -90,8 +90,8 @@ func WriteFileAtomic(path string, content []byte, perm os.FileMode) error {
 
 // WriteAtomic is WriteFileAtomic for content that write produces as a
 // stream (large files need not be held in memory): write receives a
-// buffered writer on the temporary file. If write returns an error, the
-// temporary file is removed and path is left as it was.
+// buffered writer on the temporary file. If write returns an error or
+// panics, the temporary file is removed and path is left as it was.
 func WriteAtomic(path string, perm os.FileMode, write func(io.Writer) error) (err error) {
 	dir, base := filepath.Split(path)
 	if dir == "" {
@@ -102,8 +102,11 @@ func WriteAtomic(path string, perm os.FileMode, write func(io.Writer) error) (er
 		return fmt.Errorf("modelfile: %w", err)
 	}
 	tmp := f.Name()
+	renamed := false
 	defer func() {
-		if err != nil {
+		// Also on a panic in write: the temporary file never outlives
+		// a failed call.
+		if !renamed {
 			f.Close()
 			os.Remove(tmp)
 		}
@@ -127,6 +130,7 @@ func WriteAtomic(path string, perm os.FileMode, write func(io.Writer) error) (er
 	if err = os.Rename(tmp, path); err != nil {
 		return fmt.Errorf("modelfile: %w", err)
 	}
+	renamed = true
 	// Make the rename itself durable. Directories cannot be synced on
 	// every system; a failure here does not undo the completed write.
 	if d, derr := os.Open(dir); derr == nil {
