@@ -363,13 +363,15 @@ func (d *Deep) NumLayers() int { return len(d.hidden) + 1 }
 // Output returns the output layer's model and its convolutional kernel.
 func (d *Deep) Output() (*gp.Model, *Kernel) { return d.out, d.kern }
 
-// Layer returns the model of hidden layer i.
+// Layer returns the model of hidden layer i (0 ≤ i < the number of hidden
+// layers; it panics otherwise, as a slice index does).
 func (d *Deep) Layer(i int) *gp.Model { return d.hidden[i].model }
 
 // NumParams returns the length of the flat parameter vector.
 func (d *Deep) NumParams() int { return d.offs[len(d.offs)-1] }
 
-// Params copies all layers' parameters into dst.
+// Params copies all layers' parameters into dst (len NumParams; it panics
+// if dst is shorter).
 func (d *Deep) Params(dst []float64) {
 	for i, h := range d.hidden {
 		np := h.model.NumParams()

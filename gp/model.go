@@ -443,7 +443,8 @@ func (mod *Model) Layout() Layout {
 // NumParams returns the length of the flat parameter vector.
 func (mod *Model) NumParams() int { return mod.layout.Total }
 
-// Params copies the unconstrained parameters into dst (len NumParams).
+// Params copies the unconstrained parameters into dst (len NumParams). Like
+// a slice index, it panics if dst is shorter: that is a programming error.
 func (mod *Model) Params(dst []float64) {
 	copy(dst[:mod.layout.Total], mod.theta)
 }

@@ -189,7 +189,8 @@ func (md *Model) NumParams() int {
 	return n
 }
 
-// Params copies the flat parameters into dst (length NumParams).
+// Params copies the flat parameters into dst (length NumParams; it panics
+// on any other length).
 func (md *Model) Params(dst []float64) {
 	if len(dst) != md.NumParams() {
 		panic(fmt.Sprintf("collapsed: Params: destination length %d, want %d", len(dst), md.NumParams()))
