@@ -63,9 +63,8 @@ func (mod *Model) natural() *train.NaturalGradient {
 
 // VariationalParams sets mask[i] for every entry of the variational
 // factors listed by NaturalFactors (len(mask) must be NumParams; it panics
-// if mask is shorter); Adam
-// leaves them to the natural-gradient steps. It implements
-// train.NaturalGradientModel.
+// if mask is shorter); Adam leaves them to the natural-gradient steps. It
+// implements train.NaturalGradientModel.
 func (mod *Model) VariationalParams(mask []bool) {
 	mod.natural().VariationalParams(mask)
 }
