@@ -538,6 +538,7 @@ func (d *Deep) Objective(x *mat.Dense, y []float64, nTotal int, grad []float64) 
 		dmu[i] *= scale
 		dvr[i] *= scale
 	}
+	clear(grad) // the layers' Backward calls add into it
 	L := len(d.hidden)
 	var dh *mat.Dense
 	if L > 0 {

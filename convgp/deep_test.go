@@ -81,8 +81,12 @@ func TestDeepGradient(t *testing.T) {
 				}
 				// A second evaluation with the same draws gives the same
 				// gradient bit for bit: the per-evaluation buffers the
-				// model reuses start clean.
+				// model reuses start clean, and grad is overwritten, not
+				// added to.
 				again := make([]float64, len(th))
+				for i := range again {
+					again[i] = 1
+				}
 				reset()
 				if _, err := d.Objective(x, y, 50, again); err != nil {
 					t.Fatal(err)
