@@ -531,3 +531,36 @@ func TestRefactorReusesMemory(t *testing.T) {
 		t.Error("smaller refactor reallocated")
 	}
 }
+
+// TestAddJitterAdjoint checks the arithmetic of AddJitterAdjoint; its use
+// in back-propagation is checked against finite differences by the gp and
+// collapsed packages' TestJitterGradient.
+func TestAddJitterAdjoint(t *testing.T) {
+	abar := []float64{1, 9, 9, 9, 2, 9, 9, 9, 3} // trace 6; off-diagonals not read
+	rbar := make([]float64, 9)
+	AddJitterAdjoint(3, 0.5, 12, abar, 3, rbar, 3)
+	for i, v := range rbar {
+		want := 0.0
+		if i%4 == 0 {
+			want = 6 * 0.5 / 12
+		}
+		if v != want {
+			t.Fatalf("rbar %v, want 0.25 on the diagonal only", rbar)
+		}
+	}
+	// In place, and nothing without jitter or without a usable scale.
+	in := append([]float64(nil), abar...)
+	AddJitterAdjoint(3, 0.5, 12, in, 3, in, 3)
+	if in[0] != 1.25 || in[4] != 2.25 || in[8] != 3.25 || in[1] != 9 {
+		t.Fatalf("in place: %v", in)
+	}
+	for _, c := range [][2]float64{{0, 12}, {0.5, 0}, {0.5, -1}, {0.5, math.Inf(1)}, {0.5, math.NaN()}} {
+		r := make([]float64, 9)
+		AddJitterAdjoint(3, c[0], c[1], abar, 3, r, 3)
+		for _, v := range r {
+			if v != 0 {
+				t.Fatalf("jitter %v, diagonal sum %v: added %v", c[0], c[1], r)
+			}
+		}
+	}
+}

@@ -56,3 +56,35 @@ func (p JitterPolicy) growth() float64 {
 	}
 	return p.Growth
 }
+
+// AddJitterAdjoint accounts for a jitter's dependence on the matrix it is
+// relative to when back-propagating through a factorization. A policy adds
+// jit = c·mean(diag(R)) to the diagonal, with c fixed by the policy and
+// the attempt that succeeded, and R the factored matrix A itself (or, for
+// a caller that rescales the policy, another reference matrix). With Ā the
+// adjoint of the jittered matrix (abar, n×n, stride ldabar; only its
+// diagonal is read), the gradient with respect to R gains
+// tr(Ā)·jit/Σ_i R_ii on every diagonal entry; AddJitterAdjoint adds that
+// to the diagonal of rbar (n×n, stride ldrbar, which may be abar).
+// diagSum is Σ_i R_ii. Nothing is added if jit is zero (no jitter was
+// needed) or diagSum is not positive and finite (the policy then scales
+// by 1, a constant).
+func AddJitterAdjoint(n int, jit, diagSum float64, abar []float64, ldabar int, rbar []float64, ldrbar int) {
+	if !(jit > 0) || !(diagSum > 0) || math.IsInf(diagSum, 0) || n <= 0 {
+		return
+	}
+	if err := checkMat("abar", n, n, abar, ldabar); err != nil {
+		panic(err)
+	}
+	if err := checkMat("rbar", n, n, rbar, ldrbar); err != nil {
+		panic(err)
+	}
+	var tr float64
+	for i := 0; i < n; i++ {
+		tr += abar[i*ldabar+i]
+	}
+	g := tr * (jit / diagSum)
+	for i := 0; i < n; i++ {
+		rbar[i*ldrbar+i] += g
+	}
+}

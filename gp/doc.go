@@ -102,7 +102,10 @@
 //
 // K_uu and C_vv are factorized with their own jitter policies
 // (WithKuuJitter, WithCvvJitter); the jitter used is reported in Terms.
-// Jitter is treated as a constant in the gradient. Marginal variances are
+// The gradient includes the jitter's dependence on the parameters (a
+// policy's jitter is proportional to the mean diagonal of K_uu, or of K_vv
+// for C_vv), so it is the exact gradient of the jittered bound; only the
+// choice of jitter attempt is piecewise constant. Marginal variances are
 // not clamped: with an (almost) degenerate q they may be rounded slightly
 // below zero.
 package gp

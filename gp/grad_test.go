@@ -316,3 +316,113 @@ func TestGradientTiny(t *testing.T) {
 		})
 	}
 }
+
+// TestJitterGradient checks the gradient where the jitter policies act:
+// a repeated inducing input makes K_uu singular and a repeated orthogonal
+// one C_vv, so the evaluations add jitter, which scales with the mean
+// diagonal of K_uu (or K_vv) and so with the kernel variance. A finite
+// difference is only compared where the same jitter branch was taken at
+// θ, θ + h and θ − h: whether a numerically singular matrix factors without
+// jitter depends on rounding, and a change of branch moves the objective by
+// far more than its gradient says. The kernel parameters must all be
+// compared: each case takes the first of a few seeded placements of the
+// inducing inputs for which they keep the branch.
+func TestJitterGradient(t *testing.T) {
+	const d, m, m2, n = 2, 5, 4, 30
+	x, y := problem(23, n, d)
+	pol := chol.JitterPolicy{Start: 1e-3, Growth: 10, MaxTries: 1}
+	for _, c := range []struct {
+		kind   Kind
+		whiten bool
+	}{{SVGP, false}, {SVGP, true}, {SOLVEGP, false}, {SOLVEGP, true}, {ODVGP, false}} {
+		t.Run(fmt.Sprintf("%v/whiten=%v", c.kind, c.whiten), func(t *testing.T) {
+			for seed := uint64(0); seed < 5; seed++ {
+				if jitterGradientCase(t, c.kind, c.whiten, seed, x, y, pol) {
+					return
+				}
+			}
+			t.Fatal("no placement kept the jitter branch under changes of the kernel parameters")
+		})
+	}
+}
+
+// jitterGradientCase runs one placement of TestJitterGradient; it returns
+// false if a kernel parameter's finite difference changed the jitter
+// branch (the placement cannot be used).
+func jitterGradientCase(t *testing.T, kind Kind, whiten bool, seed uint64, x *mat.Dense, y []float64, pol chol.JitterPolicy) bool {
+	t.Helper()
+	const d, m, m2 = 2, 5, 4
+	n := len(y)
+	rng := rand.New(rand.NewPCG(21, seed))
+	{
+		{
+			k := prodKernel(t, "matern52", d)
+			lik, _ := prodLik(t, "gaussian")
+			z := randDense(rng, m, d, -2, 2)
+			o := randDense(rng, m2, d, -2, 2)
+			for j := 0; j < d; j++ {
+				z.Set(m-1, j, z.At(0, j))
+				o.Set(m2-1, j, o.At(1, j))
+			}
+			opts := []Option{WithWhitening(whiten), WithKuuJitter(pol), WithCvvJitter(pol)}
+			var mod *Model
+			var err error
+			switch kind {
+			case SVGP:
+				mod, err = NewSVGP(k, lik, z, opts...)
+			case SOLVEGP:
+				mod, err = NewSOLVEGP(k, lik, z, o, opts...)
+			case ODVGP:
+				mod, err = NewODVGP(k, lik, z, o, opts...)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			perturbQ(mod, rng, 0.3)
+			th := make([]float64, mod.NumParams())
+			mod.Params(th)
+			grad := make([]float64, len(th))
+			if _, err := mod.Objective(x, y, n, grad); err != nil {
+				t.Fatal(err)
+			}
+			branch := func() [2]bool { tm := mod.LastTerms(); return [2]bool{tm.JitterUU > 0, tm.JitterVV > 0} }
+			at := branch()
+			if !at[0] || kind == SOLVEGP && !at[1] {
+				t.Fatalf("jitter %+v: the test needs K_uu (and C_vv) jittered", mod.LastTerms())
+			}
+			eval := func(i int, v float64) (float64, [2]bool) {
+				tp := append([]float64(nil), th...)
+				tp[i] = v
+				if err := mod.SetParams(tp); err != nil {
+					t.Fatal(err)
+				}
+				f, err := mod.Objective(x, y, n, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return f, branch()
+			}
+			compared := 0
+			for i := range th {
+				h := 1e-5 * math.Max(1, math.Abs(th[i]))
+				fp, bp := eval(i, th[i]+h)
+				fm, bm := eval(i, th[i]-h)
+				if bp != at || bm != at {
+					if i < mod.Layout().Lik {
+						return false
+					}
+					continue
+				}
+				compared++
+				fd := (fp - fm) / (2 * h)
+				if math.Abs(fd-grad[i]) > 2e-5*math.Max(1, math.Abs(fd)) {
+					t.Errorf("param %d (%s): analytic %.10g, finite difference %.10g", i, mod.paramGroup(i), grad[i], fd)
+				}
+			}
+			if compared < len(th)/2 {
+				t.Errorf("only %d of %d parameters kept the jitter branch", compared, len(th))
+			}
+		}
+	}
+	return true
+}

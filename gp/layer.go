@@ -21,6 +21,7 @@ type workspace struct {
 	l0u, l0v chol.Cholesky
 	jitU     float64
 	jitV     float64
+	jitVRel  bool // jitV is relative to mean(diag(K_vv)) (relativeJitterOK)
 
 	kuu, kuf, b, e, kff, bsq []float64
 	lu, f, pu, au            [][]float64
@@ -257,11 +258,12 @@ func (mod *Model) forwardSOLVE(lg *la, x *mat.Dense) error {
 	kernUU(mod.kern, denseOn(&ws.hKvv, M2, M2, ws.kvv), mod.o, mod.o)
 	copy(ws.cvv, ws.kvv)
 	lg.syrkT("Cvv = Kvv − AᵀA", M2, M, -1, ws.a, M2, 1, ws.cvv, M2)
-	jit, err := lg.chol("L0v = chol(Cvv)", &ws.l0v, M2, ws.cvv, relativeJitter(mod.cfg.cvvJitter, M2, ws.kvv, ws.cvv))
+	pol, rel := relativeJitterOK(mod.cfg.cvvJitter, M2, ws.kvv, ws.cvv)
+	jit, err := lg.chol("L0v = chol(Cvv)", &ws.l0v, M2, ws.cvv, pol)
 	if err != nil {
 		return fmt.Errorf("gp: factorizing C_vv: %w", err)
 	}
-	ws.jitV = jit
+	ws.jitV, ws.jitVRel = jit, rel
 	l0v := ws.l0v.RawL()
 	mod.kern.Matrix(denseOn(&ws.hKvf, M2, N, ws.kvf), mod.o, x)
 	copy(ws.cvf, ws.kvf)
@@ -513,6 +515,10 @@ func (mod *Model) backward(dmu, dvar []float64, kappa float64, grad []float64, d
 		lg.gemm("Ā = −2A·C̄vv", false, false, M, M2, M2, -2, ws.a, M2, ws.xv, M2, 0, ws.abar, M2)
 		lg.gemm("Ā −= B·C̄vfᵀ", false, true, M, M2, N, -1, ws.b, N, ws.dbar, N, 1, ws.abar, M2)
 		lg.gemm("B̄ −= A·C̄vf", false, false, M, N, M2, -1, ws.a, M2, ws.dbar, N, 1, ws.bbar, N)
+		// C_vv's jitter scales with mean(diag(K_vv)): K̄vv = C̄vv + its term.
+		if ws.jitVRel {
+			chol.AddJitterAdjoint(M2, ws.jitV, diagSum(M2, ws.kvv), ws.xv, M2, ws.xv, M2)
+		}
 		kernUUGrad(mod.kern, denseOn(&ws.hXv, M2, M2, ws.xv), ws.hKvv, mod.o, mod.o, dO, dO, kgrad)
 		mod.kern.MatrixGrad(denseOn(&ws.hDbar, M2, N, ws.dbar), ws.hKvf, mod.o, x, dO, dx, kgrad)
 		// A = L0u⁻¹·Kuv.
@@ -529,6 +535,8 @@ func (mod *Model) backward(dmu, dvar []float64, kappa float64, grad []float64, d
 	if err := lg.cholAdjoint("K̄uu = chol adjoint (L0u)", &ws.l0u, M, ws.xu); err != nil {
 		return err
 	}
+	// K_uu's jitter scales with its own mean diagonal.
+	chol.AddJitterAdjoint(M, ws.jitU, diagSum(M, ws.kuu), ws.xu, M, ws.xu, M)
 	kernUUGrad(mod.kern, denseOn(&ws.hXu, M, M, ws.xu), ws.hKuu, mod.z, mod.z, dZ, dZ, kgrad)
 	mod.kern.MatrixGrad(denseOn(&ws.hBbar, M, N, ws.bbar), ws.hKuf, mod.z, x, dZ, dx, kgrad)
 	mod.kern.DiagGrad(ws.htot, x, dx, kgrad)

@@ -151,10 +151,20 @@ func (l *la) chol(name string, c *chol.Cholesky, n int, a []float64, p chol.Jitt
 // it to the n×n matrix a (which scales jitter by mean(diag(a))), the
 // jitter is relative to mean(diag(ref)) instead. C_vv = K_vv − K_vu·K_uu⁻¹·K_uv
 // can be zero up to rounding (an orthogonal point on an inducing point), so
-// its own diagonal is no scale for its jitter; K_vv's is.
+// its own diagonal is no scale for its jitter; K_vv's is. (When ref's mean
+// diagonal is not positive, or the rescaled start is not finite, p is
+// returned unchanged.)
 func relativeJitter(p chol.JitterPolicy, n int, ref, a []float64) chol.JitterPolicy {
+	q, _ := relativeJitterOK(p, n, ref, a)
+	return q
+}
+
+// relativeJitterOK is relativeJitter, also reporting whether the policy
+// was rescaled, so that the jitter it gives is proportional to
+// mean(diag(ref)).
+func relativeJitterOK(p chol.JitterPolicy, n int, ref, a []float64) (chol.JitterPolicy, bool) {
 	if p.MaxTries == 0 || n == 0 {
-		return p
+		return p, false
 	}
 	var rs, as float64
 	for i := 0; i < n; i++ {
@@ -164,7 +174,7 @@ func relativeJitter(p chol.JitterPolicy, n int, ref, a []float64) chol.JitterPol
 	rs /= float64(n)
 	as /= float64(n)
 	if !(rs > 0) || math.IsInf(rs, 0) {
-		return p
+		return p, false
 	}
 	if !(as > 0) || math.IsInf(as, 0) {
 		as = 1 // chol's scale for a non-positive mean diagonal
@@ -172,9 +182,18 @@ func relativeJitter(p chol.JitterPolicy, n int, ref, a []float64) chol.JitterPol
 	q := p
 	q.Start = p.Start * rs / as
 	if !(q.Start > 0) || math.IsInf(q.Start, 0) {
-		return p
+		return p, false
 	}
-	return q
+	return q, true
+}
+
+// diagSum returns Σ_i a_ii of the n×n matrix a (stride n).
+func diagSum(n int, a []float64) float64 {
+	var s float64
+	for i := 0; i < n; i++ {
+		s += a[i*n+i]
+	}
+	return s
 }
 
 // trsv solves op(L)·x = b in place (quadratic cost; not recorded).

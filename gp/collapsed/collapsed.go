@@ -59,8 +59,10 @@ type Options struct {
 	// FixInducing keeps Z and O out of the parameter vector (they are not
 	// optimized).
 	FixInducing bool
-	// Jitter is the policy for factorizing K_ww; the zero value means
-	// chol.DefaultJitter().
+	// Jitter is the policy for factorizing K_ww; nil means
+	// chol.DefaultJitter(). BoundGrad's gradient includes the jitter's
+	// dependence on the mean diagonal of K_ww, so it is the exact gradient
+	// of the jittered bound.
 	Jitter *chol.JitterPolicy
 	// Threads bounds the goroutines of the linear algebra (0 means
 	// GOMAXPROCS).
@@ -558,6 +560,13 @@ func (md *Model) backward(st *state, x *mat.Dense, y []float64, grad []float64) 
 	if err := st.lw.Adjoint(lbar, k, kbar, k); err != nil {
 		return err
 	}
+	// The jitter of K_ww scales with its mean diagonal.
+	kwwd := st.kww.RawMatrix()
+	var kwwDiag float64
+	for i := 0; i < k; i++ {
+		kwwDiag += kwwd.Data[i*kwwd.Stride+i]
+	}
+	chol.AddJitterAdjoint(k, st.lw.Jitter(), kwwDiag, kbar, k, kbar, k)
 	md.kern.MatrixGrad(mat.NewDense(k, k, kbar), st.kww, md.w, md.w, dw, dw, dtheta)
 	var lu [1]float64
 	md.lik.Params(lu[:])

@@ -340,6 +340,35 @@ func TestGradients(t *testing.T) {
 	checkGrad(t, md, x, y)
 }
 
+// TestJitterGradient checks BoundGrad where K_ww needs jitter (a repeated
+// inducing input): the jitter scales with mean(diag(K_ww)), so with the
+// kernel variance, and the gradient must include that. The inducing inputs
+// stay fixed, so that every evaluation takes the same jitter branch.
+func TestJitterGradient(t *testing.T) {
+	x, y := toyData(30, 9)
+	z := mat.NewDense(4, 2, []float64{0.1, 0.2, -0.5, 0.7, 0.9, -0.3, 0.1, 0.2})
+	o := mat.NewDense(2, 2, []float64{0.4, 0.4, -0.8, -0.1})
+	pol := chol.JitterPolicy{Start: 1e-3, MaxTries: 1}
+	for _, c := range []struct {
+		name string
+		o    *mat.Dense
+	}{{"SGPR", nil}, {"SOLVE-GP", o}} {
+		t.Run(c.name, func(t *testing.T) {
+			md, err := New(newKernel(t, 0.9, 1.2), newNoise(t, 0.05), z, c.o, Options{FixInducing: true, Jitter: &pol})
+			if err != nil {
+				t.Fatal(err)
+			}
+			nj := chol.NoJitter()
+			if bare, _ := New(newKernel(t, 0.9, 1.2), newNoise(t, 0.05), z, c.o, Options{FixInducing: true, Jitter: &nj}); bare != nil {
+				if _, err := bare.Bound(x, y); err == nil {
+					t.Fatal("K_ww factors without jitter: the test needs it singular")
+				}
+			}
+			checkGrad(t, md, x, y)
+		})
+	}
+}
+
 func TestErrors(t *testing.T) {
 	x, y := toyData(10, 8)
 	z := mat.NewDense(2, 2, []float64{0, 0, 1, 1})
