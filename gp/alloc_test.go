@@ -171,14 +171,7 @@ func buildStationaryModel(t *testing.T, c gradCase, rng *rand.Rand, d, m, m2 int
 		opts = append(opts, WithColumnSample(c.sample))
 	}
 	var mod *Model
-	switch c.kind {
-	case SVGP:
-		mod, err = NewSVGP(k, lik, z, opts...)
-	case SOLVEGP:
-		mod, err = NewSOLVEGP(k, lik, z, o, opts...)
-	case ODVGP:
-		mod, err = NewODVGP(k, lik, z, o, opts...)
-	}
+	mod, err = newOfKind(c.kind, k, lik, z, o, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}

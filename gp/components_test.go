@@ -83,14 +83,7 @@ func prodModel(t testing.TB, kind Kind, whiten bool, kname, lname string, rng *r
 	opts := append(noJit(), WithWhitening(whiten))
 	var mod *Model
 	var err error
-	switch kind {
-	case SVGP:
-		mod, err = NewSVGP(k, lik, z, opts...)
-	case SOLVEGP:
-		mod, err = NewSOLVEGP(k, lik, z, o, opts...)
-	case ODVGP:
-		mod, err = NewODVGP(k, lik, z, o, opts...)
-	}
+	mod, err = newOfKind(kind, k, lik, z, o, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -47,14 +47,7 @@ func buildModel(t testing.TB, c gradCase, rng *rand.Rand, d, m, m2 int) *Model {
 	}
 	var mod *Model
 	var err error
-	switch c.kind {
-	case SVGP:
-		mod, err = NewSVGP(k, newLik(c.lik), z, opts...)
-	case SOLVEGP:
-		mod, err = NewSOLVEGP(k, newLik(c.lik), z, o, opts...)
-	case ODVGP:
-		mod, err = NewODVGP(k, newLik(c.lik), z, o, opts...)
-	}
+	mod, err = newOfKind(c.kind, k, newLik(c.lik), z, o, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -367,14 +360,7 @@ func jitterGradientCase(t *testing.T, kind Kind, whiten bool, seed uint64, x *ma
 			opts := []Option{WithWhitening(whiten), WithKuuJitter(pol), WithCvvJitter(pol)}
 			var mod *Model
 			var err error
-			switch kind {
-			case SVGP:
-				mod, err = NewSVGP(k, lik, z, opts...)
-			case SOLVEGP:
-				mod, err = NewSOLVEGP(k, lik, z, o, opts...)
-			case ODVGP:
-				mod, err = NewODVGP(k, lik, z, o, opts...)
-			}
+			mod, err = newOfKind(kind, k, lik, z, o, opts...)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -271,3 +271,15 @@ func cholLower(a mat.Matrix) *mat.Dense {
 	c.LTo(&l)
 	return mat.DenseCopyOf(&l)
 }
+
+// newOfKind builds a model of the given kind (o is ignored for SVGP).
+func newOfKind(kind Kind, k Kernel, lik Likelihood, z, o mat.Matrix, opts ...Option) (*Model, error) {
+	switch kind {
+	case SVGP:
+		return NewSVGP(k, lik, z, opts...)
+	case ODVGP:
+		return NewODVGP(k, lik, z, o, opts...)
+	default:
+		return NewSOLVEGP(k, lik, z, o, opts...)
+	}
+}

@@ -123,14 +123,7 @@ func TestInterDomainMatchesPlain(t *testing.T) {
 			}
 			var inter *Model
 			var err error
-			switch c.kind {
-			case SVGP:
-				inter, err = NewSVGP(ik, plain.lik, zl, opts...)
-			case SOLVEGP:
-				inter, err = NewSOLVEGP(ik, plain.lik, zl, ol, opts...)
-			case ODVGP:
-				inter, err = NewODVGP(ik, plain.lik, zl, ol, opts...)
-			}
+			inter, err = newOfKind(c.kind, ik, plain.lik, zl, ol, opts...)
 			if err != nil {
 				t.Fatal(err)
 			}

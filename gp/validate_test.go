@@ -47,14 +47,7 @@ func TestValidateData(t *testing.T) {
 // parameter set to 1e300, which SetParams accepts) come back as errors
 // wrapping ErrValue, never as NaN with a nil error.
 func TestPredictNonFinite(t *testing.T) {
-	k, err := kernel.NewRBF(2, 1, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	lik, err := likelihood.NewGaussian(0.1)
-	if err != nil {
-		t.Fatal(err)
-	}
+	k, lik := rbfGaussian(t)
 	z := mat.NewDense(4, 2, []float64{0, 0, 0.2, 0.3, 0.5, 0.5, 0.9, 0.1})
 	o := mat.NewDense(2, 2, []float64{0.3, 0.3, 0.7, 0.1})
 	mod, err := NewODVGP(k, lik, z, o)
@@ -91,14 +84,7 @@ func TestPredictNonFinite(t *testing.T) {
 // TestNilArguments checks that nil arguments, including typed nils such as
 // a (*mat.Dense)(nil) passed as a mat.Matrix, give errors, not panics.
 func TestNilArguments(t *testing.T) {
-	k, err := kernel.NewRBF(2, 1, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	lik, err := likelihood.NewGaussian(0.1)
-	if err != nil {
-		t.Fatal(err)
-	}
+	k, lik := rbfGaussian(t)
 	z := mat.NewDense(3, 2, []float64{0, 0, 1, 0, 0, 1})
 	var nz *mat.Dense
 	var nk *kernel.Stationary
@@ -136,4 +122,18 @@ func TestNilArguments(t *testing.T) {
 	if _, err := pr.LogPredictive(nz, nil); !errors.Is(err, ErrShape) {
 		t.Errorf("LogPredictive(typed nil): %v, want ErrShape", err)
 	}
+}
+
+// rbfGaussian returns an RBF kernel on two inputs and a Gaussian likelihood.
+func rbfGaussian(t *testing.T) (*kernel.Stationary, *likelihood.Gaussian) {
+	t.Helper()
+	k, err := kernel.NewRBF(2, 1, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lik, err := likelihood.NewGaussian(0.1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k, lik
 }
