@@ -246,8 +246,10 @@ func (c *Cholesky) workspace(size int) []float64 {
 // Adjoint is the package-level Adjoint for the factor held by c: given
 // L̄ = ∂F/∂L in the lower triangle of the n×n (lbar, ldlbar), it writes the
 // full symmetric Ā with dF = Σ_ij Ā_ij·dA_ij into (abar, ldabar), which may
-// be the same slice as lbar. The matrix A here is the jittered one, so Ā is
-// also the adjoint of the un-jittered input.
+// be the same slice as lbar. The matrix A here is the jittered one; for a
+// fixed jitter Ā is also the adjoint of the un-jittered input, and
+// AddJitterAdjoint adds the part that flows through a jitter proportional
+// to mean(diag(A)), as a JitterPolicy's is.
 func (c *Cholesky) Adjoint(lbar []float64, ldlbar int, abar []float64, ldabar int) error {
 	if !c.valid {
 		return ErrNoFactor

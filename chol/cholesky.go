@@ -62,10 +62,6 @@ func (c *Cholesky) Factor(n int, a []float64, lda int, p JitterPolicy, threads i
 	if bad := copyLower(bi, n, a, lda, l, n); bad.found {
 		return 0, &NonFiniteError{Row: bad.row, Col: bad.col, Value: bad.value}
 	}
-	var diagSum float64
-	for i := 0; i < n; i++ {
-		diagSum += a[i*lda+i]
-	}
 	piv, val := potrfLower(bi, n, l, n)
 	if piv < 0 {
 		c.jitter, c.valid = 0, true
@@ -74,14 +70,7 @@ func (c *Cholesky) Factor(n int, a []float64, lda int, p JitterPolicy, threads i
 	if p.MaxTries == 0 {
 		return 0, &NotPositiveDefiniteError{Pivot: piv, Value: val}
 	}
-	scale := diagSum / float64(n)
-	if math.IsInf(scale, 0) {
-		// The sum overflowed; the mean itself is finite.
-		scale = 0
-		for i := 0; i < n; i++ {
-			scale += a[i*lda+i] / float64(n)
-		}
-	}
+	scale := MeanDiag(n, a, lda)
 	if !(scale > 0) || math.IsInf(scale, 0) {
 		scale = 1
 	}

@@ -538,11 +538,11 @@ func TestRefactorReusesMemory(t *testing.T) {
 func TestAddJitterAdjoint(t *testing.T) {
 	abar := []float64{1, 9, 9, 9, 2, 9, 9, 9, 3} // trace 6; off-diagonals not read
 	rbar := make([]float64, 9)
-	AddJitterAdjoint(3, 0.5, 12, abar, 3, rbar, 3)
+	AddJitterAdjoint(3, 0.5, 4, abar, 3, rbar, 3)
 	for i, v := range rbar {
 		want := 0.0
 		if i%4 == 0 {
-			want = 6 * 0.5 / 12
+			want = 6 * 0.5 / 4 / 3
 		}
 		if v != want {
 			t.Fatalf("rbar %v, want 0.25 on the diagonal only", rbar)
@@ -550,17 +550,24 @@ func TestAddJitterAdjoint(t *testing.T) {
 	}
 	// In place, and nothing without jitter or without a usable scale.
 	in := append([]float64(nil), abar...)
-	AddJitterAdjoint(3, 0.5, 12, in, 3, in, 3)
+	AddJitterAdjoint(3, 0.5, 4, in, 3, in, 3)
 	if in[0] != 1.25 || in[4] != 2.25 || in[8] != 3.25 || in[1] != 9 {
 		t.Fatalf("in place: %v", in)
 	}
-	for _, c := range [][2]float64{{0, 12}, {0.5, 0}, {0.5, -1}, {0.5, math.Inf(1)}, {0.5, math.NaN()}} {
+	for _, c := range [][2]float64{{0, 4}, {0.5, 0}, {0.5, -1}, {0.5, math.Inf(1)}, {0.5, math.NaN()}} {
 		r := make([]float64, 9)
 		AddJitterAdjoint(3, c[0], c[1], abar, 3, r, 3)
 		for _, v := range r {
 			if v != 0 {
-				t.Fatalf("jitter %v, diagonal sum %v: added %v", c[0], c[1], r)
+				t.Fatalf("jitter %v, mean diagonal %v: added %v", c[0], c[1], r)
 			}
 		}
+	}
+	// MeanDiag, also where the diagonal's sum overflows.
+	if m := MeanDiag(2, []float64{1, 9, 9, 3}, 2); m != 2 {
+		t.Errorf("MeanDiag = %v, want 2", m)
+	}
+	if m := MeanDiag(2, []float64{1.5e308, 0, 0, 1.5e308}, 2); m != 1.5e308 {
+		t.Errorf("MeanDiag of an overflowing sum = %v, want 1.5e308", m)
 	}
 }

@@ -57,6 +57,27 @@ func (p JitterPolicy) growth() float64 {
 	return p.Growth
 }
 
+// MeanDiag returns mean(diag(A)) of the n×n matrix (a, lda), as Factor
+// computes it for its jitter scale: the diagonal's sum divided by n, or,
+// when that sum overflows, the sum of a_ii/n.
+func MeanDiag(n int, a []float64, lda int) float64 {
+	if n <= 0 {
+		return 0
+	}
+	var s float64
+	for i := 0; i < n; i++ {
+		s += a[i*lda+i]
+	}
+	mean := s / float64(n)
+	if math.IsInf(mean, 0) {
+		mean = 0
+		for i := 0; i < n; i++ {
+			mean += a[i*lda+i] / float64(n)
+		}
+	}
+	return mean
+}
+
 // AddJitterAdjoint accounts for a jitter's dependence on the matrix it is
 // relative to when back-propagating through a factorization. A policy adds
 // jit = c·mean(diag(R)) to the diagonal, with c fixed by the policy and
@@ -64,13 +85,13 @@ func (p JitterPolicy) growth() float64 {
 // a caller that rescales the policy, another reference matrix). With Ā the
 // adjoint of the jittered matrix (abar, n×n, stride ldabar; only its
 // diagonal is read), the gradient with respect to R gains
-// tr(Ā)·jit/Σ_i R_ii on every diagonal entry; AddJitterAdjoint adds that
-// to the diagonal of rbar (n×n, stride ldrbar, which may be abar).
-// diagSum is Σ_i R_ii. Nothing is added if jit is zero (no jitter was
-// needed) or diagSum is not positive and finite (the policy then scales
-// by 1, a constant).
-func AddJitterAdjoint(n int, jit, diagSum float64, abar []float64, ldabar int, rbar []float64, ldrbar int) {
-	if !(jit > 0) || !(diagSum > 0) || math.IsInf(diagSum, 0) || n <= 0 {
+// tr(Ā)·jit/(n·mean(diag(R))) on every diagonal entry; AddJitterAdjoint
+// adds that to the diagonal of rbar (n×n, stride ldrbar, which may be
+// abar). mean is mean(diag(R)) as MeanDiag computes it. Nothing is added if
+// jit is zero (no jitter was needed) or mean is not positive and finite
+// (the policy then scales by 1, a constant).
+func AddJitterAdjoint(n int, jit, mean float64, abar []float64, ldabar int, rbar []float64, ldrbar int) {
+	if !(jit > 0) || !(mean > 0) || math.IsInf(mean, 0) || n <= 0 {
 		return
 	}
 	if err := checkMat("abar", n, n, abar, ldabar); err != nil {
@@ -83,7 +104,7 @@ func AddJitterAdjoint(n int, jit, diagSum float64, abar []float64, ldabar int, r
 	for i := 0; i < n; i++ {
 		tr += abar[i*ldabar+i]
 	}
-	g := tr * (jit / diagSum)
+	g := tr * (jit / mean / float64(n))
 	for i := 0; i < n; i++ {
 		rbar[i*ldrbar+i] += g
 	}

@@ -105,7 +105,9 @@
 // The gradient includes the jitter's dependence on the parameters (a
 // policy's jitter is proportional to the mean diagonal of K_uu, or of K_vv
 // for C_vv), so it is the exact gradient of the jittered bound; only the
-// choice of jitter attempt is piecewise constant. Marginal variances are
+// choice of jitter attempt is piecewise constant. (In the degenerate case
+// of a K_vv whose mean diagonal is not positive, C_vv's jitter is taken
+// relative to its own diagonal and treated as a constant.) Marginal variances are
 // not clamped: with an (almost) degenerate q they may be rounded slightly
 // below zero.
 package gp

@@ -517,7 +517,7 @@ func (mod *Model) backward(dmu, dvar []float64, kappa float64, grad []float64, d
 		lg.gemm("B̄ −= A·C̄vf", false, false, M, N, M2, -1, ws.a, M2, ws.dbar, N, 1, ws.bbar, N)
 		// C_vv's jitter scales with mean(diag(K_vv)): K̄vv = C̄vv + its term.
 		if ws.jitVRel {
-			chol.AddJitterAdjoint(M2, ws.jitV, diagSum(M2, ws.kvv), ws.xv, M2, ws.xv, M2)
+			chol.AddJitterAdjoint(M2, ws.jitV, chol.MeanDiag(M2, ws.kvv, M2), ws.xv, M2, ws.xv, M2)
 		}
 		kernUUGrad(mod.kern, denseOn(&ws.hXv, M2, M2, ws.xv), ws.hKvv, mod.o, mod.o, dO, dO, kgrad)
 		mod.kern.MatrixGrad(denseOn(&ws.hDbar, M2, N, ws.dbar), ws.hKvf, mod.o, x, dO, dx, kgrad)
@@ -536,7 +536,7 @@ func (mod *Model) backward(dmu, dvar []float64, kappa float64, grad []float64, d
 		return err
 	}
 	// K_uu's jitter scales with its own mean diagonal.
-	chol.AddJitterAdjoint(M, ws.jitU, diagSum(M, ws.kuu), ws.xu, M, ws.xu, M)
+	chol.AddJitterAdjoint(M, ws.jitU, chol.MeanDiag(M, ws.kuu, M), ws.xu, M, ws.xu, M)
 	kernUUGrad(mod.kern, denseOn(&ws.hXu, M, M, ws.xu), ws.hKuu, mod.z, mod.z, dZ, dZ, kgrad)
 	mod.kern.MatrixGrad(denseOn(&ws.hBbar, M, N, ws.bbar), ws.hKuf, mod.z, x, dZ, dx, kgrad)
 	mod.kern.DiagGrad(ws.htot, x, dx, kgrad)

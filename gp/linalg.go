@@ -166,13 +166,7 @@ func relativeJitterOK(p chol.JitterPolicy, n int, ref, a []float64) (chol.Jitter
 	if p.MaxTries == 0 || n == 0 {
 		return p, false
 	}
-	var rs, as float64
-	for i := 0; i < n; i++ {
-		rs += ref[i*n+i]
-		as += a[i*n+i]
-	}
-	rs /= float64(n)
-	as /= float64(n)
+	rs, as := chol.MeanDiag(n, ref, n), chol.MeanDiag(n, a, n)
 	if !(rs > 0) || math.IsInf(rs, 0) {
 		return p, false
 	}
@@ -185,15 +179,6 @@ func relativeJitterOK(p chol.JitterPolicy, n int, ref, a []float64) (chol.Jitter
 		return p, false
 	}
 	return q, true
-}
-
-// diagSum returns Σ_i a_ii of the n×n matrix a (stride n).
-func diagSum(n int, a []float64) float64 {
-	var s float64
-	for i := 0; i < n; i++ {
-		s += a[i*n+i]
-	}
-	return s
 }
 
 // trsv solves op(L)·x = b in place (quadratic cost; not recorded).

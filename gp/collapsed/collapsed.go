@@ -562,11 +562,7 @@ func (md *Model) backward(st *state, x *mat.Dense, y []float64, grad []float64) 
 	}
 	// The jitter of K_ww scales with its mean diagonal.
 	kwwd := st.kww.RawMatrix()
-	var kwwDiag float64
-	for i := 0; i < k; i++ {
-		kwwDiag += kwwd.Data[i*kwwd.Stride+i]
-	}
-	chol.AddJitterAdjoint(k, st.lw.Jitter(), kwwDiag, kbar, k, kbar, k)
+	chol.AddJitterAdjoint(k, st.lw.Jitter(), chol.MeanDiag(k, kwwd.Data, kwwd.Stride), kbar, k, kbar, k)
 	md.kern.MatrixGrad(mat.NewDense(k, k, kbar), st.kww, md.w, md.w, dw, dw, dtheta)
 	var lu [1]float64
 	md.lik.Params(lu[:])
