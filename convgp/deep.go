@@ -499,6 +499,9 @@ func (d *Deep) ValidateData(x *mat.Dense, y []float64) error {
 // of a data set of nTotal images, (nTotal/n)·Σ E[log p(y|f)] − Σ KL, from one
 // sample of the hidden feature maps, and writes its gradient into grad.
 func (d *Deep) Objective(x *mat.Dense, y []float64, nTotal int, grad []float64) (float64, error) {
+	if x == nil {
+		return 0, fmt.Errorf("%w: nil images", ErrConfig)
+	}
 	n, c := x.Dims()
 	if n < 1 || c != d.cfg.Height*d.cfg.Width*d.cfg.Channels || len(y) != n {
 		return 0, fmt.Errorf("%w: batch %d×%d with %d labels", ErrConfig, n, c, len(y))

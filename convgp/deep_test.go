@@ -346,6 +346,9 @@ func TestDeepValidateData(t *testing.T) {
 	if err := d.ValidateData(x, y); err != nil {
 		t.Fatalf("good data refused: %v", err)
 	}
+	if _, err := d.Objective(nil, y, 10, nil); !errors.Is(err, ErrConfig) {
+		t.Errorf("Objective(nil): %v, want ErrConfig", err)
+	}
 	for _, tc := range []struct {
 		name  string
 		spoil func(x *mat.Dense, y []float64) (*mat.Dense, []float64)

@@ -373,6 +373,9 @@ func (p *Predictor) JointCov(x mat.Matrix, l int) (*mat.SymDense, error) {
 			s[i*n+j] = s[j*n+i]
 		}
 	}
+	if err := finitePredictions("joint covariance", n, s); err != nil {
+		return nil, err
+	}
 	return mat.NewSymDense(n, s), nil
 }
 

@@ -79,6 +79,9 @@ func TestPredictNonFinite(t *testing.T) {
 	if v, err := pr.MeanLogPredictive(x, y); !errors.Is(err, ErrValue) {
 		t.Errorf("MeanLogPredictive: %v, %v; want ErrValue", v, err)
 	}
+	if _, err := pr.JointCov(x, 0); !errors.Is(err, ErrValue) {
+		t.Errorf("JointCov: %v, want ErrValue", err)
+	}
 }
 
 // TestNilArguments checks that nil arguments, including typed nils such as

@@ -91,6 +91,11 @@ func TestLoadIDXErrors(t *testing.T) {
 	badCRC[len(badCRC)-8] ^= 0xff
 	noTrailer := gz(good)
 	noTrailer = noTrailer[:len(noTrailer)-8]
+	// Zero padding after a complete member, which gunzip accepts, loads.
+	padded := append(gz(good), make([]byte, 512)...)
+	if _, err := LoadIDX(write(t, dir, "padded.gz", padded), goodLab, 10); err != nil {
+		t.Errorf("zero-padded gzip: %v", err)
+	}
 	cases := []struct {
 		name, img, lab string
 		classes        int

@@ -1,6 +1,7 @@
 package dataset
 
 import (
+	"compress/gzip"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -56,11 +57,13 @@ func ReadIDX(r io.Reader, name string) (*IDX, error) {
 	// Anything after the data means the header does not describe the file.
 	// Reading on to the end also lets a compressed stream check its
 	// trailer: a gzip checksum mismatch or a cut trailer shows up here.
+	// What follows a complete gzip member and is not another one (zero
+	// padding to a block size, say) ends the stream, as gunzip treats it.
 	var extra [1]byte
 	switch n, err := io.ReadAtLeast(r, extra[:], 1); {
 	case n != 0:
 		return nil, fmt.Errorf("dataset: %s: trailing bytes after IDX data for dimensions %v", name, dims)
-	case err != io.EOF:
+	case err != io.EOF && !errors.Is(err, gzip.ErrHeader):
 		return nil, fmt.Errorf("dataset: %s: after the IDX data: %w", name, truncated(err))
 	}
 	return &IDX{Dims: dims, Data: data}, nil

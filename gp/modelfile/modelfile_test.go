@@ -289,6 +289,24 @@ func TestPredictBadStandardizer(t *testing.T) {
 			t.Errorf("%s: LogPredictive: %v, want ErrFormat", tc.name, err)
 		}
 	}
+	// A likelihood of the caller's own, which Save cannot write, still
+	// predicts with a standardizer; a built-in classifier's targets cannot
+	// be standardized.
+	type ownLik struct{ *likelihood.Gaussian }
+	own, err := gp.NewSVGP(must(kernel.NewRBF(2, 1, 1)), ownLik{must(likelihood.NewGaussian(0.2))}, randMatrix(rng, 3, 2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := (&Bundle{Model: own, Standardizer: good()}).Predict(x); err != nil {
+		t.Errorf("own likelihood with a standardizer: %v", err)
+	}
+	cls, err := gp.NewSVGP(must(kernel.NewRBF(2, 1, 1)), must(likelihood.NewBernoulli()), randMatrix(rng, 3, 2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := (&Bundle{Model: cls, Standardizer: good()}).Predict(x); !errors.Is(err, ErrFormat) {
+		t.Errorf("Bernoulli with a standardized target: %v, want ErrFormat", err)
+	}
 	// A finite but vast target scale overflows the variances in target
 	// units: an error, not +Inf.
 	std := good()

@@ -70,19 +70,22 @@ type Predictor struct {
 // bounds the number of test points processed at once (≤ 0: the gp
 // default). The bundle's Standardizer, if any, must be one Save would
 // accept (one mean and positive scale per input, finite; a standardized
-// target only for a Gaussian likelihood); otherwise it returns an error
-// wrapping ErrFormat.
+// target not for the built-in non-Gaussian likelihoods); otherwise it
+// returns an error wrapping ErrFormat.
 func (b *Bundle) Predictor(batch int) (*Predictor, error) {
 	if b == nil || b.Model == nil {
 		return nil, fmt.Errorf("modelfile: nil bundle or model")
 	}
 	d, _, _, _ := b.Model.Dims()
 	if s := b.Standardizer; s != nil {
-		lj, err := encodeLikType(b.Model.Likelihood())
-		if err != nil {
-			return nil, err
+		// A likelihood of the caller's own (one Save cannot write) may
+		// have standardized targets; the built-in ones other than the
+		// Gaussian may not.
+		lik := "gaussian"
+		if lj, err := encodeLikType(b.Model.Likelihood()); err == nil {
+			lik = lj.Type
 		}
-		if err := checkStandardizer(s, d, lj.Type); err != nil {
+		if err := checkStandardizer(s, d, lik); err != nil {
 			return nil, err
 		}
 	}
