@@ -23,7 +23,6 @@ import (
 	"context"
 	"encoding/binary"
 	"encoding/gob"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -40,6 +39,7 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/solvegp/solvegp/bench/internal/benchutil"
 	"github.com/solvegp/solvegp/convgp"
 	"github.com/solvegp/solvegp/convgp/dataset"
 	"github.com/solvegp/solvegp/gp"
@@ -136,6 +136,10 @@ func main() {
 	flag.BoolVar(&o.tableOnly, "table", false, "only rewrite <out>/results.md from <out>/results.jsonl")
 	flag.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the run to this file (go tool pprof)")
 	flag.Parse()
+	if flag.NArg() > 0 {
+		fmt.Fprintf(os.Stderr, "convgp: unexpected argument %q (flags go before it; see convgp -h)\n", flag.Arg(0))
+		os.Exit(2)
+	}
 	if o.tableOnly {
 		if err := writeTable(o.out); err != nil {
 			fmt.Fprintln(os.Stderr, "convgp:", err)
@@ -150,11 +154,19 @@ func main() {
 	}
 	err = run(o)
 	stop()
+	if errors.Is(err, errInterrupted) {
+		os.Exit(130) // as a shell reports a program ended by SIGINT
+	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "convgp:", err)
 		os.Exit(1)
 	}
 }
+
+// errInterrupted is run's result when a signal stopped training: the
+// checkpoint is saved, and the program exits with status 130 so that
+// scripts do not take the run for finished.
+var errInterrupted = errors.New("interrupted; checkpoint saved")
 
 // startProfile starts a CPU profile written to path (nothing if path is
 // empty) and returns the function that stops it and closes the file.
@@ -216,6 +228,18 @@ func (o *options) validate() error {
 		return errors.New("-eps must be in (0, 1)")
 	case o.whiten != "auto" && o.whiten != "on" && o.whiten != "off":
 		return fmt.Errorf("-whiten %q: want auto, on or off", o.whiten)
+	case o.logEvery < 1:
+		return fmt.Errorf("-log-every %d: must be positive", o.logEvery)
+	case o.threads < 0:
+		return fmt.Errorf("-threads %d: must be ≥ 0", o.threads)
+	case o.decay > 1:
+		return fmt.Errorf("-decay %g: must be in (0, 1]", o.decay)
+	case o.imagesLimit < 0 || o.trainN < 0 || o.testN < 0 || o.samples < 1:
+		return errors.New("-train-images, -train-eval and -test must be ≥ 0, -samples ≥ 1")
+	case o.maxTime < 0:
+		return fmt.Errorf("-max-time %v: must be ≥ 0", o.maxTime)
+	case strings.ContainsAny(o.name, `/\`) || o.name == "." || o.name == "..":
+		return fmt.Errorf("-name %q: must be a plain file name, without path separators", o.name)
 	}
 	if o.name == "" {
 		o.name = fmt.Sprintf("%s-L%d-M%d", o.model, o.layers, o.m)
@@ -246,6 +270,21 @@ func (o *options) validate() error {
 		}
 		if o.layers > 1 && (o.linearMean || o.hiddenVar != 0 || o.hiddenInit != 0) {
 			o.name += fmt.Sprintf("-hid%v,%g,%g", o.linearMean, o.hiddenVar, o.hiddenInit)
+		}
+		// Settings added later, named only when not at their defaults,
+		// so that the names of earlier runs (and their checkpoints and
+		// result rows) stay as they were.
+		if o.whiten != "auto" {
+			o.name += "-whiten" + o.whiten
+		}
+		if o.noTICK {
+			o.name += "-notick"
+		}
+		if o.imagesLimit > 0 {
+			o.name += fmt.Sprintf("-n%d", o.imagesLimit)
+		}
+		if o.seed != 1 {
+			o.name += fmt.Sprintf("-seed%d", o.seed)
 		}
 	}
 	return nil
@@ -465,7 +504,7 @@ func run(o options) error {
 		}
 		if interrupted {
 			logger("interrupted at step %d; checkpoint saved", done)
-			return nil
+			return errInterrupted
 		}
 		logger("trained %d steps (%d this session, %.2f s/iter)", done, steps, time.Since(segStart).Seconds()/math.Max(1, float64(steps)))
 	}
@@ -615,42 +654,19 @@ func loadCheckpoint(path string) (*runState, error) {
 }
 
 func readResults(path string) ([]Result, error) {
-	b, err := os.ReadFile(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
-	}
+	rows, skipped, err := benchutil.ReadJSONL[Result](path)
 	if err != nil {
 		return nil, err
 	}
-	var rows []Result
-	for i, line := range strings.Split(string(b), "\n") {
-		if strings.TrimSpace(line) == "" {
-			continue
-		}
-		var r Result
-		if err := json.Unmarshal([]byte(line), &r); err != nil {
-			return nil, fmt.Errorf("%s:%d: %w", path, i+1, err)
-		}
-		rows = append(rows, r)
+	if skipped > 0 {
+		fmt.Fprintf(os.Stderr, "convgp: %s: ignoring an incomplete last line\n", path)
 	}
 	return rows, nil
 }
 
-func appendResult(path string, r Result) error {
-	b, err := json.Marshal(r)
-	if err != nil {
-		return err
-	}
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
-	if err != nil {
-		return err
-	}
-	if _, err := f.Write(append(b, '\n')); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
-}
+// appendResult appends r to the JSON-lines file at path (an incomplete
+// last line, the trace of an interrupted write, is dropped first).
+func appendResult(path string, r Result) error { return benchutil.AppendJSONL(path, r) }
 
 // markdown renders the rows like the paper's Tables 1/4 (and 7–9), grouped
 // by number of layers.

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/binary"
+	"errors"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -130,7 +131,8 @@ func TestResumeEndToEnd(t *testing.T) {
 	defer func() { testInterruptAt = 0 }()
 	for _, at := range []int{7, 15, 0} {
 		testInterruptAt = at
-		if err := run(opts(stopped)); err != nil {
+		err := run(opts(stopped))
+		if at != 0 && !errors.Is(err, errInterrupted) || at == 0 && err != nil {
 			t.Fatalf("interrupt at %d: %v", at, err)
 		}
 		if rows, _ := readResults(filepath.Join(stopped, "results.jsonl")); at != 0 && len(rows) != 0 {
@@ -210,6 +212,23 @@ func TestResultsAppendAndMarkdown(t *testing.T) {
 		!strings.Contains(body[2], "| 32 |") || !strings.Contains(body[1], "80.00%") {
 		t.Errorf("markdown rows:\n%s", strings.Join(body, "\n"))
 	}
+	// A torn last line (an interrupted append) is ignored, and the next
+	// append replaces it.
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString(`{"name":"x","mod`)
+	f.Close()
+	if got, err := readResults(path); err != nil || len(got) != 3 {
+		t.Fatalf("torn last line: %d rows, %v", len(got), err)
+	}
+	if err := appendResult(path, Result{Name: "d", Model: "svgp", Layers: 1, M: 5}); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := readResults(path); err != nil || len(got) != 4 || got[3].Name != "d" {
+		t.Fatalf("append after a torn line: %+v, %v", got, err)
+	}
 	if err := os.WriteFile(path, []byte("{not json\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -221,7 +240,7 @@ func TestResultsAppendAndMarkdown(t *testing.T) {
 func TestValidate(t *testing.T) {
 	base := options{model: "solvegp", m: 10, m2: 10, hm: 4, hm2: 4, layers: 1, iters: 5, batch: 8, lr: 0.003,
 		decay: 0.25, decayEvery: 50000, checkpoint: 1, whiten: "auto", variance: 5, lengthscale: 5, locLengthscale: 3,
-		eps: 1e-3}
+		eps: 1e-3, seed: 1, logEvery: 10, samples: 5}
 	o := base
 	if err := o.validate(); err != nil || o.name != "solvegp-L1-M10+10-it5-b8" {
 		t.Fatalf("name %q, err %v", o.name, err)
@@ -247,12 +266,27 @@ func TestValidate(t *testing.T) {
 		func(o *options) { o.lr = 0 },
 		func(o *options) { o.whiten = "maybe" },
 		func(o *options) { o.batch = 0 },
+		func(o *options) { o.logEvery = 0 },
+		func(o *options) { o.threads = -1 },
+		func(o *options) { o.decay = 5 },
+		func(o *options) { o.imagesLimit = -1 },
+		func(o *options) { o.samples = 0 },
+		func(o *options) { o.name = "../escape" },
+		func(o *options) { o.name = `a\b` },
 	} {
 		o := base
 		mod(&o)
 		if err := o.validate(); err == nil {
 			t.Errorf("invalid options accepted: %+v", o)
 		}
+	}
+	// Every training setting is in the derived name, so that a run with
+	// other settings is not taken for a finished one; settings at their
+	// defaults leave the names of earlier runs as they were.
+	o = base
+	o.seed, o.imagesLimit, o.whiten, o.noTICK = 7, 200, "off", true
+	if err := o.validate(); err != nil || o.name != "solvegp-L1-M10+10-it5-b8-whitenoff-notick-n200-seed7" {
+		t.Fatalf("name %q, err %v", o.name, err)
 	}
 	o = base
 	o.layers, o.linearMean, o.hiddenVar, o.hiddenInit = 2, true, 0.1, 1e-4
