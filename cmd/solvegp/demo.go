@@ -84,6 +84,9 @@ trains for 300.`, stderr)
 	if steps < 1 {
 		return fail(stderr, "demo", fmt.Errorf("-iters %d: must be positive", steps))
 	}
+	if err := writableDir(namedFile{"-png", *pngPath}); err != nil {
+		return fail(stderr, "demo", err)
+	}
 
 	xTrain, yTrain, xTest, yTest := snelson.TrainTest(*seed)
 	_, _, grid := snelson.Load()
@@ -185,9 +188,15 @@ trains for 300.`, stderr)
 			r := dm.Res
 			fmt.Fprintf(stdout, "%-18s %12.3f %10.4f %12.4f %8.4f %12.4f %8.2f\n", label, r.Bound, r.TestRMSE, r.TestLogLik, r.Noise, r.Lengthscale, r.Seconds)
 		}
-		fmt.Fprintln(stdout, "\nThe paper's Figure 3: SVGP 5 underfits; ODVGP 5 + 100 fits the mean but not the variance; SOLVE-GP 5 + 5 is close to SVGP 10.")
+		if !interrupted {
+			fmt.Fprintln(stdout, "\nThe paper's Figure 3: SVGP 5 underfits; ODVGP 5 + 100 fits the mean but not the variance; SOLVE-GP 5 + 5 is close to SVGP 10.")
+		}
 	}
-	if *pngPath != "" && len(panels) > 0 {
+	if interrupted && *pngPath != "" {
+		// A figure of fewer models would replace a complete one.
+		fmt.Fprintf(stderr, "solvegp demo: interrupted; %s not written\n", *pngPath)
+	}
+	if *pngPath != "" && len(panels) > 0 && !interrupted {
 		if err := figure.Posteriors(*pngPath, panels, xTrain, yTrain, figure.Layout{Cols: 2, Width: 11 * vg.Inch, Height: 8 * vg.Inch, Legend: true, YLimit: 6}); err != nil {
 			return fail(stderr, "demo", err)
 		}

@@ -16,8 +16,10 @@
 //	bench    per-operation cost table (Table 3) with measured times
 //
 // Run "solvegp <command> -h" for the flags of each command. Exit codes: 0
-// success, 1 error, 2 bad usage, 130 interrupted (train saves the best model
-// so far before exiting, or nothing if no training step had finished).
+// success, 1 error (invalid flag values included), 2 bad usage (an unknown
+// flag, a malformed flag value, a missing or extra argument), 130
+// interrupted (train saves the best model so far before exiting, or nothing
+// if no training step had finished).
 package main
 
 import (
@@ -29,6 +31,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strconv"
 	"syscall"
 )
 
@@ -130,6 +133,14 @@ func parse(fs *flag.FlagSet, args []string) (bool, int) {
 		}
 		return true, exitUsage
 	}
+	// Every command's -threads: 0 means all CPUs, a negative count is a
+	// mistake.
+	if f := fs.Lookup("threads"); f != nil {
+		if v, err := strconv.Atoi(f.Value.String()); err == nil && v < 0 {
+			fmt.Fprintf(fs.Output(), "solvegp %s: -threads %d: must be ≥ 0 (0: all CPUs)\n", fs.Name(), v)
+			return true, exitError // an invalid value, as for every other flag
+		}
+	}
 	return false, 0
 }
 
@@ -154,6 +165,26 @@ func distinctFiles(files ...namedFile) error {
 			}
 		}
 	}
+	return nil
+}
+
+// writableDir returns an error naming the flag if a file cannot be
+// created in the directory of f.path (skipped for "" and "-"): a run should
+// stop before its work, not after it, when its output cannot be written.
+func writableDir(f namedFile) error {
+	if f.path == "" || f.path == "-" {
+		return nil
+	}
+	dir := filepath.Dir(f.path)
+	tmp, err := os.CreateTemp(dir, ".solvegp-write-test-*")
+	if err != nil {
+		if u := errors.Unwrap(err); u != nil {
+			err = u // the *PathError names the test file, not f.path
+		}
+		return fmt.Errorf("%s %s: cannot write in %s: %w", f.what, f.path, dir, err)
+	}
+	tmp.Close()
+	os.Remove(tmp.Name())
 	return nil
 }
 

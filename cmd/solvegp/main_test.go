@@ -289,6 +289,40 @@ func TestBadInputs(t *testing.T) {
 	if code, _, errOut := runCmd(t, "train", "-quiet", "-out", out, filepath.Join(dir, "missing.csv")); code != exitError || !strings.Contains(errOut, "missing.csv") {
 		t.Errorf("missing file: exit %d, %q", code, errOut)
 	}
+	// Checked before any training (the 100000 epochs asked for would
+	// outlast the test's time limit): outputs in a missing directory, a
+	// validation fraction that holds out nothing, too many classes, a
+	// negative thread count (bad usage).
+	missing := filepath.Join(dir, "no-such-dir", "m.json")
+	for _, c := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"-out", missing}, exitError, "-out " + missing + ": cannot write in"},
+		{[]string{"-plot", missing + ".png"}, exitError, "-plot " + missing + ".png: cannot write in"},
+		{[]string{"-checkpoint", missing + ".ckpt"}, exitError, "-checkpoint " + missing + ".ckpt: cannot write in"},
+		{[]string{"-valid", "0.001"}, exitError, "-valid 0.001 holds out no row of 60"},
+		{[]string{"-likelihood", "softmax", "-classes", "100000"}, exitError, "-classes 100000: need 2 to 65536"},
+		{[]string{"-threads", "-3"}, exitError, "-threads -3: must be ≥ 0"},
+	} {
+		args := append(append([]string{"train", "-quiet", "-m", "5", "-m2", "5", "-epochs", "100000", "-out", out}, c.args...), good)
+		code, _, errOut := runCmd(t, args...)
+		if code != c.code || !strings.Contains(errOut, c.want) {
+			t.Errorf("train %v: exit %d, stderr %q; want %d and %q", c.args, code, errOut, c.code, c.want)
+		}
+	}
+	// A run in which no step succeeds writes no model and fails.
+	if err := os.WriteFile(out, []byte("earlier model"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errOut := runCmd(t, "train", "-quiet", "-m", "5", "-m2", "5", "-epochs", "2", "-variance", "1e308", "-out", out, good)
+	if code != exitError || !strings.Contains(errOut, "no training step succeeded") {
+		t.Errorf("all steps rejected: exit %d, stderr %q", code, errOut)
+	}
+	if b, _ := os.ReadFile(out); string(b) != "earlier model" {
+		t.Error("all steps rejected: the earlier model file was changed")
+	}
 
 	// predict and eval with bad models and inputs.
 	model := filepath.Join(dir, "m.json")
@@ -1032,4 +1066,25 @@ func mustGetwd(t *testing.T) string {
 		t.Fatal(err)
 	}
 	return wd
+}
+
+// TestDemoInterruptKeepsPlot checks that an interrupted demo leaves an
+// earlier figure alone instead of replacing it with fewer panels.
+func TestDemoInterruptKeepsPlot(t *testing.T) {
+	png := filepath.Join(t.TempDir(), "demo.png")
+	if err := os.WriteFile(png, []byte("earlier figure"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	code, out, errOut := runCtx(t, ctx, nil, "demo", "-quiet", "-iters", "1000000", "-png", png)
+	if code != exitInterrupted || !strings.Contains(errOut, png+" not written") {
+		t.Fatalf("exit %d, stderr %q", code, errOut)
+	}
+	if strings.Contains(out, "Figure 3") {
+		t.Errorf("an interrupted demo draws the paper's conclusion: %q", out)
+	}
+	if b, _ := os.ReadFile(png); string(b) != "earlier figure" {
+		t.Error("the earlier figure was replaced")
+	}
 }

@@ -80,8 +80,8 @@ func (s *modelSpec) check() error {
 			return fmt.Errorf("-%s %g: must be positive and finite", v.name, v.v)
 		}
 	}
-	if s.classes < 0 || s.classes == 1 {
-		return fmt.Errorf("-classes %d: need at least 2", s.classes)
+	if s.classes < 0 || s.classes == 1 || s.classes > maxClasses {
+		return fmt.Errorf("-classes %d: need 2 to %d", s.classes, maxClasses)
 	}
 	return nil
 }
@@ -99,6 +99,9 @@ func family(name string) (kernel.Family, error) {
 	}
 	return 0, fmt.Errorf("-kernel %q: want rbf, matern12, matern32 or matern52", name)
 }
+
+// maxClasses is the most classes a model file holds (gp/modelfile).
+const maxClasses = 1 << 16
 
 // standardizesY reports whether the likelihood's targets are standardized.
 func (s *modelSpec) standardizesY() bool { return s.lik == "gaussian" }
@@ -123,6 +126,9 @@ func (s *modelSpec) likelihood(y []float64) (gp.Likelihood, error) {
 		}
 		if c < 2 {
 			c = 2
+		}
+		if c > maxClasses {
+			return nil, fmt.Errorf("the largest label, %d, asks for %d classes, more than the %d a model file holds", c-1, c, maxClasses)
 		}
 	}
 	if s.lik == "robustmax" {

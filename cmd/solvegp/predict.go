@@ -94,6 +94,9 @@ ignored. For a single latent function the output columns are
 	if err := distinctFiles(namedFile{"the input file", fs.Arg(0)}, namedFile{"-model", *modelPath}, namedFile{"-out", *out}); err != nil {
 		return fail(stderr, "predict", err)
 	}
+	if err := writableDir(namedFile{"-out", *out}); err != nil {
+		return fail(stderr, "predict", err)
+	}
 	b, err := modelfile.Load(*modelPath)
 	if err != nil {
 		return fail(stderr, "predict", err)

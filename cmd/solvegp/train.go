@@ -138,6 +138,13 @@ parameterization is whitened unless -whiten=false.`, stderr)
 		namedFile{"-checkpoint", *ckPath}); err != nil {
 		return fail(stderr, "train", err)
 	}
+	// Outputs go where they are asked to, or the run stops before it
+	// trains rather than after.
+	for _, f := range []namedFile{{"-out", *out}, {"-plot", *plotPath}, {"-checkpoint", *ckPath}} {
+		if err := writableDir(f); err != nil {
+			return fail(stderr, "train", err)
+		}
+	}
 
 	// Ctrl-C before the first training step leaves -out alone: loading
 	// and k-means are abandoned as soon as the context is cancelled.
@@ -169,6 +176,9 @@ parameterization is whitened unless -whiten=false.`, stderr)
 	}
 	var xValid *mat.Dense
 	var yValid []float64
+	if *validFrac > 0 && len(split.Valid) == 0 {
+		return fail(stderr, "train", fmt.Errorf("-valid %g holds out no row of %d; use a larger fraction or none", *validFrac, n))
+	}
 	if len(split.Valid) > 0 {
 		if xValid, yValid, err = data.Rows(tab.X, tab.Y, split.Valid); err != nil {
 			return fail(stderr, "train", err)
@@ -366,6 +376,11 @@ parameterization is whitened unless -whiten=false.`, stderr)
 	}
 	if fitErr != nil && !interrupted && res.Steps == 0 {
 		return fail(stderr, "train", fitErr)
+	}
+	if fitErr == nil && !interrupted && res.Steps == 0 {
+		// Every step was rejected (non-finite bound or gradient): the
+		// model is the untrained one, not a result.
+		return fail(stderr, "train", fmt.Errorf("no training step succeeded (%d rejected as non-finite; try a smaller -lr or other -variance, -lengthscale or -noise); %s not written", res.Rejected, *out))
 	}
 
 	sum := trainSummary{
