@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"runtime"
 	"time"
@@ -146,6 +147,16 @@ func runAll(ctx context.Context, o *options, stdout, stderr io.Writer) error {
 	done := map[string]bool{}
 	for i := range recs {
 		done[recs[i].key()] = true
+	}
+	// A misspelt data set is an error now, not after hours of training on
+	// the ones before it.
+	for _, name := range o.datasets {
+		path := filepath.Join(o.dataDir, name+".csv.gz")
+		if fi, err := os.Stat(path); err != nil {
+			return fmt.Errorf("data set %s: %w", name, err)
+		} else if fi.IsDir() {
+			return fmt.Errorf("data set %s: %s is a directory", name, path)
+		}
 	}
 	setup := o.setup()
 	tables := map[string]*data.Table{}

@@ -301,6 +301,21 @@ func TestCanceled(t *testing.T) {
 	}
 }
 
+// TestMissingDataSet checks that a misspelt data set stops the program
+// before it trains on the ones listed before it.
+func TestMissingDataSet(t *testing.T) {
+	dir := t.TempDir()
+	writeToy(t, dir, 200)
+	out := filepath.Join(dir, "o")
+	code, _, stderr := runCLI(t, "-data-dir", dir, "-datasets", "toy,tyo", "-models", "svgp4", "-epochs", "1", "-quiet", "-out", out)
+	if code != 1 || !strings.Contains(stderr, "data set tyo") {
+		t.Errorf("exit %d, stderr %q", code, stderr)
+	}
+	if _, err := os.Stat(filepath.Join(out, "regression.jsonl")); !os.IsNotExist(err) {
+		t.Errorf("the data set before the misspelt one was trained: %v", err)
+	}
+}
+
 func TestCheckpointResume(t *testing.T) {
 	dir := t.TempDir()
 	writeToy(t, dir, 300)
