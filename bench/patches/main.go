@@ -2,7 +2,7 @@
 // Markdown tables of bench/README.md.
 //
 //	go test -run '^$' -bench 'Im2Col|PackRows' -benchtime 0.3s -count 5 ./patches > patches-bench.txt
-//	go run ./bench/patches < patches-bench.txt
+//	go run ./bench/patches < patches-bench.txt      (or: go run ./bench/patches patches-bench.txt)
 //
 // For every configuration it reports the median over the -count repetitions
 // (best in parentheses) of the GB/s-cpu metric: bytes of patch matrix per
@@ -12,6 +12,7 @@ package main
 
 import (
 	"bufio"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -28,8 +29,28 @@ var line = regexp.MustCompile(`^Benchmark(Im2Col|PackRows)/(\S+)/([\w+-]+?)(-\d+
 type key struct{ config, variant string }
 
 func main() {
-	if err := run(os.Stdin, os.Stdout); err != nil {
-		fmt.Fprintln(os.Stderr, "patches:", err)
+	flag.Usage = func() {
+		fmt.Fprintln(flag.CommandLine.Output(), "usage: patches [benchmark-output.txt]  (default: standard input)\n\n"+
+			"Turns the output of go test -bench 'Im2Col|PackRows' ./patches into the Markdown table of bench/README.md.")
+	}
+	flag.Parse()
+	in, name := io.Reader(os.Stdin), "standard input"
+	switch flag.NArg() {
+	case 0:
+	case 1:
+		f, err := os.Open(flag.Arg(0))
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "patches:", err)
+			os.Exit(1)
+		}
+		defer f.Close()
+		in, name = f, flag.Arg(0)
+	default:
+		flag.Usage()
+		os.Exit(2)
+	}
+	if err := run(in, os.Stdout); err != nil {
+		fmt.Fprintf(os.Stderr, "patches: %s: %v\n", name, err)
 		os.Exit(1)
 	}
 }
@@ -39,14 +60,15 @@ func run(r io.Reader, w io.Writer) error {
 	var configs []string
 	seen := map[string]bool{}
 	sc := bufio.NewScanner(r)
-	for sc.Scan() {
+	sc.Buffer(nil, 1<<24) // go test output can hold long log lines
+	for lineNo := 1; sc.Scan(); lineNo++ {
 		m := line.FindStringSubmatch(sc.Text())
 		if m == nil {
 			continue
 		}
 		v, err := strconv.ParseFloat(m[5], 64)
 		if err != nil {
-			return err
+			return fmt.Errorf("line %d: %w", lineNo, err)
 		}
 		k := key{m[2], m[3]}
 		samples[k] = append(samples[k], v)
@@ -59,7 +81,16 @@ func run(r io.Reader, w io.Writer) error {
 		return err
 	}
 	if len(configs) == 0 {
-		return fmt.Errorf("no benchmark lines with a GB/s-cpu metric on stdin")
+		return fmt.Errorf("no benchmark lines with a GB/s-cpu metric")
+	}
+	rows := 0
+	for _, c := range configs {
+		if len(strings.Split(c, "/")) == 4 {
+			rows++
+		}
+	}
+	if rows == 0 {
+		return fmt.Errorf("no benchmark named Im2Col/<image>/k<patch>/s<stride>/<padding>/<variant>, the patches package's form")
 	}
 	med := func(c, v string) float64 {
 		s := append([]float64(nil), samples[key{c, v}]...)

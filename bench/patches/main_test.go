@@ -27,4 +27,18 @@ PASS
 	if err := run(strings.NewReader("PASS\n"), &out); err == nil {
 		t.Fatal("no error for input without benchmarks")
 	}
+	// Names of another form, and a malformed number, are errors that say
+	// what is wrong; long lines are read.
+	for _, c := range []struct{ in, want string }{
+		{"BenchmarkIm2Col/a/b-2  10  5 ns/op  1.0 GB/s-cpu\n", "no benchmark named"},
+		{"goos: linux\nBenchmarkIm2Col/a/k5/s1/SAME/im2col-2  10  5 ns/op  1.2.3 GB/s-cpu\n", "line 2:"},
+	} {
+		if err := run(strings.NewReader(c.in), &out); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%q: error %v, want one saying %q", c.in, err, c.want)
+		}
+	}
+	long := strings.Repeat("x", 100000) + "\n" + in
+	if err := run(strings.NewReader(long), &out); err != nil {
+		t.Errorf("a 100000-byte line: %v", err)
+	}
 }

@@ -35,6 +35,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"syscall"
 	"time"
 
 	"gonum.org/v1/gonum/mat"
@@ -111,7 +112,7 @@ type Report struct {
 }
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr))
 }
@@ -148,6 +149,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	if err := reproduce(ctx, *dataPath, *iters, *seed, *out, *threads, stdout); err != nil {
 		fmt.Fprintf(stderr, "snelson: %v\n", err)
+		if errors.Is(err, context.Canceled) {
+			return 130 // interrupted: nothing is written until all four models finish
+		}
 		return 1
 	}
 	return 0

@@ -118,3 +118,17 @@ func TestFlagErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestCanceled checks that an interrupted run exits 130 and writes nothing.
+func TestCanceled(t *testing.T) {
+	out := t.TempDir()
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	var o, e bytes.Buffer
+	if code := run(ctx, []string{"-iters", "100000", "-out", out}, &o, &e); code != 130 {
+		t.Errorf("exit %d, stderr %q; want 130", code, e.String())
+	}
+	if entries, _ := os.ReadDir(out); len(entries) != 0 {
+		t.Errorf("an interrupted run wrote %v", entries)
+	}
+}
