@@ -12,6 +12,11 @@
 // data, initial parameters and thread count, Fit gives bit-for-bit the
 // same parameters.
 //
+// Fit checks its data before the first step: inputs and targets must be
+// finite, and a model that implements DataValidator (package gp's Model
+// and convgp's Deep do) must accept them, so that a bad label is an error
+// rather than a string of rejected steps.
+//
 // Fit never leaves non-finite parameters behind. A step whose objective
 // or gradient is not finite is rejected and Fit backs off (see Fit); if it
 // cannot recover it returns an error wrapping ErrDiverged with the model
