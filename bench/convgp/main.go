@@ -140,6 +140,12 @@ func main() {
 		fmt.Fprintf(os.Stderr, "convgp: unexpected argument %q (flags go before it; see convgp -h)\n", flag.Arg(0))
 		os.Exit(2)
 	}
+	if !o.tableOnly {
+		if err := o.validate(); err != nil {
+			fmt.Fprintln(os.Stderr, "convgp:", err)
+			os.Exit(2) // an invalid flag value, as in the other bench programs
+		}
+	}
 	if o.tableOnly {
 		if err := writeTable(o.out); err != nil {
 			fmt.Fprintln(os.Stderr, "convgp:", err)

@@ -148,9 +148,19 @@ func runAll(ctx context.Context, o *options, stdout, stderr io.Writer) error {
 	for i := range recs {
 		done[recs[i].key()] = true
 	}
+	setup := o.setup()
 	// A misspelt data set is an error now, not after hours of training on
-	// the ones before it.
+	// the ones before it (only data sets with runs left to do are needed).
 	for _, name := range o.datasets {
+		pending := false
+		for k := o.firstSplit; k < o.firstSplit+o.splits && !pending; k++ {
+			for _, ms := range o.models {
+				pending = pending || !done[runKey(name, ms.Label(), k, setup)]
+			}
+		}
+		if !pending {
+			continue
+		}
 		path := filepath.Join(o.dataDir, name+".csv.gz")
 		if fi, err := os.Stat(path); err != nil {
 			return fmt.Errorf("data set %s: %w", name, err)
@@ -158,7 +168,6 @@ func runAll(ctx context.Context, o *options, stdout, stderr io.Writer) error {
 			return fmt.Errorf("data set %s: %s is a directory", name, path)
 		}
 	}
-	setup := o.setup()
 	tables := map[string]*data.Table{}
 	for k := o.firstSplit; k < o.firstSplit+o.splits; k++ {
 		for _, name := range o.datasets {

@@ -314,6 +314,17 @@ func TestMissingDataSet(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(out, "regression.jsonl")); !os.IsNotExist(err) {
 		t.Errorf("the data set before the misspelt one was trained: %v", err)
 	}
+	// A data set whose runs are all done is not needed any more.
+	args := []string{"-data-dir", dir, "-datasets", "toy", "-models", "svgp4", "-splits", "1", "-epochs", "1", "-quiet", "-out", out}
+	if code, _, stderr := runCLI(t, args...); code != 0 {
+		t.Fatalf("toy: exit %d, %s", code, stderr)
+	}
+	if err := os.Remove(filepath.Join(dir, "toy.csv.gz")); err != nil {
+		t.Fatal(err)
+	}
+	if code, stdout, stderr := runCLI(t, args...); code != 0 || !strings.Contains(stdout, "skip") {
+		t.Errorf("rerun of finished runs without their data: exit %d, %s%s", code, stdout, stderr)
+	}
 }
 
 func TestCheckpointResume(t *testing.T) {

@@ -94,10 +94,12 @@ the paper's Figure 7 plots. -png writes that figure.`, stderr)
 		return fail(stderr, "bench", fmt.Errorf("-reps %d: must be positive", *reps))
 	case *m+*m2 > 20000:
 		return fail(stderr, "bench", fmt.Errorf("-m + -m2 = %d: more than 20000 needs > 3 GiB per matrix; refusing", *m+*m2))
-	case *n > 1<<20 || *d > 1<<16 || (*n+*m+*m2)*(*d) > 1<<28:
-		return fail(stderr, "bench", fmt.Errorf("-n %d, -d %d: inputs of more than 2^28 values (2 GiB); refusing", *n, *d))
+	case *n > 1<<20 || *d > 1<<16:
+		return fail(stderr, "bench", fmt.Errorf("-n %d, -d %d: at most 2^20 points of 2^16 inputs", *n, *d))
+	case (*n+*m+*m2)*(*d) > 1<<28 || *n*(*m+*m2) > 1<<28:
+		return fail(stderr, "bench", fmt.Errorf("-n %d, -d %d, -m + -m2 = %d: inputs or kernel matrices of more than 2^28 values (2 GiB); refusing", *n, *d, *m+*m2))
 	}
-	if err := writableDir(namedFile{"-png", *pngPath}); err != nil {
+	if err := writableDir(namedFile{what: "-png", path: *pngPath}); err != nil {
 		return fail(stderr, "bench", err)
 	}
 	rng := rand.New(rand.NewPCG(*seed, 7))

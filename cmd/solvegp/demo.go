@@ -84,7 +84,7 @@ trains for 300.`, stderr)
 	if steps < 1 {
 		return fail(stderr, "demo", fmt.Errorf("-iters %d: must be positive", steps))
 	}
-	if err := writableDir(namedFile{"-png", *pngPath}); err != nil {
+	if err := writableDir(namedFile{what: "-png", path: *pngPath}); err != nil {
 		return fail(stderr, "demo", err)
 	}
 

@@ -145,19 +145,27 @@ func parse(fs *flag.FlagSet, args []string) (bool, int) {
 }
 
 // namedFile is a file a command reads or writes, with the flag or
-// argument that names it.
-type namedFile struct{ what, path string }
+// argument that names it. stdio marks a flag for which "-" means standard
+// input or output rather than a file of that name.
+type namedFile struct {
+	what, path string
+	stdio      bool
+}
+
+// none reports whether f names no file: an empty path, or "-" where that
+// means standard input or output.
+func (f namedFile) none() bool { return f.path == "" || f.stdio && f.path == "-" }
 
 // distinctFiles returns an error if two of files are the same file, so that
 // a command neither overwrites its input nor writes two outputs to one
 // path (training would then report success having lost the model or the
-// data). Empty paths and "-" (standard input or output) are skipped. Paths
-// are compared after filepath.Abs, and existing files with os.SameFile,
-// which also catches links.
+// data). Files that are none() are skipped. Paths are compared after
+// filepath.Abs, and existing files with os.SameFile, which also catches
+// links.
 func distinctFiles(files ...namedFile) error {
 	for i, a := range files {
 		for _, b := range files[:i] {
-			if a.path == "" || b.path == "" || a.path == "-" || b.path == "-" {
+			if a.none() || b.none() {
 				continue
 			}
 			if sameFile(a.path, b.path) {
@@ -168,12 +176,16 @@ func distinctFiles(files ...namedFile) error {
 	return nil
 }
 
-// writableDir returns an error naming the flag if a file cannot be
-// created in the directory of f.path (skipped for "" and "-"): a run should
-// stop before its work, not after it, when its output cannot be written.
+// writableDir returns an error naming the flag if f.path is a directory or
+// a file cannot be created in its directory (skipped if f is none()): a run
+// should stop before its work, not after it, when its output cannot be
+// written.
 func writableDir(f namedFile) error {
-	if f.path == "" || f.path == "-" {
+	if f.none() {
 		return nil
+	}
+	if fi, err := os.Stat(f.path); err == nil && fi.IsDir() {
+		return fmt.Errorf("%s %s is a directory", f.what, f.path)
 	}
 	dir := filepath.Dir(f.path)
 	tmp, err := os.CreateTemp(dir, ".solvegp-write-test-*")

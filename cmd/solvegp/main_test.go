@@ -292,7 +292,7 @@ func TestBadInputs(t *testing.T) {
 	// Checked before any training (the 100000 epochs asked for would
 	// outlast the test's time limit): outputs in a missing directory, a
 	// validation fraction that holds out nothing, too many classes, a
-	// negative thread count (bad usage).
+	// negative thread count (an invalid value, exit 1).
 	missing := filepath.Join(dir, "no-such-dir", "m.json")
 	for _, c := range []struct {
 		args []string
@@ -302,6 +302,8 @@ func TestBadInputs(t *testing.T) {
 		{[]string{"-out", missing}, exitError, "-out " + missing + ": cannot write in"},
 		{[]string{"-plot", missing + ".png"}, exitError, "-plot " + missing + ".png: cannot write in"},
 		{[]string{"-checkpoint", missing + ".ckpt"}, exitError, "-checkpoint " + missing + ".ckpt: cannot write in"},
+		{[]string{"-out", dir}, exitError, "-out " + dir + " is a directory"},
+		{[]string{"-out", "-", "-plot", "-"}, exitError, "-out and -plot are the same file"},
 		{[]string{"-valid", "0.001"}, exitError, "-valid 0.001 holds out no row of 60"},
 		{[]string{"-likelihood", "softmax", "-classes", "100000"}, exitError, "-classes 100000: need 2 to 65536"},
 		{[]string{"-threads", "-3"}, exitError, "-threads -3: must be ≥ 0"},
@@ -784,6 +786,13 @@ func TestBench(t *testing.T) {
 	}
 	if code, _, _ := runCmd(t, "bench", "-m", "0"); code != exitError {
 		t.Fatalf("bench -m 0: exit %d", code)
+	}
+	// Sizes whose inputs or kernel matrices would not fit are refused
+	// before anything is allocated.
+	for _, args := range [][]string{{"-d", "10000000000000"}, {"-n", "1000000"}, {"-n", "200000", "-m", "1024", "-m2", "1024"}} {
+		if code, _, errOut := runCmd(t, append([]string{"bench"}, args...)...); code != exitError || !strings.Contains(errOut, "-n ") {
+			t.Errorf("bench %v: exit %d, stderr %q", args, code, errOut)
+		}
 	}
 }
 

@@ -91,10 +91,11 @@ ignored. For a single latent function the output columns are
 		fmt.Fprintln(stderr, "solvegp predict: need exactly one input file (see solvegp predict -h)")
 		return exitUsage
 	}
-	if err := distinctFiles(namedFile{"the input file", fs.Arg(0)}, namedFile{"-model", *modelPath}, namedFile{"-out", *out}); err != nil {
+	outFile := namedFile{what: "-out", path: *out, stdio: true} // "-": standard output
+	if err := distinctFiles(namedFile{what: "the input file", path: fs.Arg(0)}, namedFile{what: "-model", path: *modelPath}, outFile); err != nil {
 		return fail(stderr, "predict", err)
 	}
-	if err := writableDir(namedFile{"-out", *out}); err != nil {
+	if err := writableDir(outFile); err != nil {
 		return fail(stderr, "predict", err)
 	}
 	b, err := modelfile.Load(*modelPath)

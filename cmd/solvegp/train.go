@@ -134,13 +134,13 @@ parameterization is whitened unless -whiten=false.`, stderr)
 	case *ckEvery <= 0:
 		return fail(stderr, "train", fmt.Errorf("-checkpoint-every %v: must be positive", *ckEvery))
 	}
-	if err := distinctFiles(namedFile{"the data file", path}, namedFile{"-out", *out}, namedFile{"-plot", *plotPath},
-		namedFile{"-checkpoint", *ckPath}); err != nil {
+	if err := distinctFiles(namedFile{what: "the data file", path: path}, namedFile{what: "-out", path: *out}, namedFile{what: "-plot", path: *plotPath},
+		namedFile{what: "-checkpoint", path: *ckPath}); err != nil {
 		return fail(stderr, "train", err)
 	}
 	// Outputs go where they are asked to, or the run stops before it
 	// trains rather than after.
-	for _, f := range []namedFile{{"-out", *out}, {"-plot", *plotPath}, {"-checkpoint", *ckPath}} {
+	for _, f := range []namedFile{{what: "-out", path: *out}, {what: "-plot", path: *plotPath}, {what: "-checkpoint", path: *ckPath}} {
 		if err := writableDir(f); err != nil {
 			return fail(stderr, "train", err)
 		}
