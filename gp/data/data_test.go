@@ -517,6 +517,19 @@ func TestStandardizerHugeValues(t *testing.T) {
 	if got := x.RawRowView(0); got[0] != 0 || got[1] != 1 || got[2] != -1 {
 		t.Errorf("standardized first row %v, want [0 1 -1]", got)
 	}
+	// Values of opposite signs near the limit: x − mean overflows, the
+	// standardized value does not.
+	z := mat.NewDense(3, 1, []float64{1.7e308, -1.7e308, -1.7e308})
+	sz, err := FitStandardizer(z, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sz.TransformX(z); err != nil {
+		t.Fatal(err)
+	}
+	if v := z.At(0, 0); math.IsInf(v, 0) || math.Abs(v-math.Sqrt2) > 1e-12 {
+		t.Errorf("standardized 1.7e308 of {1.7e308, −1.7e308, −1.7e308} = %v, want √2", v)
+	}
 	bad := &Standardizer{XMean: []float64{0, 0, 0}, XScale: []float64{1, 1}}
 	if err := bad.TransformX(x); err == nil {
 		t.Error("TransformX with two scales for three columns accepted")

@@ -117,7 +117,13 @@ func (s *Standardizer) TransformX(x *mat.Dense) error {
 	for i := 0; i < n; i++ {
 		row := x.RawRowView(i)
 		for j, m := range s.XMean {
-			row[j] = (row[j] - m) / s.XScale[j]
+			v := (row[j] - m) / s.XScale[j]
+			if math.IsInf(v, 0) && !math.IsInf(row[j], 0) {
+				// The difference overflowed (values of opposite signs
+				// near the float64 limit); the quotient need not.
+				v = row[j]/s.XScale[j] - m/s.XScale[j]
+			}
+			row[j] = v
 		}
 	}
 	return nil
