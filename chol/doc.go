@@ -54,7 +54,9 @@
 // positive, the scale 1 is used instead. NoJitter() (the zero value) never
 // adds jitter; DefaultJitter() returns Start = 1e-10, Growth = 10,
 // MaxTries = 7 (up to 1e-4·mean(diag(A))). The factor, its LogDet and all
-// solves refer to the jittered matrix A + jitter·I.
+// solves refer to the jittered matrix A + jitter·I. The jitter moves with
+// mean(diag(A)) (MeanDiag), so a gradient through a jittered factor needs
+// AddJitterAdjoint besides Adjoint.
 //
 // # Adjoints (reverse mode)
 //
