@@ -11,17 +11,7 @@ import (
 	"github.com/solvegp/solvegp/gp/train"
 )
 
-// floatsFrom reads the bytes as little-endian float64 bit patterns, so that
-// the fuzzer reaches every value: NaNs, infinities, subnormals and the
-// extremes.
-func floatsFrom(b []byte) []float64 {
-	v := make([]float64, len(b)/8)
-	for i := range v {
-		v[i] = math.Float64frombits(binary.LittleEndian.Uint64(b[8*i:]))
-	}
-	return v
-}
-
+// putFloats encodes seed values in the format gpFloats decodes.
 func putFloats(v ...float64) []byte {
 	b := make([]byte, 8*len(v))
 	for i, x := range v {
@@ -41,7 +31,7 @@ func FuzzStandardizer(f *testing.F) {
 	f.Add(putFloats(5e-324, 0, -5e-324, 1), uint8(0))
 	f.Add(putFloats(math.NaN(), 1), uint8(0))
 	f.Fuzz(func(t *testing.T, b []byte, cols uint8) {
-		v := floatsFrom(b)
+		v := gpFloats(b)
 		d := int(cols%4) + 1
 		n := len(v) / d
 		if n == 0 {
@@ -90,7 +80,7 @@ func FuzzKMeans(f *testing.F) {
 	f.Add(putFloats(1.1e150, 0), uint8(0), uint8(1), uint64(5))
 	f.Add(putFloats(5e-324, 0, 5e-324, 0), uint8(0), uint8(3), uint64(4))
 	f.Fuzz(func(t *testing.T, b []byte, cols, k uint8, seed uint64) {
-		v := floatsFrom(b)
+		v := gpFloats(b)
 		d := int(cols%3) + 1
 		n := min(len(v)/d, 64)
 		if n == 0 {
