@@ -88,6 +88,42 @@ func BenchmarkMatrixStep(b *testing.B) {
 	}
 }
 
+// BenchmarkInducing times the covariance among M = 1000 TICK inducing
+// patches and its gradient (K_uu; a SOLVE-GP step makes three of each:
+// K_uu, K_uv, K_vv), with one and two workers.
+//
+//	go test ./convgp -run '^$' -bench BenchmarkInducing -benchtime 20x
+func BenchmarkInducing(b *testing.B) {
+	for _, workers := range []int{1, 2} {
+		const M = 1000
+		rng := rand.New(rand.NewPCG(1, 1))
+		k, err := New(Config{Patches: patches.Config{Height: 28, Width: 28, Channels: 1, PatchHeight: 5, PatchWidth: 5},
+			Variance: 5, Lengthscale: 5, TICK: true, LocLengthscale: 3, Workers: workers})
+		if err != nil {
+			b.Fatal(err)
+		}
+		z := randDense(rng, M, k.InducingDim())
+		d := k.geom.PatchLen()
+		for i := 0; i < M; i++ {
+			z.Set(i, d, rng.Float64()*24)
+			z.Set(i, d+1, rng.Float64()*24)
+		}
+		K, dK := mat.NewDense(M, M, nil), randDense(rng, M, M)
+		dz := mat.NewDense(M, k.InducingDim(), nil)
+		dp := make([]float64, k.NumParams())
+		b.Run(fmt.Sprintf("matrix/workers=%d", workers), func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				k.InducingMatrix(K, z, z)
+			}
+		})
+		b.Run(fmt.Sprintf("grad/workers=%d", workers), func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				k.InducingMatrixGrad(dK, nil, z, z, dz, dz, dp)
+			}
+		})
+	}
+}
+
 func BenchmarkDiag(b *testing.B) {
 	for _, tick := range []bool{false, true} {
 		b.Run(fmt.Sprintf("tick=%v/N=64", tick), func(b *testing.B) {
