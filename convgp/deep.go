@@ -129,7 +129,8 @@ type Deep struct {
 	lik    *likelihood.RobustMax
 	offs   []int // start of each layer's parameters; len(hidden)+2
 	rng    *rand.Rand
-	outIn  int // length of the output layer's input rows
+	src    *rand.PCG // rng's source, whose state RandomState returns
+	outIn  int       // length of the output layer's input rows
 	dh     *mat.Dense
 	mu, vr []float64
 	dmu    []float64
@@ -190,7 +191,8 @@ func NewDeep(x *mat.Dense, cfg DeepConfig) (*Deep, error) {
 		return m2
 	}
 	opts := []gp.Option{gp.WithWhitening(cfg.Whiten), gp.WithThreads(cfg.Threads), gp.WithSeed(cfg.Seed + 11)}
-	d := &Deep{cfg: cfg, rng: rand.New(rand.NewPCG(cfg.Seed, cfg.Seed^0xda942042e4dd58b5))}
+	src := rand.NewPCG(cfg.Seed, cfg.Seed^0xda942042e4dd58b5)
+	d := &Deep{cfg: cfg, rng: rand.New(src), src: src}
 	grng := rand.New(rand.NewPCG(cfg.Init.Seed^0x3c6ef372fe94f82b, 17))
 	H, W, C := cfg.Height, cfg.Width, cfg.Channels
 	proj := x // images projected to the current layer (for initialization)
@@ -685,4 +687,30 @@ func (d *Deep) Evaluate(x *mat.Dense, y []float64, samples, batch int) (acc, mea
 		sumLL += math.Log(math.Max(row[int(y[j])], 1e-300))
 	}
 	return float64(correct) / float64(n), sumLL / float64(n), nil
+}
+
+// RandomState returns the state of the generator behind the model's Monte
+// Carlo draws (the sampled hidden feature maps; see DeepConfig.Seed). The
+// layers' own gp models draw nothing: their kinds (SVGP, SOLVE-GP) sample
+// no columns, and the likelihood is the Deep's. It implements
+// train.RandomStater, so that train.Fit's checkpoints hold it and a resumed
+// run draws the same samples as one never stopped.
+func (d *Deep) RandomState() []byte {
+	b, err := d.src.MarshalBinary()
+	if err != nil {
+		panic(err) // a PCG's state always encodes
+	}
+	return b
+}
+
+// SetRandomState restores a state returned by RandomState. A state that is
+// not one is an error wrapping ErrConfig, and leaves the generator as it
+// was.
+func (d *Deep) SetRandomState(state []byte) error {
+	var p rand.PCG
+	if err := p.UnmarshalBinary(state); err != nil {
+		return fmt.Errorf("%w: random state: %v", ErrConfig, err)
+	}
+	*d.src = p
+	return nil
 }

@@ -372,3 +372,33 @@ func TestDeepValidateData(t *testing.T) {
 		}
 	}
 }
+
+// TestDeepRandomState checks that the state RandomState returns brings back
+// the hidden layers' samples (the same objective, bit for bit, from the
+// same parameters) and that a state that is not one is refused without
+// touching the generator.
+func TestDeepRandomState(t *testing.T) {
+	rng := rand.New(rand.NewPCG(31, 32))
+	d, x, y := tinyDeep(t, gp.SOLVEGP, 1, true, true, rng)
+	st := d.RandomState()
+	a, err := d.Objective(x, y, 100, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := d.SetRandomState([]byte("no state")); !errors.Is(err, ErrConfig) {
+		t.Errorf("a bad state: %v, want ErrConfig", err)
+	}
+	b, err := d.Objective(x, y, 100, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a == b {
+		t.Fatal("two draws of the hidden layer gave the same objective: the test cannot see the state")
+	}
+	if err := d.SetRandomState(st); err != nil {
+		t.Fatal(err)
+	}
+	if c, err := d.Objective(x, y, 100, nil); err != nil || c != a {
+		t.Errorf("after SetRandomState the objective is %v (%v), want %v", c, err, a)
+	}
+}

@@ -161,6 +161,7 @@ type Model struct {
 	theta    []float64
 	z, o     *mat.Dense // views into theta
 	rng      *rand.Rand
+	src      *rand.PCG // rng's source, whose state RandomState returns
 
 	ws   workspace
 	last Terms
@@ -274,7 +275,8 @@ func newModel(kind Kind, k Kernel, lik Likelihood, z, o mat.Matrix, opts []Optio
 	if mod.cfg.colSample < 0 {
 		mod.cfg.colSample = 0
 	}
-	mod.rng = rand.New(rand.NewPCG(cfg.seed, cfg.seed^0x9e3779b97f4a7c15))
+	mod.src = rand.NewPCG(cfg.seed, cfg.seed^0x9e3779b97f4a7c15)
+	mod.rng = rand.New(mod.src)
 	// Layout.
 	lay := Layout{Kernel: 0}
 	off := k.NumParams()
@@ -482,4 +484,27 @@ func (mod *Model) O() *mat.Dense {
 		return nil
 	}
 	return mat.DenseCopyOf(mod.o)
+}
+
+// RandomState returns the state of the model's random stream (see
+// WithSeed), which Monte Carlo likelihoods and column sampling draw from.
+// It implements train.RandomStater, so that train.Fit's checkpoints hold it
+// and a resumed run draws the same numbers as one never stopped.
+func (mod *Model) RandomState() []byte {
+	b, err := mod.src.MarshalBinary()
+	if err != nil {
+		panic(err) // a PCG's state always encodes
+	}
+	return b
+}
+
+// SetRandomState restores a state returned by RandomState. A state that is
+// not one is an error wrapping ErrValue, and leaves the stream as it was.
+func (mod *Model) SetRandomState(state []byte) error {
+	var p rand.PCG
+	if err := p.UnmarshalBinary(state); err != nil {
+		return fmt.Errorf("%w: random state: %v", ErrValue, err)
+	}
+	*mod.src = p
+	return nil
 }

@@ -8,9 +8,9 @@
 // parameters and the training loop's state (Adam's moments, the batch
 // order's position, the learning-rate back-off) to <out>/<name>.ckpt every
 // -checkpoint steps and on interruption; rerunning the same command resumes
-// from the checkpoint with the same optimizer state and batches (the Monte
-// Carlo samples through the layers are drawn afresh) and skips
-// configurations already in results.jsonl. Checkpoints of the first
+// from the checkpoint with the same optimizer state, batches and Monte Carlo
+// draws through the layers, and skips configurations already in
+// results.jsonl. Checkpoints of the first
 // format (parameters only) resume with a fresh Adam state.
 //
 // Example (the paper's single-layer SOLVE-GP, scaled down):

@@ -66,13 +66,13 @@ the time left. Ctrl-C (or SIGTERM) stops training and saves the best model so
 far (exit code 130); before the first training step has finished it saves
 nothing and leaves an existing -out file as it was. With -checkpoint FILE the
 training state (the parameters, Adam's moments, the position in the batch
-order, the best validated parameters) is saved to FILE every
+order, the best validated parameters, the random stream the softmax
+likelihood's Monte Carlo samples draw from) is saved to FILE every
 -checkpoint-every and on Ctrl-C, after a whole step; running the same command
 again (same data, same training flags; -epochs, -steps, -patience and
 -threads may change) continues from it exactly, and FILE is removed when
-training ends normally. (With other -threads the results differ in rounding;
-the softmax likelihood's Monte Carlo samples restart from -seed.) The
-parameterization is whitened unless -whiten=false.`, stderr)
+training ends normally. (With other -threads the results differ in
+rounding.) The parameterization is whitened unless -whiten=false.`, stderr)
 	var spec modelSpec
 	var csv csvFlags
 	spec.register(fs)

@@ -36,5 +36,6 @@
 // Long runs can be stopped and resumed exactly: EpochInfo.Checkpoint (at
 // the end of an epoch) and StepInfo.Checkpoint (after any step) return the
 // loop's state (Adam's moments, step, epoch and mini-batch counts, the
-// back-off), which Config.Resume continues from.
+// back-off, and the random state of a model that implements RandomStater),
+// which Config.Resume continues from.
 package train

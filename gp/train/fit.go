@@ -76,6 +76,20 @@ type DataValidator interface {
 	ValidateData(x *mat.Dense, y []float64) error
 }
 
+// RandomStater is an optional extension of Model for models that draw
+// random numbers while evaluating the objective (Monte Carlo estimates of an
+// expected log-likelihood, sampled hidden layers, sampled columns). Fit puts
+// RandomState's result in every Checkpoint and hands it to SetRandomState
+// when it resumes, so that such a run also continues bit for bit. package
+// gp's Model and convgp's Deep implement it.
+type RandomStater interface {
+	// RandomState returns the state of the model's random generators.
+	RandomState() []byte
+	// SetRandomState restores a state RandomState returned; it returns an
+	// error, and changes nothing, for a state the model cannot use.
+	SetRandomState(state []byte) error
+}
+
 // Checkpoint is the state of a Fit run at the end of an epoch
 // (EpochInfo.Checkpoint) or after a step (StepInfo.Checkpoint) besides the
 // model's parameters: the epoch, mini-batch and step counts, which position
@@ -88,12 +102,12 @@ type DataValidator interface {
 // model that is deterministic for a fixed thread count and whose Params
 // returns exactly what SetParams received (package gp's models do), the
 // parameters after the last epoch, and the best validated ones, are the
-// same bit for bit, as are the callbacks' arguments and the Result. Two
-// things are not kept: the last good point that a rejected step goes back
-// to (after a resume, a rejection before the first accepted step retries
-// at the current parameters), and any random state inside the model (a
-// model drawing Monte Carlo samples continues with its own generator as
-// it was set up). Every field is exported, so encoding/gob and
+// same bit for bit, as are the callbacks' arguments and the Result. A
+// model that draws random numbers must implement RandomStater for that;
+// its generators' state is then part of the checkpoint (Random). One thing
+// is not kept: the last good point that a rejected step goes back to
+// (after a resume, a rejection before the first accepted step retries at
+// the current parameters). Every field is exported, so encoding/gob and
 // encoding/json can store it.
 type Checkpoint struct {
 	Epochs    int     // epochs finished
@@ -122,6 +136,12 @@ type Checkpoint struct {
 	BestEpoch    int
 	BestScore    float64
 	SinceImprove int
+
+	// Random is the model's RandomState when the checkpoint was taken, for
+	// a model that implements RandomStater; nil otherwise (and in
+	// checkpoints from before this field, whose resumes leave the model's
+	// generators as they are).
+	Random []byte
 }
 
 // StepInfo describes one accepted optimization step, for Config.OnStep.
@@ -445,6 +465,15 @@ func Fit(ctx context.Context, m Model, x *mat.Dense, y []float64, cfg Config) (R
 			return res, fmt.Errorf("train: Fit: bad Resume validation state (%d best parameters of %d, best epoch %d of %d finished, score %v, %d validations since an improvement)",
 				len(r.Best), p, r.BestEpoch, r.Epochs, r.BestScore, r.SinceImprove)
 		}
+		if r.Random != nil {
+			rs, ok := m.(RandomStater)
+			if !ok {
+				return res, errors.New("train: Fit: Resume holds a random state, but the model does not implement RandomStater")
+			}
+			if err := rs.SetRandomState(r.Random); err != nil {
+				return res, fmt.Errorf("train: Fit: Resume: %w", err)
+			}
+		}
 		step, startEpoch, accepted, skip = r.Steps, r.Epochs, r.Accepted, r.Batches
 		if r.Best != nil {
 			copy(best, r.Best)
@@ -572,7 +601,14 @@ func Fit(ctx context.Context, m Model, x *mat.Dense, y []float64, cfg Config) (R
 	}
 
 	// withBest adds the validation bookkeeping to a checkpoint.
+	// It also takes the model's random state as it is when the checkpoint
+	// is asked for (during OnStep or OnEpoch: after the step, or after the
+	// epoch's validation), which is where a resumed run continues.
+	rs, _ := m.(RandomStater)
 	withBest := func(c Checkpoint) Checkpoint {
+		if rs != nil {
+			c.Random = rs.RandomState()
+		}
 		c.SinceImprove = sinceImprove
 		if haveBest {
 			c.Best = append([]float64(nil), best...)

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"strings"
 	"testing"
 	"time"
@@ -92,6 +93,7 @@ func resumeCases(epochs int) []resumeCase {
 		{"decay", Config{Epochs: epochs, BatchSize: 20, Schedule: StepDecay{0.1, 0.5, 7}, Seed: 4}, blr},
 		{"natural", Config{Epochs: epochs, BatchSize: 16, Schedule: Constant(0.05), NaturalStep: 0.3, NaturalSharedGradient: true, Seed: 5}, natural},
 		{"natural-fresh", Config{Epochs: epochs, BatchSize: 16, Schedule: Constant(0.05), NaturalStep: 0.3, Seed: 6}, natural},
+		{"random", Config{Epochs: epochs, BatchSize: 16, Schedule: Constant(0.05), Seed: 7}, func() Model { return newNoisy(newExact(newBLR(3))) }},
 	}
 }
 
@@ -657,4 +659,101 @@ func (s *scaledGrad) Objective(x *mat.Dense, y []float64, n int, grad []float64)
 		grad[i] *= s.scale
 	}
 	return f, err
+}
+
+// noisy perturbs a model's gradient with draws from its own generator, as a
+// Monte Carlo estimate would, and implements RandomStater.
+type noisy struct {
+	Model
+	src *rand.PCG
+	rng *rand.Rand
+}
+
+func newNoisy(m Model) *noisy {
+	src := rand.NewPCG(8, 9)
+	return &noisy{Model: m, src: src, rng: rand.New(src)}
+}
+
+func (n *noisy) Objective(x *mat.Dense, y []float64, nTotal int, grad []float64) (float64, error) {
+	f, err := n.Model.Objective(x, y, nTotal, grad)
+	for i := range grad {
+		grad[i] *= 1 + 0.2*n.rng.NormFloat64()
+	}
+	return f, err
+}
+
+func (n *noisy) RandomState() []byte {
+	b, err := n.src.MarshalBinary()
+	if err != nil {
+		panic(err)
+	}
+	return b
+}
+
+func (n *noisy) SetRandomState(state []byte) error { return n.src.UnmarshalBinary(state) }
+
+// TestResumeRandomState checks that the checkpoint's random state is what
+// makes the "random" resume cases exact: without it a resumed run of a
+// model that draws random numbers ends elsewhere. A state the model cannot
+// use, or one given to a model without RandomStater, is an error.
+func TestResumeRandomState(t *testing.T) {
+	x, y := blrData(90, 35)
+	cfg := Config{Epochs: 3, BatchSize: 16, Schedule: Constant(0.05), Seed: 7}
+	run := func(m Model, c Config) []float64 {
+		t.Helper()
+		if _, err := Fit(context.Background(), m, x, y, c); err != nil {
+			t.Fatal(err)
+		}
+		p := make([]float64, m.NumParams())
+		m.Params(p)
+		return p
+	}
+	want := run(newNoisy(newExact(newBLR(3))), cfg)
+
+	m1 := newNoisy(newExact(newBLR(3)))
+	var ck Checkpoint
+	var saved []float64
+	c1 := cfg
+	c1.OnStep = func(si StepInfo) error {
+		if si.Step == 8 {
+			ck = si.Checkpoint()
+			saved = make([]float64, m1.NumParams())
+			m1.Params(saved)
+			return ErrStop
+		}
+		return nil
+	}
+	run(m1, c1)
+	if ck.Random == nil {
+		t.Fatal("the checkpoint holds no random state")
+	}
+	resume := func(ck Checkpoint) []float64 {
+		m2 := newNoisy(newExact(newBLR(3)))
+		if err := m2.SetParams(saved); err != nil {
+			t.Fatal(err)
+		}
+		c2 := cfg
+		c2.Resume = &ck
+		return run(m2, c2)
+	}
+	if got := resume(gobRoundTrip(t, ck)); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("resumed %v, uninterrupted %v", got, want)
+	}
+	noState := ck
+	noState.Random = nil
+	if got := resume(noState); fmt.Sprint(got) == fmt.Sprint(want) {
+		t.Error("a resume without the random state ends where the uninterrupted run does: the test cannot see the state")
+	}
+
+	bad := ck
+	bad.Random = []byte("not a state")
+	c3 := cfg
+	c3.Resume = &bad
+	if _, err := Fit(context.Background(), newNoisy(newExact(newBLR(3))), x, y, c3); err == nil {
+		t.Error("a bad random state was accepted")
+	}
+	c3.Resume = &ck
+	if _, err := Fit(context.Background(), newExact(newBLR(3)), x, y, c3); err == nil || !strings.Contains(err.Error(), "RandomStater") {
+		t.Errorf("a random state for a model without RandomStater: %v", err)
+	}
 }
