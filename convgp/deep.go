@@ -12,6 +12,7 @@ import (
 	"github.com/solvegp/solvegp/gp/kernel"
 	"github.com/solvegp/solvegp/gp/likelihood"
 	"github.com/solvegp/solvegp/gp/transform"
+	"github.com/solvegp/solvegp/internal/floats"
 	"github.com/solvegp/solvegp/patches"
 )
 
@@ -389,10 +390,8 @@ func (d *Deep) SetParams(src []float64) error {
 	if len(src) != d.NumParams() {
 		return fmt.Errorf("%w: %d parameters, want %d", ErrConfig, len(src), d.NumParams())
 	}
-	for _, v := range src {
-		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return fmt.Errorf("%w: parameter %v", ErrConfig, v)
-		}
+	if i := floats.FirstNonFinite(src); i >= 0 {
+		return fmt.Errorf("%w: parameter %d is %v", ErrConfig, i, src[i])
 	}
 	// The hidden layers' parameters, to restore if a later layer refuses
 	// its own (the output layer's are never needed: it is set last).

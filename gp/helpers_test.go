@@ -6,6 +6,8 @@ import (
 	"math/rand/v2"
 
 	"gonum.org/v1/gonum/mat"
+
+	"github.com/solvegp/solvegp/internal/floats"
 )
 
 // refRBF is a loop-based ARD squared-exponential kernel used as an
@@ -36,7 +38,7 @@ func (k *refRBF) SetParams(src []float64) error {
 	if len(src) != len(k.p) {
 		return fmt.Errorf("bad length")
 	}
-	if !finite(src) {
+	if !floats.AllFinite(src) {
 		return fmt.Errorf("non-finite")
 	}
 	copy(k.p, src)
@@ -111,7 +113,7 @@ func (g *refGauss) NumLatent() int       { return 1 }
 func (g *refGauss) NumParams() int       { return 1 }
 func (g *refGauss) Params(dst []float64) { dst[0] = g.logVar }
 func (g *refGauss) SetParams(src []float64) error {
-	if len(src) != 1 || !finite(src) {
+	if len(src) != 1 || !floats.AllFinite(src) {
 		return fmt.Errorf("bad")
 	}
 	g.logVar = src[0]

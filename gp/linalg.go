@@ -264,21 +264,3 @@ func (l *la) cholAdjoint(name string, c *chol.Cholesky, n int, x []float64) erro
 	l.rec(Cholesky, name, n, n, n, float64(n)*float64(n)*float64(n), t0)
 	return nil
 }
-
-// finite reports whether every element of s is finite.
-func finite(s []float64) bool {
-	// v·0 is ±0 for finite v and NaN for NaN or ±Inf; four sums of them
-	// check four values per step without a branch per value.
-	var a0, a1, a2, a3 float64
-	i := 0
-	for ; i+4 <= len(s); i += 4 {
-		a0 += s[i] * 0
-		a1 += s[i+1] * 0
-		a2 += s[i+2] * 0
-		a3 += s[i+3] * 0
-	}
-	for ; i < len(s); i++ {
-		a0 += s[i] * 0
-	}
-	return (a0+a1)+(a2+a3) == 0
-}

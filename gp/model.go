@@ -10,6 +10,7 @@ import (
 
 	"github.com/solvegp/solvegp/chol"
 	"github.com/solvegp/solvegp/gp/transform"
+	"github.com/solvegp/solvegp/internal/floats"
 	"github.com/solvegp/solvegp/internal/nilcheck"
 )
 
@@ -325,7 +326,7 @@ func newModel(kind Kind, k Kernel, lik Likelihood, z, o mat.Matrix, opts []Optio
 			mod.theta[lay.O+i*di+j] = o.At(i, j)
 		}
 	}
-	if !finite(mod.theta[:lay.Z]) {
+	if !floats.AllFinite(mod.theta[:lay.Z]) {
 		return nil, fmt.Errorf("%w: kernel or likelihood parameters are not finite", ErrValue)
 	}
 	mod.z = mat.NewDense(m, di, mod.theta[lay.Z:lay.Z+m*di])
@@ -460,7 +461,7 @@ func (mod *Model) SetParams(src []float64) error {
 	if len(src) != lay.Total {
 		return fmt.Errorf("%w: %d parameters, want %d", ErrShape, len(src), lay.Total)
 	}
-	if !finite(src) {
+	if !floats.AllFinite(src) {
 		return fmt.Errorf("%w: parameters hold NaN or Inf", ErrValue)
 	}
 	nk, nlk := mod.kern.NumParams(), mod.lik.NumParams()

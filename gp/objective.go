@@ -5,6 +5,8 @@ import (
 	"math"
 
 	"gonum.org/v1/gonum/mat"
+
+	"github.com/solvegp/solvegp/internal/floats"
 )
 
 // Terms are the pieces of the last evaluated bound.
@@ -44,7 +46,7 @@ func (mod *Model) checkX(x *mat.Dense) error {
 	}
 	raw := x.RawMatrix()
 	for i := 0; i < n; i++ {
-		if !finite(raw.Data[i*raw.Stride : i*raw.Stride+d]) {
+		if !floats.AllFinite(raw.Data[i*raw.Stride : i*raw.Stride+d]) {
 			return fmt.Errorf("%w: input row %d holds NaN or Inf", ErrValue, i)
 		}
 	}
@@ -61,7 +63,7 @@ func (mod *Model) ValidateData(x *mat.Dense, y []float64) error {
 	if n, _ := x.Dims(); len(y) != n {
 		return fmt.Errorf("%w: %d targets for %d inputs", ErrShape, len(y), n)
 	}
-	if !finite(y) {
+	if !floats.AllFinite(y) {
 		return fmt.Errorf("%w: targets hold NaN or Inf", ErrValue)
 	}
 	return validateLabels(mod.lik, y)
@@ -85,7 +87,7 @@ func (mod *Model) Objective(x *mat.Dense, y []float64, nTotal int, grad []float6
 	if len(y) != n {
 		return 0, fmt.Errorf("%w: %d targets for %d inputs", ErrShape, len(y), n)
 	}
-	if !finite(y) {
+	if !floats.AllFinite(y) {
 		return 0, fmt.Errorf("%w: targets hold NaN or Inf", ErrValue)
 	}
 	if nTotal < 1 {
@@ -131,7 +133,7 @@ func (mod *Model) Objective(x *mat.Dense, y []float64, nTotal int, grad []float6
 	if err := mod.backward(dmu, dvar, -1, grad, nil); err != nil {
 		return bound, err
 	}
-	if !finite(grad) {
+	if !floats.AllFinite(grad) {
 		return bound, fmt.Errorf("%w: gradient holds NaN or Inf", ErrValue)
 	}
 	return bound, nil
@@ -198,7 +200,7 @@ func (mod *Model) Backward(dmu, dvar []float64, dKL float64, grad []float64, dx 
 			return fmt.Errorf("%w: dx is %d×%d, want %d×%d", ErrShape, r, c, n, mod.d)
 		}
 	}
-	if !finite(dmu) || !finite(dvar) || math.IsNaN(dKL) || math.IsInf(dKL, 0) {
+	if !floats.AllFinite(dmu) || !floats.AllFinite(dvar) || math.IsNaN(dKL) || math.IsInf(dKL, 0) {
 		return fmt.Errorf("%w: non-finite marginal gradients", ErrValue)
 	}
 	return mod.backward(dmu, dvar, dKL, grad, dx)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/solvegp/solvegp/blas"
 	"github.com/solvegp/solvegp/chol"
+	"github.com/solvegp/solvegp/internal/floats"
 	"github.com/solvegp/solvegp/internal/nilcheck"
 )
 
@@ -290,7 +291,7 @@ func (p *Predictor) LogPredictive(x mat.Matrix, y []float64) ([]float64, error) 
 	if len(y) != n {
 		return nil, fmt.Errorf("%w: %d targets for %d inputs", ErrShape, len(y), n)
 	}
-	if !finite(y) {
+	if !floats.AllFinite(y) {
 		return nil, fmt.Errorf("%w: targets hold NaN or Inf", ErrValue)
 	}
 	if err := validateLabels(p.lik, y); err != nil {

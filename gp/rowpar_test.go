@@ -8,6 +8,7 @@ import (
 
 	"github.com/solvegp/solvegp/gp/kernel"
 	"github.com/solvegp/solvegp/gp/likelihood"
+	"github.com/solvegp/solvegp/internal/floats"
 )
 
 // TestElemPasses checks the layer's elementwise passes, split over 1 to 5
@@ -75,21 +76,21 @@ func TestFinite(t *testing.T) {
 		for i := range s {
 			s[i] = float64(i) - 3.5
 		}
-		if !finite(s) {
+		if !floats.AllFinite(s) {
 			t.Fatalf("n=%d: finite values reported non-finite", n)
 		}
 		for i := 0; i < n; i++ {
 			for _, bad := range []float64{math.NaN(), math.Inf(1), math.Inf(-1)} {
 				old := s[i]
 				s[i] = bad
-				if finite(s) {
+				if floats.AllFinite(s) {
 					t.Fatalf("n=%d: %v at %d not detected", n, bad, i)
 				}
 				s[i] = old
 			}
 		}
 	}
-	if !finite([]float64{math.MaxFloat64, -math.MaxFloat64, math.SmallestNonzeroFloat64, math.Copysign(0, -1)}) {
+	if !floats.AllFinite([]float64{math.MaxFloat64, -math.MaxFloat64, math.SmallestNonzeroFloat64, math.Copysign(0, -1)}) {
 		t.Fatal("extreme finite values reported non-finite")
 	}
 }

@@ -10,6 +10,7 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/solvegp/solvegp/internal/floats"
 	"github.com/solvegp/solvegp/internal/nilcheck"
 )
 
@@ -376,7 +377,7 @@ func Fit(ctx context.Context, m Model, x *mat.Dense, y []float64, cfg Config) (R
 		return res, errors.New("train: Fit: no data")
 	}
 	for i := 0; i < n; i++ {
-		if !finiteAll(x.RawRowView(i)) {
+		if !floats.AllFinite(x.RawRowView(i)) {
 			return res, fmt.Errorf("train: Fit: input row %d holds NaN or Inf", i)
 		}
 	}
@@ -461,7 +462,7 @@ func Fit(ctx context.Context, m Model, x *mat.Dense, y []float64, cfg Config) (R
 			return res, fmt.Errorf("train: Fit: Resume: %w", err)
 		}
 		if r.SinceImprove < 0 || r.Best != nil && (len(r.Best) != p || r.BestEpoch < 0 || r.BestEpoch >= r.Epochs ||
-			math.IsNaN(r.BestScore) || math.IsInf(r.BestScore, 0) || !finiteAll(r.Best)) {
+			math.IsNaN(r.BestScore) || math.IsInf(r.BestScore, 0) || !floats.AllFinite(r.Best)) {
 			return res, fmt.Errorf("train: Fit: bad Resume validation state (%d best parameters of %d, best epoch %d of %d finished, score %v, %d validations since an improvement)",
 				len(r.Best), p, r.BestEpoch, r.Epochs, r.BestScore, r.SinceImprove)
 		}
@@ -846,16 +847,6 @@ func Fit(ctx context.Context, m Model, x *mat.Dense, y []float64, cfg Config) (R
 	return finish(Finished, nil)
 }
 
-// finiteAll reports whether every value of s is finite.
-func finiteAll(s []float64) bool {
-	for _, v := range s {
-		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return false
-		}
-	}
-	return true
-}
-
 // checkEval returns why an evaluation is unusable, or "" if it is fine.
 func checkEval(f float64, grad []float64, err error) string {
 	if err != nil {
@@ -864,10 +855,8 @@ func checkEval(f float64, grad []float64, err error) string {
 	if math.IsNaN(f) || math.IsInf(f, 0) {
 		return fmt.Sprintf("objective is %v", f)
 	}
-	for i, g := range grad {
-		if math.IsNaN(g) || math.IsInf(g, 0) {
-			return fmt.Sprintf("gradient entry %d is %v", i, g)
-		}
+	if i := floats.FirstNonFinite(grad); i >= 0 {
+		return fmt.Sprintf("gradient entry %d is %v", i, grad[i])
 	}
 	return ""
 }
