@@ -44,24 +44,27 @@ func (k *Kernel) InducingMatrix(dst *mat.Dense, z1, z2 mat.Matrix) {
 		if k.tick {
 			sq, el = make([]float64, M2), make([]float64, M2)
 		}
-		r0, _ := blockRows(lo, M1)
-		_, r1 := blockRows(hi-1, M1)
-		// The inner products z1_i·z2_j go into dst's rows, which the loop
-		// then turns into kernel values in place: the exponents, asm.Exp on
-		// the whole row, and the same for the location kernel.
-		gemm(false, true, r1-r0, M2, d, 1, ap[r0*d:], d, bp, d, 0, out.Data[r0*out.Stride:], out.Stride)
-		for i := r0; i < r1; i++ {
-			row := out.Data[i*out.Stride : i*out.Stride+M2]
-			inducingExps(row, nil, row, an[i], bn, c, same, i)
-			if k.tick {
-				k.locRow(sq, el, al[2*i], al[2*i+1], bl)
-			}
-			for j := range row {
-				v := k.variance * row[j]
+		for b := lo; b < hi; b++ {
+			// The inner products z1_i·z2_j go into dst's rows, which the
+			// loop then turns into kernel values in place: the exponents,
+			// asm.Exp on the whole row, and the same for the location
+			// kernel. One product per block: Dgemm's method (and rounding)
+			// depends on its sizes, which must not depend on the workers.
+			r0, r1 := blockRows(b, M1)
+			gemm(false, true, r1-r0, M2, d, 1, ap[r0*d:], d, bp, d, 0, out.Data[r0*out.Stride:], out.Stride)
+			for i := r0; i < r1; i++ {
+				row := out.Data[i*out.Stride : i*out.Stride+M2]
+				inducingExps(row, nil, row, an[i], bn, c, same, i)
 				if k.tick {
-					v *= (1 + sq[j]) * el[j]
+					k.locRow(sq, el, al[2*i], al[2*i+1], bl)
 				}
-				row[j] = v
+				for j := range row {
+					v := k.variance * row[j]
+					if k.tick {
+						v *= (1 + sq[j]) * el[j]
+					}
+					row[j] = v
+				}
 			}
 		}
 	})

@@ -11,8 +11,9 @@ import (
 	"github.com/solvegp/solvegp/gp"
 )
 
-// stepThreads is the goroutine budget (DeepConfig.Threads) of BenchmarkStep.
-var stepThreads = flag.Int("step.threads", 1, "goroutines of BenchmarkStep's models")
+// stepThreads is the goroutine budget (DeepConfig.Threads) of BenchmarkStep and
+// BenchmarkPaperStep.
+var stepThreads = flag.Int("step.threads", 1, "goroutines of the models of BenchmarkStep and BenchmarkPaperStep")
 
 // BenchmarkStep times one training-objective evaluation with gradient (one
 // optimizer step without the parameter update) of the single-layer TICK
@@ -53,14 +54,14 @@ func BenchmarkStep(b *testing.B) {
 	}
 }
 
-// BenchmarkStepPaper times one training step, as BenchmarkStep does, of the
+// BenchmarkPaperStep times one training step, as BenchmarkStep does, of the
 // single-layer TICK model at the sizes of the paper's Table 1: SVGP M,
 // SVGP 1.6M, SOLVE-GP M + M and SVGP 2M with M = 1000, where SOLVE-GP's
 // cubic operations are of order M while SVGP 2M's are of order 2M. It is
 // skipped with -short.
 //
-//	go test ./convgp -run '^$' -bench BenchmarkStepPaper -benchtime 4x -step.threads 1
-func BenchmarkStepPaper(b *testing.B) {
+//	go test ./convgp -run '^$' -bench BenchmarkPaperStep -benchtime 3x -step.threads 1
+func BenchmarkPaperStep(b *testing.B) {
 	for _, c := range []struct {
 		kind  gp.Kind
 		m, m2 int

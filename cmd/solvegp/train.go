@@ -72,7 +72,9 @@ likelihood's Monte Carlo samples draw from) is saved to FILE every
 again (same data, same training flags; -epochs, -steps, -patience and
 -threads may change) continues from it exactly, and FILE is removed when
 training ends normally. (With other -threads the results differ in
-rounding.) The parameterization is whitened unless -whiten=false.`, stderr)
+rounding; a checkpoint from an older solvegp, which did not keep the random
+stream, resumes with fresh Monte Carlo draws.) The
+parameterization is whitened unless -whiten=false.`, stderr)
 	var spec modelSpec
 	var csv csvFlags
 	spec.register(fs)

@@ -466,14 +466,8 @@ func Fit(ctx context.Context, m Model, x *mat.Dense, y []float64, cfg Config) (R
 			return res, fmt.Errorf("train: Fit: bad Resume validation state (%d best parameters of %d, best epoch %d of %d finished, score %v, %d validations since an improvement)",
 				len(r.Best), p, r.BestEpoch, r.Epochs, r.BestScore, r.SinceImprove)
 		}
-		if r.Random != nil {
-			rs, ok := m.(RandomStater)
-			if !ok {
-				return res, errors.New("train: Fit: Resume holds a random state, but the model does not implement RandomStater")
-			}
-			if err := rs.SetRandomState(r.Random); err != nil {
-				return res, fmt.Errorf("train: Fit: Resume: %w", err)
-			}
+		if _, ok := m.(RandomStater); r.Random != nil && !ok {
+			return res, errors.New("train: Fit: Resume holds a random state, but the model does not implement RandomStater")
 		}
 		step, startEpoch, accepted, skip = r.Steps, r.Epochs, r.Accepted, r.Batches
 		if r.Best != nil {
@@ -528,6 +522,13 @@ func Fit(ctx context.Context, m Model, x *mat.Dense, y []float64, cfg Config) (R
 		}
 	} else if cfg.NaturalSharedGradient {
 		return res, errors.New("train: Fit: NaturalSharedGradient set without NaturalStep")
+	}
+	// The model's random state, last: a Fit that refuses its
+	// configuration leaves the model as it was.
+	if r := cfg.Resume; r != nil && r.Random != nil {
+		if err := m.(RandomStater).SetRandomState(r.Random); err != nil {
+			return res, fmt.Errorf("train: Fit: Resume: %w", err)
+		}
 	}
 
 	rng := rand.New(rand.NewPCG(cfg.Seed, 0x7a11ab1e))

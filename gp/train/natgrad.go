@@ -55,6 +55,26 @@ type NaturalGradient struct {
 	Threads int
 }
 
+// RandomState returns the wrapped model's random state if it implements
+// RandomStater, and nil otherwise, so that Fit's checkpoints of a wrapped
+// model that draws random numbers hold its state.
+func (ng *NaturalGradient) RandomState() []byte {
+	if rs, ok := ng.Model.(RandomStater); ok {
+		return rs.RandomState()
+	}
+	return nil
+}
+
+// SetRandomState restores the wrapped model's random state; it is an error
+// if the wrapped model does not implement RandomStater.
+func (ng *NaturalGradient) SetRandomState(state []byte) error {
+	rs, ok := ng.Model.(RandomStater)
+	if !ok {
+		return errors.New("train: NaturalGradient: the wrapped model does not implement RandomStater")
+	}
+	return rs.SetRandomState(state)
+}
+
 // VariationalParams marks the entries of every factor.
 func (ng *NaturalGradient) VariationalParams(mask []bool) {
 	for _, f := range ng.Factors {

@@ -94,6 +94,11 @@ func resumeCases(epochs int) []resumeCase {
 		{"natural", Config{Epochs: epochs, BatchSize: 16, Schedule: Constant(0.05), NaturalStep: 0.3, NaturalSharedGradient: true, Seed: 5}, natural},
 		{"natural-fresh", Config{Epochs: epochs, BatchSize: 16, Schedule: Constant(0.05), NaturalStep: 0.3, Seed: 6}, natural},
 		{"random", Config{Epochs: epochs, BatchSize: 16, Schedule: Constant(0.05), Seed: 7}, func() Model { return newNoisy(newExact(newBLR(3))) }},
+		// NaturalGradient passes the wrapped model's random state through.
+		{"natural-random", Config{Epochs: epochs, BatchSize: 16, Schedule: Constant(0.05), NaturalStep: 0.3, NaturalSharedGradient: true, Seed: 8},
+			func() Model {
+				return &NaturalGradient{Model: newNoisy(newExact(newBLR(3))), Factors: []GaussianFactor{blrFactor(3)}}
+			}},
 	}
 }
 
@@ -755,5 +760,15 @@ func TestResumeRandomState(t *testing.T) {
 	c3.Resume = &ck
 	if _, err := Fit(context.Background(), newExact(newBLR(3)), x, y, c3); err == nil || !strings.Contains(err.Error(), "RandomStater") {
 		t.Errorf("a random state for a model without RandomStater: %v", err)
+	}
+	// A Fit that refuses its configuration leaves the generator alone.
+	m4 := newNoisy(newExact(newBLR(3)))
+	before := m4.RandomState()
+	c3.Frozen = make([]bool, 1)
+	if _, err := Fit(context.Background(), m4, x, y, c3); err == nil {
+		t.Error("a wrong Frozen length was accepted")
+	}
+	if !bytes.Equal(m4.RandomState(), before) {
+		t.Error("a refused Fit changed the model's random state")
 	}
 }
