@@ -81,8 +81,8 @@ type DataValidator interface {
 // random numbers while evaluating the objective (Monte Carlo estimates of an
 // expected log-likelihood, sampled hidden layers, sampled columns). Fit puts
 // RandomState's result in every Checkpoint and hands it to SetRandomState
-// when it resumes, so that such a run also continues bit for bit. package
-// gp's Model and convgp's Deep implement it.
+// when it resumes, so that such a run also continues bit for bit. The
+// models of packages gp (Model) and convgp (Deep) implement it.
 type RandomStater interface {
 	// RandomState returns the state of the model's random generators.
 	RandomState() []byte
