@@ -13,6 +13,7 @@ import (
 	"github.com/solvegp/solvegp/gp/likelihood"
 	"github.com/solvegp/solvegp/gp/transform"
 	"github.com/solvegp/solvegp/internal/floats"
+	"github.com/solvegp/solvegp/internal/randstate"
 	"github.com/solvegp/solvegp/patches"
 )
 
@@ -694,22 +695,14 @@ func (d *Deep) Evaluate(x *mat.Dense, y []float64, samples, batch int) (acc, mea
 // no columns, and the likelihood is the Deep's. It implements
 // train.RandomStater, so that train.Fit's checkpoints hold it and a resumed
 // run draws the same samples as one never stopped.
-func (d *Deep) RandomState() []byte {
-	b, err := d.src.MarshalBinary()
-	if err != nil {
-		panic(err) // a PCG's state always encodes
-	}
-	return b
-}
+func (d *Deep) RandomState() []byte { return randstate.Save(d.src) }
 
 // SetRandomState restores a state returned by RandomState. A state that is
 // not one is an error wrapping ErrConfig, and leaves the generator as it
 // was.
 func (d *Deep) SetRandomState(state []byte) error {
-	var p rand.PCG
-	if err := p.UnmarshalBinary(state); err != nil {
+	if err := randstate.Restore(d.src, state); err != nil {
 		return fmt.Errorf("%w: random state: %v", ErrConfig, err)
 	}
-	*d.src = p
 	return nil
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/solvegp/solvegp/gp/transform"
 	"github.com/solvegp/solvegp/internal/floats"
 	"github.com/solvegp/solvegp/internal/nilcheck"
+	"github.com/solvegp/solvegp/internal/randstate"
 )
 
 // Kind selects the variational family of a Model.
@@ -491,21 +492,13 @@ func (mod *Model) O() *mat.Dense {
 // WithSeed), which Monte Carlo likelihoods and column sampling draw from.
 // It implements train.RandomStater, so that train.Fit's checkpoints hold it
 // and a resumed run draws the same numbers as one never stopped.
-func (mod *Model) RandomState() []byte {
-	b, err := mod.src.MarshalBinary()
-	if err != nil {
-		panic(err) // a PCG's state always encodes
-	}
-	return b
-}
+func (mod *Model) RandomState() []byte { return randstate.Save(mod.src) }
 
 // SetRandomState restores a state returned by RandomState. A state that is
 // not one is an error wrapping ErrValue, and leaves the stream as it was.
 func (mod *Model) SetRandomState(state []byte) error {
-	var p rand.PCG
-	if err := p.UnmarshalBinary(state); err != nil {
+	if err := randstate.Restore(mod.src, state); err != nil {
 		return fmt.Errorf("%w: random state: %v", ErrValue, err)
 	}
-	*mod.src = p
 	return nil
 }
