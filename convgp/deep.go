@@ -146,17 +146,26 @@ type Deep struct {
 // TICK locations are drawn uniformly over the output grid. Variational
 // distributions start at their priors.
 func NewDeep(x *mat.Dense, cfg DeepConfig) (*Deep, error) {
+	if x == nil {
+		return nil, fmt.Errorf("%w: no images for initialization", ErrConfig)
+	}
+	return newDeep(x, cfg)
+}
+
+// newDeep is NewDeep; with x nil it skips the initialization from data and
+// gives every layer zero inducing points, for a caller that sets all the
+// parameters next (ReadModel).
+func newDeep(x *mat.Dense, cfg DeepConfig) (*Deep, error) {
 	if cfg.Height < 1 || cfg.Width < 1 || cfg.Channels < 1 || cfg.Classes < 2 {
 		return nil, fmt.Errorf("%w: images %d×%d×%d, %d classes", ErrConfig, cfg.Height, cfg.Width, cfg.Channels, cfg.Classes)
 	}
 	if cfg.Kind != gp.SVGP && cfg.Kind != gp.SOLVEGP {
 		return nil, fmt.Errorf("%w: kind %v (want SVGP or SOLVE-GP)", ErrConfig, cfg.Kind)
 	}
-	if x == nil {
-		return nil, fmt.Errorf("%w: no images for initialization", ErrConfig)
-	}
-	if _, c := x.Dims(); c != cfg.Height*cfg.Width*cfg.Channels {
-		return nil, fmt.Errorf("%w: images have %d values, want %d", ErrConfig, c, cfg.Height*cfg.Width*cfg.Channels)
+	if x != nil {
+		if _, c := x.Dims(); c != cfg.Height*cfg.Width*cfg.Channels {
+			return nil, fmt.Errorf("%w: images have %d values, want %d", ErrConfig, c, cfg.Height*cfg.Width*cfg.Channels)
+		}
 	}
 	if cfg.Variance == 0 {
 		cfg.Variance = 5
@@ -211,8 +220,10 @@ func NewDeep(x *mat.Dense, cfg DeepConfig) (*Deep, error) {
 		if err != nil {
 			return nil, err
 		}
-		z, o, err := initPatches(proj, g, hs.M, m2of(hs.M2), cfg.Init)
-		if err != nil {
+		var z, o *mat.Dense
+		if proj == nil {
+			z, o = zeroInducing(hs.M, m2of(hs.M2), g.PatchLen())
+		} else if z, o, err = initPatches(proj, g, hs.M, m2of(hs.M2), cfg.Init); err != nil {
 			return nil, fmt.Errorf("convgp: hidden layer %d: %w", i, err)
 		}
 		carrier, err := likelihood.NewSoftmax(hs.Channels)
@@ -239,9 +250,10 @@ func NewDeep(x *mat.Dense, cfg DeepConfig) (*Deep, error) {
 			hl.w = append([]float64(nil), w...)
 		}
 		d.hidden = append(d.hidden, hl)
-		proj, err = glorotProject(proj, g, w, hs.Channels, grng, cfg.Init)
-		if err != nil {
-			return nil, err
+		if proj != nil {
+			if proj, err = glorotProject(proj, g, w, hs.Channels, grng, cfg.Init); err != nil {
+				return nil, err
+			}
 		}
 		H, W, C = g.OutHeight(), g.OutWidth(), hs.Channels
 	}
@@ -256,8 +268,10 @@ func NewDeep(x *mat.Dense, cfg DeepConfig) (*Deep, error) {
 	if err != nil {
 		return nil, err
 	}
-	z, o, err := InitInducing(proj, k, os.M, m2of(os.M2), cfg.Init)
-	if err != nil {
+	var z, o *mat.Dense
+	if proj == nil {
+		z, o = zeroInducing(os.M, m2of(os.M2), k.InducingDim())
+	} else if z, o, err = InitInducing(proj, k, os.M, m2of(os.M2), cfg.Init); err != nil {
 		return nil, err
 	}
 	var likOpts []likelihood.Option
@@ -284,6 +298,16 @@ func NewDeep(x *mat.Dense, cfg DeepConfig) (*Deep, error) {
 	}
 	d.offs = append(d.offs, off, off+d.out.NumParams())
 	return d, nil
+}
+
+// zeroInducing returns zero inducing points (m × dim) and orthogonal ones
+// (m2 × dim, nil if m2 is 0), placeholders for parameters set afterwards.
+func zeroInducing(m, m2, dim int) (z, o *mat.Dense) {
+	z = mat.NewDense(m, dim, nil)
+	if m2 > 0 {
+		o = mat.NewDense(m2, dim, nil)
+	}
+	return z, o
 }
 
 // layerLengthscale returns a layer's initial lengthscale: its own if set,

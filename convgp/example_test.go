@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 
 	"github.com/solvegp/solvegp/convgp"
 	"github.com/solvegp/solvegp/gp"
@@ -75,4 +77,58 @@ func ExampleNewDeep() {
 	// Output:
 	// layers: 1
 	// test accuracy above 90%: true
+}
+
+// ExampleSaveModel trains the classifier of ExampleNewDeep, saves it, and
+// loads it back without the training images: the loaded model predicts
+// exactly as the trained one.
+func ExampleSaveModel() {
+	rng := rand.New(rand.NewPCG(21, 22))
+	x, y := blobImages(rng, 120)
+	xTest, _ := blobImages(rng, 20)
+	model, err := convgp.NewDeep(x, convgp.DeepConfig{
+		Height: 8, Width: 8, Channels: 1, Classes: 2, Kind: gp.SOLVEGP, Whiten: true,
+		Variance: 1, Lengthscale: 1, LocLengthscale: 2,
+		Output: convgp.Output{PatchHeight: 2, PatchWidth: 2, M: 6, M2: 6, TICK: true},
+		Init:   convgp.InitOptions{Seed: 1}, Threads: 1,
+	})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	if _, err := train.Fit(context.Background(), model, x, y, train.Config{
+		MaxSteps: 50, BatchSize: 40, Schedule: train.Constant(0.05), Seed: 3,
+	}); err != nil {
+		fmt.Println(err)
+		return
+	}
+	dir, err := os.MkdirTemp("", "convgp-example")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer os.RemoveAll(dir)
+	path := filepath.Join(dir, "blobs.cgp")
+	if err := convgp.SaveModel(path, model); err != nil {
+		fmt.Println(err)
+		return
+	}
+	loaded, err := convgp.LoadModel(path)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	p1, err := model.Predict(xTest, 1, 64)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	p2, err := loaded.Predict(xTest, 1, 64)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println("same predictions:", mat.Equal(p1, p2))
+	// Output:
+	// same predictions: true
 }

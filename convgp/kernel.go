@@ -68,6 +68,11 @@ type Config struct {
 // 5×5 patches (295 MB).
 const DefaultCacheBytes = 512 << 20
 
+// MaxTICKPatches is the most patches per image a TICK kernel accepts: its
+// location tables among the patches hold 2·P² values (4 GiB at this limit;
+// 28×28 images with 5×5 patches have 576).
+const MaxTICKPatches = 1 << 14
+
 // Kernel is a convolutional (or TICK) kernel between inducing patches and
 // images; see the package documentation for the covariances it defines.
 //
@@ -130,6 +135,9 @@ func New(cfg Config) (*Kernel, error) {
 		return nil, fmt.Errorf("%w: workers %d", ErrConfig, cfg.Workers)
 	}
 	P := g.NumPatches()
+	if cfg.TICK && P > MaxTICKPatches {
+		return nil, fmt.Errorf("%w: %d patches; a TICK kernel's location tables hold 2·P² values, so at most %d patches", ErrConfig, P, MaxTICKPatches)
+	}
 	k := &Kernel{geom: g, tick: cfg.TICK, learnW: !cfg.FixedWeights, workers: cfg.Workers, cache: cfg.CacheBytes}
 	if k.cache == 0 {
 		k.cache = DefaultCacheBytes

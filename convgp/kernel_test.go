@@ -1,8 +1,10 @@
 package convgp
 
 import (
+	"errors"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
@@ -437,6 +439,17 @@ func TestNewErrors(t *testing.T) {
 		if _, err := New(c); err == nil {
 			t.Errorf("config %d: no error", i)
 		}
+	}
+	// One patch more than MaxTICKPatches: refused before its location
+	// tables are allocated; without TICK the same geometry is fine.
+	big := Config{Patches: patches.Config{Height: 1, Width: MaxTICKPatches + 1, Channels: 1, PatchHeight: 1, PatchWidth: 1},
+		Variance: 1, Lengthscale: 1, TICK: true, LocLengthscale: 1}
+	if _, err := New(big); !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), "patches") {
+		t.Errorf("a TICK kernel with %d patches: %v", MaxTICKPatches+1, err)
+	}
+	big.TICK = false
+	if _, err := New(big); err != nil {
+		t.Errorf("the same geometry without TICK: %v", err)
 	}
 	k, err := New(Config{Patches: pc, Variance: 1, Lengthscale: 1})
 	if err != nil {

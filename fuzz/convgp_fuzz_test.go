@@ -1,12 +1,15 @@
 package fuzz
 
 import (
+	"bytes"
+	"errors"
 	"math"
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/solvegp/solvegp/convgp"
+	"github.com/solvegp/solvegp/gp"
 	"github.com/solvegp/solvegp/patches"
 )
 
@@ -117,6 +120,69 @@ func FuzzConvGPKernel(f *testing.F) {
 					t.Fatal("Kuu not symmetric")
 				}
 			}
+		}
+	})
+}
+
+// convgpModelFile returns the file of a small deep convolutional model of
+// the given kind, hidden layers and TICK setting.
+func convgpModelFile(tb testing.TB, kind gp.Kind, hidden int, tick bool) []byte {
+	tb.Helper()
+	const h, w = 6, 5
+	x := mat.NewDense(12, h*w, nil)
+	for i, v := 0, 0.0; i < 12*h*w; i++ {
+		v = math.Mod(v+0.37, 1)
+		x.RawMatrix().Data[i] = v
+	}
+	cfg := convgp.DeepConfig{Height: h, Width: w, Channels: 1, Classes: 3, Kind: kind, Threads: 1,
+		Init:   convgp.InitOptions{Images: 12, PerCentre: 3, Seed: 2},
+		Output: convgp.Output{PatchHeight: 2, PatchWidth: 2, M: 3, M2: 2, TICK: tick}}
+	if hidden > 0 {
+		cfg.Hidden = []convgp.Hidden{{PatchHeight: 2, PatchWidth: 2, Channels: 2, M: 2, M2: 2}}
+		cfg.LinearMean = true
+	}
+	d, err := convgp.NewDeep(x, cfg)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := convgp.WriteModel(&buf, d); err != nil {
+		tb.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// FuzzConvGPModelFile decodes arbitrary bytes as a convolutional model file.
+// Decoding must return an error wrapping convgp.ErrModelFile, or a model
+// whose file decodes again to a model with the same file — never a panic.
+func FuzzConvGPModelFile(f *testing.F) {
+	for _, c := range []struct {
+		kind   gp.Kind
+		hidden int
+		tick   bool
+	}{{gp.SOLVEGP, 0, true}, {gp.SVGP, 1, false}} {
+		f.Add(convgpModelFile(f, c.kind, c.hidden, c.tick))
+	}
+	f.Add([]byte(`{"format":"solvegp-convgp-model","version":1,"params":1}` + "\n\x00\x00\x00\x00\x00\x00\xf0\x3f"))
+	f.Fuzz(func(t *testing.T, in []byte) {
+		d, err := convgp.ReadModel(bytes.NewReader(in))
+		if err != nil {
+			if !errors.Is(err, convgp.ErrModelFile) {
+				t.Fatalf("error of the wrong class: %v", err)
+			}
+			return
+		}
+		var out bytes.Buffer
+		if err := convgp.WriteModel(&out, d); err != nil {
+			t.Fatalf("decoded model does not encode: %v", err)
+		}
+		d2, err := convgp.ReadModel(bytes.NewReader(out.Bytes()))
+		if err != nil {
+			t.Fatalf("re-encoded model does not decode: %v", err)
+		}
+		var out2 bytes.Buffer
+		if err := convgp.WriteModel(&out2, d2); err != nil || !bytes.Equal(out.Bytes(), out2.Bytes()) {
+			t.Fatalf("encoding is not stable (%v)", err)
 		}
 	})
 }

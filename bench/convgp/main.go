@@ -515,6 +515,14 @@ func run(o options) error {
 		logger("trained %d steps (%d this session, %.2f s/iter)", done, steps, time.Since(segStart).Seconds()/math.Max(1, float64(steps)))
 	}
 
+	// The trained model, loadable without the training images
+	// (convgp.LoadModel); rewritten if the run is evaluated again.
+	modelPath := filepath.Join(o.out, o.name+".cgp")
+	if err := convgp.SaveModel(modelPath, model); err != nil {
+		return err
+	}
+	logger("model saved to %s", modelPath)
+
 	// Evaluation.
 	samples := o.samples
 	if o.layers == 1 {

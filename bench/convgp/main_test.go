@@ -10,9 +10,11 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/solvegp/solvegp/convgp"
 	"github.com/solvegp/solvegp/convgp/dataset"
 	"github.com/solvegp/solvegp/gp/train"
 )
@@ -158,6 +160,20 @@ func TestResumeEndToEnd(t *testing.T) {
 			if a[0].Iters != 24 || b[0].Iters != 24 || a[0].TestAcc != b[0].TestAcc || a[0].TestLL != b[0].TestLL ||
 				a[0].TrainAcc != b[0].TrainAcc || a[0].TrainLL != b[0].TrainLL {
 				t.Fatalf("interrupted and resumed run %+v, straight run %+v", b[0], a[0])
+			}
+			// Both runs saved their trained models, which load without
+			// the images and are the same.
+			var params [2][]float64
+			for i, dir := range []string{straight, stopped} {
+				m, err := convgp.LoadModel(filepath.Join(dir, "tiny.cgp"))
+				if err != nil {
+					t.Fatal(err)
+				}
+				params[i] = make([]float64, m.NumParams())
+				m.Params(params[i])
+			}
+			if !slices.Equal(params[0], params[1]) {
+				t.Error("the saved models of the straight and the resumed run differ")
 			}
 		})
 	}
