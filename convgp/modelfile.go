@@ -50,9 +50,11 @@ type modelHeader struct {
 // on any error an existing file at path is left as it was. The file holds a
 // JSON line with the model's DeepConfig, its parameter count and the SHA-256
 // of the parameters, then the parameters as little-endian float64 values;
-// LoadModel rebuilds the model from it without the training images. The
-// Monte Carlo generator's state is not saved: a loaded model draws from
-// DeepConfig.Seed, and its predictions use their own generator anyway.
+// LoadModel rebuilds the model from it without the training images, with
+// the saved configuration (its thread budget, DeepConfig.Threads,
+// included). The Monte Carlo generator's state is not saved: a loaded model
+// draws from DeepConfig.Seed, and its predictions use their own generator
+// anyway.
 func SaveModel(path string, d *Deep) error {
 	if d == nil {
 		return fmt.Errorf("%w: nil model", ErrConfig)
