@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 
 	"gonum.org/v1/gonum/mat"
 
@@ -179,6 +180,10 @@ func newDeep(x *mat.Dense, cfg DeepConfig) (*Deep, error) {
 	if cfg.HiddenVariance == 0 {
 		cfg.HiddenVariance = cfg.Variance
 	}
+	if cfg.Epsilon == 0 {
+		cfg.Epsilon = likelihood.DefaultEpsilon // pinned, so that a saved model keeps it
+	}
+	cfg.Hidden = slices.Clone(cfg.Hidden) // the caller's slice may change later
 	for _, v := range []float64{cfg.Variance, cfg.Lengthscale, cfg.LocLengthscale, cfg.HiddenVariance} {
 		if !(v > 0) || math.IsInf(v, 0) {
 			return nil, fmt.Errorf("%w: kernel parameter %v", ErrConfig, v)
@@ -244,10 +249,14 @@ func newDeep(x *mat.Dense, cfg DeepConfig) (*Deep, error) {
 				return nil, fmt.Errorf("convgp: hidden layer %d: %w", i, err)
 			}
 		}
-		w := glorotFilters(g, hs.Channels, grng)
 		hl := &hiddenLayer{geom: g, model: mod, c: hs.Channels}
+		var w []float64 // the Glorot filters, for initialization from x
+		if proj != nil {
+			w = glorotFilters(g, hs.Channels, grng)
+		}
 		if cfg.LinearMean {
-			hl.w = append([]float64(nil), w...)
+			hl.w = make([]float64, g.PatchLen()*hs.Channels) // zero: set with the parameters
+			copy(hl.w, w)
 		}
 		d.hidden = append(d.hidden, hl)
 		if proj != nil {
@@ -274,11 +283,7 @@ func newDeep(x *mat.Dense, cfg DeepConfig) (*Deep, error) {
 	} else if z, o, err = InitInducing(proj, k, os.M, m2of(os.M2), cfg.Init); err != nil {
 		return nil, err
 	}
-	var likOpts []likelihood.Option
-	if cfg.Epsilon != 0 {
-		likOpts = append(likOpts, likelihood.Epsilon(cfg.Epsilon))
-	}
-	lik, err := likelihood.NewRobustMax(cfg.Classes, likOpts...)
+	lik, err := likelihood.NewRobustMax(cfg.Classes, likelihood.Epsilon(cfg.Epsilon))
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
 	}

@@ -69,9 +69,10 @@ type Config struct {
 const DefaultCacheBytes = 512 << 20
 
 // MaxTICKPatches is the most patches per image a TICK kernel accepts: its
-// location tables among the patches hold 2·P² values (4 GiB at this limit;
-// 28×28 images with 5×5 patches have 576).
-const MaxTICKPatches = 1 << 14
+// location tables among the patches hold 2·P² values (1 GiB at this limit;
+// 28×28 images with 5×5 patches have 576, and the P² terms of an image's
+// variance make much larger P impractical anyway).
+const MaxTICKPatches = 1 << 13
 
 // Kernel is a convolutional (or TICK) kernel between inducing patches and
 // images; see the package documentation for the covariances it defines.

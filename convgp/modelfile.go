@@ -13,7 +13,9 @@ import (
 	"math"
 	"os"
 
+	"github.com/solvegp/solvegp/gp"
 	"github.com/solvegp/solvegp/gp/modelfile"
+	"github.com/solvegp/solvegp/patches"
 )
 
 // ModelFormat is the "format" field that identifies a convolutional model
@@ -25,9 +27,11 @@ const ModelFormat = "solvegp-convgp-model"
 const ModelVersion = 1
 
 // MaxModelParams bounds the parameter count of a model file ReadModel
-// accepts (2²⁸ values, 2 GiB), so that a damaged or hostile file cannot
-// exhaust memory. The paper's single-layer SOLVE-GP 1000 + 1000 has about
-// 10⁷.
+// accepts (2²⁸ values, 2 GiB). The paper's single-layer SOLVE-GP
+// 1000 + 1000 has about 10⁷. ReadModel computes the parameter count of the
+// file's configuration from its sizes and compares it with the file's
+// before it builds anything, so the memory it takes grows with the file's
+// size (plus at most the TICK location tables, see MaxTICKPatches).
 const MaxModelParams = 1 << 28
 
 // ErrModelFile is wrapped by the errors of ReadModel and LoadModel about
@@ -66,6 +70,10 @@ func SaveModel(path string, d *Deep) error {
 func WriteModel(w io.Writer, d *Deep) error {
 	if d == nil {
 		return fmt.Errorf("%w: nil model", ErrConfig)
+	}
+	// What ReadModel would refuse is not written.
+	if n, err := paramCount(d.cfg); err != nil || n != d.NumParams() {
+		return fmt.Errorf("convgp: this model cannot be saved: its configuration does not load (%v)", err)
 	}
 	p := make([]float64, d.NumParams())
 	d.Params(p)
@@ -107,12 +115,15 @@ const maxModelHeader = 64 << 10
 // hold nothing after it. Input that is not such a model is an error
 // wrapping ErrModelFile; when the package refuses the file's configuration
 // or parameters, the error also wraps the refusal (ErrConfig, for
-// instance).
+// instance). A failure to read r is returned as such.
 func ReadModel(r io.Reader) (*Deep, error) {
 	br := bufio.NewReaderSize(r, maxModelHeader)
 	line, err := br.ReadSlice('\n')
-	if err != nil {
-		return nil, fmt.Errorf("%w: no header line of at most %d bytes (%v)", ErrModelFile, maxModelHeader, err)
+	switch {
+	case errors.Is(err, io.EOF) || errors.Is(err, bufio.ErrBufferFull):
+		return nil, fmt.Errorf("%w: no header line of at most %d bytes", ErrModelFile, maxModelHeader)
+	case err != nil:
+		return nil, fmt.Errorf("convgp: reading a model: %w", err)
 	}
 	// The format and version first, so that a newer file is reported as
 	// such rather than by the fields this version does not know.
@@ -138,15 +149,19 @@ func ReadModel(r io.Reader) (*Deep, error) {
 	if h.Params < 1 || h.Params > MaxModelParams {
 		return nil, fmt.Errorf("%w: %d parameters (at most %d)", ErrModelFile, h.Params, MaxModelParams)
 	}
-	if err := plausible(h.Config, h.Params); err != nil {
+	// The configuration's parameter count, from its sizes alone, before
+	// anything is allocated for it.
+	if n, err := paramCount(h.Config); err != nil {
 		return nil, err
+	} else if n != h.Params {
+		return nil, fmt.Errorf("%w: %d parameters for a configuration that has %d", ErrModelFile, h.Params, n)
 	}
 	// Read what is there (at most one byte more than announced), so that
 	// memory grows with the input, not with what the header claims.
 	buf, err := io.ReadAll(io.LimitReader(br, 8*int64(h.Params)+1))
 	switch {
 	case err != nil:
-		return nil, fmt.Errorf("%w: reading the parameters: %v", ErrModelFile, err)
+		return nil, fmt.Errorf("convgp: reading a model's parameters: %w", err)
 	case len(buf) < 8*h.Params:
 		return nil, fmt.Errorf("%w: %d parameters announced, %d bytes follow", ErrModelFile, h.Params, len(buf))
 	case len(buf) > 8*h.Params:
@@ -163,8 +178,8 @@ func ReadModel(r io.Reader) (*Deep, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrModelFile, err)
 	}
-	if d.NumParams() != h.Params {
-		return nil, fmt.Errorf("%w: %d parameters for a configuration that has %d", ErrModelFile, h.Params, d.NumParams())
+	if d.NumParams() != h.Params { // paramCount disagrees with the layout: a bug
+		return nil, fmt.Errorf("convgp: ReadModel: the configuration has %d parameters, not the %d computed", d.NumParams(), h.Params)
 	}
 	if err := d.SetParams(p); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrModelFile, err)
@@ -173,44 +188,88 @@ func ReadModel(r io.Reader) (*Deep, error) {
 }
 
 // maxModelImage bounds the values per image of a model file's
-// configuration (a 2048×2048 image), which sizes the patch tables built
-// before the parameters can be checked against the configuration.
+// configuration (a 2048×2048 image): the patch tables built before the
+// parameters are set grow with it.
 const maxModelImage = 1 << 22
 
-// plausible checks the sizes of a model file's configuration against its
-// parameter count before anything is allocated for them: every layer holds
-// at least one triangle of M(M+1)/2 values per latent function, so a
-// configuration whose M, M2, channels or classes cannot fit in n parameters
-// is refused, as are images of more than maxModelImage values.
-func plausible(cfg DeepConfig, n int) error {
-	bad := func(what string, v int) error {
-		return fmt.Errorf("%w: %s = %d does not fit %d parameters", ErrModelFile, what, v, n)
+// paramCount returns the number of parameters of the model cfg describes,
+// computed from the sizes alone, with nothing allocated: the layout of
+// every layer's gp model (kernel, inducing points, and per latent function
+// a mean and a packed triangle for q(u), and for SOLVE-GP for q(v⊥)), the
+// output kernel's patch weights and the hidden layers' linear means. An
+// error wraps ErrModelFile. TestParamCount checks it against NumParams.
+func paramCount(cfg DeepConfig) (int, error) {
+	bad := func(format string, a ...any) (int, error) {
+		return 0, fmt.Errorf("%w: %s", ErrModelFile, fmt.Sprintf(format, a...))
 	}
-	tri := func(m int) bool { return m >= 0 && m <= n && m*(m+1)/2 <= n }
-	for _, v := range []int{cfg.Height, cfg.Width, cfg.Channels} {
-		if v < 1 || v > maxModelImage {
-			return fmt.Errorf("%w: images %d×%d×%d", ErrModelFile, cfg.Height, cfg.Width, cfg.Channels)
+	if cfg.Height < 1 || cfg.Width < 1 || cfg.Channels < 1 ||
+		float64(cfg.Height)*float64(cfg.Width)*float64(cfg.Channels) > maxModelImage {
+		return bad("images %d×%d×%d (at most %d values)", cfg.Height, cfg.Width, cfg.Channels, maxModelImage)
+	}
+	if cfg.Kind != gp.SVGP && cfg.Kind != gp.SOLVEGP {
+		return bad("kind %v", cfg.Kind)
+	}
+	// Sums in float64: exact below 2⁵³, and anything near that is refused.
+	tri := func(m int) float64 { return float64(m) + float64(m)*float64(m+1)/2 } // a mean and a packed triangle
+	var total float64
+	// layer adds a gp model's parameters; pl is its patch length (the
+	// inducing points' dimension), kp its kernel's parameters.
+	layer := func(what string, m, m2, pl, latent int, kp float64) error {
+		if cfg.Kind == gp.SVGP {
+			m2 = 0
 		}
+		if m < 1 || m2 < 0 || (cfg.Kind == gp.SOLVEGP && m2 < 1) || latent < 1 {
+			return fmt.Errorf("%w: %s: M = %d, M2 = %d, %d latent functions", ErrModelFile, what, m, m2, latent)
+		}
+		total += kp + float64(m+m2)*float64(pl) + float64(latent)*(tri(m)+tri(m2))
+		return nil
 	}
-	if cfg.Height*cfg.Width > maxModelImage || cfg.Height*cfg.Width*cfg.Channels > maxModelImage {
-		return fmt.Errorf("%w: images %d×%d×%d (at most %d values)", ErrModelFile, cfg.Height, cfg.Width, cfg.Channels, maxModelImage)
+	geom := func(what string, h, w, c, ph, pw, stride int) (oh, ow, pl int, err error) {
+		if stride == 0 {
+			stride = 1
+		}
+		oh, _, _, err = patches.OutputSize(h, ph, stride, 1, patches.Valid, 0, 0)
+		if err == nil {
+			ow, _, _, err = patches.OutputSize(w, pw, stride, 1, patches.Valid, 0, 0)
+		}
+		if err != nil {
+			return 0, 0, 0, fmt.Errorf("%w: %s: %w", ErrModelFile, what, err)
+		}
+		return oh, ow, ph * pw * c, nil
 	}
-	if cfg.Classes > n {
-		return bad("classes", cfg.Classes)
-	}
+	h, w, c := cfg.Height, cfg.Width, cfg.Channels
 	for i, hs := range cfg.Hidden {
-		if !tri(hs.M) || !tri(hs.M2) {
-			return bad(fmt.Sprintf("hidden layer %d's M + M2", i), hs.M+hs.M2)
+		what := fmt.Sprintf("hidden layer %d", i)
+		oh, ow, pl, err := geom(what, h, w, c, hs.PatchHeight, hs.PatchWidth, hs.Stride)
+		if err != nil {
+			return 0, err
 		}
-		if hs.Channels > n {
-			return bad(fmt.Sprintf("hidden layer %d's channels", i), hs.Channels)
+		if err := layer(what, hs.M, hs.M2, pl, hs.Channels, 2); err != nil { // RBF: variance, lengthscale
+			return 0, err
 		}
+		if cfg.LinearMean {
+			total += float64(pl) * float64(hs.Channels)
+		}
+		if total > MaxModelParams {
+			return bad("more than %d parameters", MaxModelParams)
+		}
+		h, w, c = oh, ow, hs.Channels
 	}
-	if len(cfg.Hidden) > 64 {
-		return bad("hidden layers", len(cfg.Hidden))
+	out := cfg.Output
+	oh, ow, pl, err := geom("output layer", h, w, c, out.PatchHeight, out.PatchWidth, out.Stride)
+	if err != nil {
+		return 0, err
 	}
-	if !tri(cfg.Output.M) || !tri(cfg.Output.M2) {
-		return bad("the output layer's M + M2", cfg.Output.M+cfg.Output.M2)
+	kp := 2 + float64(oh)*float64(ow) // variance, lengthscale, a weight per patch
+	if out.TICK {
+		kp++ // location lengthscale
+		pl += 2
 	}
-	return nil
+	if err := layer("output layer", out.M, out.M2, pl, cfg.Classes, kp); err != nil {
+		return 0, err
+	}
+	if total > MaxModelParams {
+		return bad("more than %d parameters", MaxModelParams)
+	}
+	return int(total), nil
 }

@@ -120,11 +120,15 @@ func TestModelFileErrors(t *testing.T) {
 		{"flipped bit", flip, ErrModelFile, "SHA-256"},
 		{"truncated", good[:len(good)-3], ErrModelFile, "announced"},
 		{"trailing data", append(append([]byte(nil), good...), 0), ErrModelFile, "after"},
-		{"huge M", withHeader(t, good, func(h map[string]any) { h["config"].(map[string]any)["Output"].(map[string]any)["M"] = 1 << 40 }), ErrModelFile, "does not fit"},
+		{"huge M", withHeader(t, good, func(h map[string]any) { h["config"].(map[string]any)["Output"].(map[string]any)["M"] = 1 << 40 }), ErrModelFile, "more than"},
+		{"many classes", withHeader(t, good, func(h map[string]any) { h["config"].(map[string]any)["Classes"] = 8192 }), ErrModelFile, "configuration that has"},
+		{"one class", withHeader(t, good, func(h map[string]any) { h["config"].(map[string]any)["Classes"] = 1 }), ErrModelFile, "configuration that has"},
 		{"huge image", withHeader(t, good, func(h map[string]any) { h["config"].(map[string]any)["Height"] = 1 << 30 }), ErrModelFile, "images"},
 		{"too many parameters", withHeader(t, good, func(h map[string]any) { h["params"] = MaxModelParams + 1 }), ErrModelFile, "at most"},
 		{"other size", withHeader(t, good, func(h map[string]any) { h["config"].(map[string]any)["Output"].(map[string]any)["M"] = 5 }), ErrModelFile, "configuration that has"},
-		{"bad config", withHeader(t, good, func(h map[string]any) { h["config"].(map[string]any)["Classes"] = 1 }), ErrConfig, "classes"},
+		{"bad config", withHeader(t, good, func(h map[string]any) { h["config"].(map[string]any)["Variance"] = -1 }), ErrConfig, "kernel parameter"},
+		{"no latent functions", withHeader(t, good, func(h map[string]any) { h["config"].(map[string]any)["Classes"] = 0 }), ErrModelFile, "latent"},
+		{"bad stride", withHeader(t, good, func(h map[string]any) { h["config"].(map[string]any)["Output"].(map[string]any)["Stride"] = -1 }), ErrModelFile, "stride"},
 		{"NaN parameter", nanFile, ErrConfig, "NaN"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -173,4 +177,67 @@ func TestReadModelNoPanic(t *testing.T) {
 		b[i] ^= 0x20
 		_, _ = ReadModel(bytes.NewReader(b))
 	}
+}
+
+// TestParamCount checks that the parameter count ReadModel computes from a
+// configuration's sizes is the built model's, for every kind of layer:
+// SVGP (with an M2 it ignores) and SOLVE-GP, TICK or not, strides, linear
+// means, one to three layers; and that an SVGP model whose configuration
+// holds an ignored M2 saves and loads.
+func TestParamCount(t *testing.T) {
+	for _, kind := range []gp.Kind{gp.SVGP, gp.SOLVEGP} {
+		for hidden := 0; hidden <= 2; hidden++ {
+			for _, tick := range []bool{false, true} {
+				for _, linear := range []bool{false, true} {
+					d, _, _ := tinyDeep(t, kind, hidden, tick, linear, rand.New(rand.NewPCG(77, 78)))
+					if n, err := paramCount(d.cfg); err != nil || n != d.NumParams() {
+						t.Errorf("%v, %d hidden, tick %v, linear %v: paramCount %d (%v), NumParams %d", kind, hidden, tick, linear, n, err, d.NumParams())
+					}
+				}
+			}
+		}
+	}
+	d, _, _ := tinyDeep(t, gp.SVGP, 1, true, false, rand.New(rand.NewPCG(79, 80)))
+	d.cfg.Output.M2, d.cfg.Hidden[0].M2 = 1000, -1 // ignored by SVGP layers
+	var buf bytes.Buffer
+	if err := WriteModel(&buf, d); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ReadModel(&buf); err != nil {
+		t.Errorf("an SVGP model with ignored M2 values: %v", err)
+	}
+}
+
+// TestNewDeepCopiesHidden checks that a caller changing its DeepConfig's
+// Hidden slice after NewDeep changes neither the model nor what SaveModel
+// writes.
+func TestNewDeepCopiesHidden(t *testing.T) {
+	rng := rand.New(rand.NewPCG(81, 82))
+	x := randDense(rng, 30, 36)
+	cfg := DeepConfig{Height: 6, Width: 6, Channels: 1, Classes: 3, Kind: gp.SOLVEGP, Threads: 1,
+		Init:   InitOptions{Images: 20, PerCentre: 3, Seed: 4},
+		Hidden: []Hidden{{PatchHeight: 3, PatchWidth: 2, Channels: 2, M: 3, M2: 2}},
+		Output: Output{PatchHeight: 2, PatchWidth: 2, M: 3, M2: 2}}
+	d, err := NewDeep(x, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Hidden[0].Stride, cfg.Hidden[0].M = 2, 4
+	var buf bytes.Buffer
+	if err := WriteModel(&buf, d); err != nil {
+		t.Fatal(err)
+	}
+	back, err := ReadModel(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := d.Predict(x, 2, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := back.Predict(x, 2, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameBits(t, "predictions", b.RawMatrix().Data, a.RawMatrix().Data)
 }

@@ -516,12 +516,14 @@ func run(o options) error {
 	}
 
 	// The trained model, loadable without the training images
-	// (convgp.LoadModel); rewritten if the run is evaluated again.
+	// (convgp.LoadModel); rewritten if the run is evaluated again. A
+	// failure to save it is reported, and the evaluation goes on.
 	modelPath := filepath.Join(o.out, o.name+".cgp")
 	if err := convgp.SaveModel(modelPath, model); err != nil {
-		return err
+		logger("could not save the model after step %d: %v", done, err)
+	} else {
+		logger("model after step %d saved to %s", done, modelPath)
 	}
-	logger("model saved to %s", modelPath)
 
 	// Evaluation.
 	samples := o.samples
