@@ -109,15 +109,16 @@ func ExampleSaveModel() {
 	}
 	defer os.RemoveAll(dir)
 	path := filepath.Join(dir, "blobs.cgp")
-	if err := convgp.SaveModel(path, model); err != nil {
+	if err := convgp.SaveModel(path, model, map[string]string{"data": "8×8 blob images, pixels as drawn"}); err != nil {
 		fmt.Println(err)
 		return
 	}
-	loaded, err := convgp.LoadModel(path)
+	loaded, info, err := convgp.LoadModel(path)
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
+	fmt.Println("data:", info["data"])
 	p1, err := model.Predict(xTest, 1, 64)
 	if err != nil {
 		fmt.Println(err)
@@ -130,5 +131,6 @@ func ExampleSaveModel() {
 	}
 	fmt.Println("same predictions:", mat.Equal(p1, p2))
 	// Output:
+	// data: 8×8 blob images, pixels as drawn
 	// same predictions: true
 }

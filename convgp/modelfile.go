@@ -12,6 +12,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"unicode/utf8"
 
 	"github.com/solvegp/solvegp/gp"
 	"github.com/solvegp/solvegp/gp/modelfile"
@@ -47,29 +48,39 @@ type modelHeader struct {
 	// SHA256 the hex digest of their bytes.
 	Params int    `json:"params"`
 	SHA256 string `json:"sha256"`
+	// Info holds the caller's free-form notes (SaveModel's info).
+	Info map[string]string `json:"info,omitempty"`
 }
 
 // SaveModel writes d to path atomically: into a temporary file in the same
 // directory, synced, then renamed over path (modelfile.WriteAtomic), so that
 // on any error an existing file at path is left as it was. The file holds a
-// JSON line with the model's DeepConfig, its parameter count and the SHA-256
-// of the parameters, then the parameters as little-endian float64 values;
-// LoadModel rebuilds the model from it without the training images, with
-// the saved configuration (its thread budget, DeepConfig.Threads,
+// JSON line with the model's DeepConfig, its parameter count, the SHA-256
+// of the parameters and info, then the parameters as little-endian float64
+// values (docs/model-format.md). info holds free-form notes, nil or valid
+// UTF-8; it is the place for what a user of the model must know that the
+// model does not hold, such as how the images were preprocessed.
+// LoadModel rebuilds the model from the file without the training images,
+// with the saved configuration (its thread budget, DeepConfig.Threads,
 // included). The Monte Carlo generator's state is not saved: a loaded model
 // draws from DeepConfig.Seed, and its predictions use their own generator
 // anyway.
-func SaveModel(path string, d *Deep) error {
+func SaveModel(path string, d *Deep, info map[string]string) error {
 	if d == nil {
 		return fmt.Errorf("%w: nil model", ErrConfig)
 	}
-	return modelfile.WriteAtomic(path, 0o644, func(w io.Writer) error { return WriteModel(w, d) })
+	return modelfile.WriteAtomic(path, 0o644, func(w io.Writer) error { return WriteModel(w, d, info) })
 }
 
-// WriteModel writes d to w in the format of SaveModel.
-func WriteModel(w io.Writer, d *Deep) error {
+// WriteModel writes d and info to w in the format of SaveModel.
+func WriteModel(w io.Writer, d *Deep, info map[string]string) error {
 	if d == nil {
 		return fmt.Errorf("%w: nil model", ErrConfig)
+	}
+	for k, v := range info {
+		if !utf8.ValidString(k) || !utf8.ValidString(v) {
+			return fmt.Errorf("%w: model info %q is not valid UTF-8", ErrConfig, k)
+		}
 	}
 	// What ReadModel would refuse is not written.
 	if n, err := paramCount(d.cfg); err != nil || n != d.NumParams() {
@@ -83,9 +94,12 @@ func WriteModel(w io.Writer, d *Deep) error {
 	}
 	sum := sha256.Sum256(buf)
 	head, err := json.Marshal(modelHeader{Format: ModelFormat, Version: ModelVersion, Config: d.cfg, Params: len(p),
-		SHA256: hex.EncodeToString(sum[:])})
+		SHA256: hex.EncodeToString(sum[:]), Info: info})
 	if err != nil {
 		return err
+	}
+	if len(head) >= maxModelHeader {
+		return fmt.Errorf("%w: the model's header would take %d bytes, more than %d (is info large?)", ErrConfig, len(head)+1, maxModelHeader)
 	}
 	if _, err := w.Write(append(head, '\n')); err != nil {
 		return err
@@ -94,36 +108,37 @@ func WriteModel(w io.Writer, d *Deep) error {
 	return err
 }
 
-// LoadModel reads a model written by SaveModel.
-func LoadModel(path string) (*Deep, error) {
+// LoadModel reads a model written by SaveModel and its info (nil if it had
+// none).
+func LoadModel(path string) (*Deep, map[string]string, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer f.Close()
-	d, err := ReadModel(f)
+	d, info, err := ReadModel(f)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return nil, nil, fmt.Errorf("%s: %w", path, err)
 	}
-	return d, nil
+	return d, info, nil
 }
 
 // maxModelHeader bounds the length of a model file's header line.
 const maxModelHeader = 64 << 10
 
-// ReadModel reads a model in the format of SaveModel from r, which must
-// hold nothing after it. Input that is not such a model is an error
+// ReadModel reads a model and its info in the format of SaveModel from r,
+// which must hold nothing after it. Input that is not such a model is an error
 // wrapping ErrModelFile; when the package refuses the file's configuration
 // or parameters, the error also wraps the refusal (ErrConfig, for
 // instance). A failure to read r is returned as such.
-func ReadModel(r io.Reader) (*Deep, error) {
+func ReadModel(r io.Reader) (*Deep, map[string]string, error) {
 	br := bufio.NewReaderSize(r, maxModelHeader)
 	line, err := br.ReadSlice('\n')
 	switch {
 	case errors.Is(err, io.EOF) || errors.Is(err, bufio.ErrBufferFull):
-		return nil, fmt.Errorf("%w: no header line of at most %d bytes", ErrModelFile, maxModelHeader)
+		return nil, nil, fmt.Errorf("%w: no header line of at most %d bytes", ErrModelFile, maxModelHeader)
 	case err != nil:
-		return nil, fmt.Errorf("convgp: reading a model: %w", err)
+		return nil, nil, fmt.Errorf("convgp: reading a model: %w", err)
 	}
 	// The format and version first, so that a newer file is reported as
 	// such rather than by the fields this version does not know.
@@ -132,43 +147,43 @@ func ReadModel(r io.Reader) (*Deep, error) {
 		Version int    `json:"version"`
 	}
 	if err := json.Unmarshal(line, &id); err != nil {
-		return nil, fmt.Errorf("%w: header: %v", ErrModelFile, err)
+		return nil, nil, fmt.Errorf("%w: header: %v", ErrModelFile, err)
 	}
 	switch {
 	case id.Format != ModelFormat:
-		return nil, fmt.Errorf("%w: format %q, want %q", ErrModelFile, id.Format, ModelFormat)
+		return nil, nil, fmt.Errorf("%w: format %q, want %q", ErrModelFile, id.Format, ModelFormat)
 	case id.Version < 1 || id.Version > ModelVersion:
-		return nil, fmt.Errorf("%w: version %d; this package reads versions 1 to %d", ErrModelFile, id.Version, ModelVersion)
+		return nil, nil, fmt.Errorf("%w: version %d; this package reads versions 1 to %d", ErrModelFile, id.Version, ModelVersion)
 	}
 	var h modelHeader
 	dec := json.NewDecoder(bytes.NewReader(line))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&h); err != nil {
-		return nil, fmt.Errorf("%w: header: %v", ErrModelFile, err)
+		return nil, nil, fmt.Errorf("%w: header: %v", ErrModelFile, err)
 	}
 	if h.Params < 1 || h.Params > MaxModelParams {
-		return nil, fmt.Errorf("%w: %d parameters (at most %d)", ErrModelFile, h.Params, MaxModelParams)
+		return nil, nil, fmt.Errorf("%w: %d parameters (at most %d)", ErrModelFile, h.Params, MaxModelParams)
 	}
 	// The configuration's parameter count, from its sizes alone, before
 	// anything is allocated for it.
 	if n, err := paramCount(h.Config); err != nil {
-		return nil, err
+		return nil, nil, err
 	} else if n != h.Params {
-		return nil, fmt.Errorf("%w: %d parameters for a configuration that has %d", ErrModelFile, h.Params, n)
+		return nil, nil, fmt.Errorf("%w: %d parameters for a configuration that has %d", ErrModelFile, h.Params, n)
 	}
 	// Read what is there (at most one byte more than announced), so that
 	// memory grows with the input, not with what the header claims.
 	buf, err := io.ReadAll(io.LimitReader(br, 8*int64(h.Params)+1))
 	switch {
 	case err != nil:
-		return nil, fmt.Errorf("convgp: reading a model's parameters: %w", err)
+		return nil, nil, fmt.Errorf("convgp: reading a model's parameters: %w", err)
 	case len(buf) < 8*h.Params:
-		return nil, fmt.Errorf("%w: %d parameters announced, %d bytes follow", ErrModelFile, h.Params, len(buf))
+		return nil, nil, fmt.Errorf("%w: %d parameters announced, %d bytes follow", ErrModelFile, h.Params, len(buf))
 	case len(buf) > 8*h.Params:
-		return nil, fmt.Errorf("%w: data after the %d parameters", ErrModelFile, h.Params)
+		return nil, nil, fmt.Errorf("%w: data after the %d parameters", ErrModelFile, h.Params)
 	}
 	if sum := sha256.Sum256(buf); hex.EncodeToString(sum[:]) != h.SHA256 {
-		return nil, fmt.Errorf("%w: the parameters do not match their SHA-256", ErrModelFile)
+		return nil, nil, fmt.Errorf("%w: the parameters do not match their SHA-256", ErrModelFile)
 	}
 	p := make([]float64, h.Params)
 	for i := range p {
@@ -176,15 +191,15 @@ func ReadModel(r io.Reader) (*Deep, error) {
 	}
 	d, err := newDeep(nil, h.Config)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrModelFile, err)
+		return nil, nil, fmt.Errorf("%w: %w", ErrModelFile, err)
 	}
 	if d.NumParams() != h.Params { // paramCount disagrees with the layout: a bug
-		return nil, fmt.Errorf("convgp: ReadModel: the configuration has %d parameters, not the %d computed", d.NumParams(), h.Params)
+		return nil, nil, fmt.Errorf("convgp: ReadModel: the configuration has %d parameters, not the %d computed", d.NumParams(), h.Params)
 	}
 	if err := d.SetParams(p); err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrModelFile, err)
+		return nil, nil, fmt.Errorf("%w: %w", ErrModelFile, err)
 	}
-	return d, nil
+	return d, h.Info, nil
 }
 
 // maxModelImage bounds the values per image of a model file's

@@ -34,12 +34,16 @@ func TestModelFileRoundTrip(t *testing.T) {
 			rng := rand.New(rand.NewPCG(71, 72))
 			d, x, _ := tinyDeep(t, c.kind, c.hidden, c.tick, c.linear, rng)
 			path := filepath.Join(t.TempDir(), "m.cgp")
-			if err := SaveModel(path, d); err != nil {
+			info := map[string]string{"pixels": "standardized: (v − 0.286) / 0.353", "run": "tiny"}
+			if err := SaveModel(path, d, info); err != nil {
 				t.Fatal(err)
 			}
-			back, err := LoadModel(path)
+			back, gotInfo, err := LoadModel(path)
 			if err != nil {
 				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(gotInfo, info) {
+				t.Errorf("info %v, saved %v", gotInfo, info)
 			}
 			if !reflect.DeepEqual(back.cfg, d.cfg) {
 				t.Errorf("configuration %+v, saved %+v", back.cfg, d.cfg)
@@ -66,7 +70,7 @@ func modelBytes(t *testing.T) []byte {
 	t.Helper()
 	d, _, _ := tinyDeep(t, gp.SOLVEGP, 1, true, true, rand.New(rand.NewPCG(73, 74)))
 	var buf bytes.Buffer
-	if err := WriteModel(&buf, d); err != nil {
+	if err := WriteModel(&buf, d, nil); err != nil {
 		t.Fatal(err)
 	}
 	return buf.Bytes()
@@ -94,7 +98,7 @@ func withHeader(t *testing.T, file []byte, edit func(h map[string]any)) []byte {
 // package refuses), and that a failed save leaves an existing file alone.
 func TestModelFileErrors(t *testing.T) {
 	good := modelBytes(t)
-	if _, err := ReadModel(bytes.NewReader(good)); err != nil {
+	if _, _, err := ReadModel(bytes.NewReader(good)); err != nil {
 		t.Fatalf("the unchanged file: %v", err)
 	}
 	head := bytes.IndexByte(good, '\n') + 1
@@ -132,7 +136,7 @@ func TestModelFileErrors(t *testing.T) {
 		{"NaN parameter", nanFile, ErrConfig, "NaN"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			_, err := ReadModel(bytes.NewReader(c.file))
+			_, _, err := ReadModel(bytes.NewReader(c.file))
 			if !errors.Is(err, c.want) || !strings.Contains(err.Error(), c.msg) {
 				t.Errorf("error %v, want one wrapping %v that mentions %q", err, c.want, c.msg)
 			}
@@ -144,20 +148,26 @@ func TestModelFileErrors(t *testing.T) {
 	if err := os.WriteFile(path, []byte("earlier"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := SaveModel(path, nil); err == nil {
+	if err := SaveModel(path, nil, nil); err == nil {
 		t.Error("saving a nil model succeeded")
 	}
 	d, _, _ := tinyDeep(t, gp.SVGP, 0, false, false, rand.New(rand.NewPCG(75, 76)))
-	if err := SaveModel(filepath.Join(dir, "missing", "m.cgp"), d); err == nil {
+	if err := SaveModel(filepath.Join(dir, "missing", "m.cgp"), d, nil); err == nil {
 		t.Error("saving into a missing directory succeeded")
+	}
+	if err := SaveModel(path, d, map[string]string{"bad": "\xff"}); !errors.Is(err, ErrConfig) {
+		t.Errorf("info that is not UTF-8: %v", err)
+	}
+	if err := SaveModel(path, d, map[string]string{"big": strings.Repeat("x", maxModelHeader)}); !errors.Is(err, ErrConfig) {
+		t.Errorf("info too large for the header: %v", err)
 	}
 	if b, err := os.ReadFile(path); err != nil || string(b) != "earlier" {
 		t.Errorf("the earlier file holds %q (%v)", b, err)
 	}
-	if _, err := LoadModel(filepath.Join(dir, "none")); !errors.Is(err, os.ErrNotExist) {
+	if _, _, err := LoadModel(filepath.Join(dir, "none")); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("loading a missing file: %v", err)
 	}
-	if _, err := LoadModel(path); !errors.Is(err, ErrModelFile) || !strings.Contains(err.Error(), path) {
+	if _, _, err := LoadModel(path); !errors.Is(err, ErrModelFile) || !strings.Contains(err.Error(), path) {
 		t.Errorf("loading a file that is not a model: %v", err)
 	}
 }
@@ -168,14 +178,14 @@ func TestReadModelNoPanic(t *testing.T) {
 	good := modelBytes(t)
 	head := bytes.IndexByte(good, '\n') + 1
 	for n := 0; n < len(good); n += max(1, n/8) {
-		if _, err := ReadModel(bytes.NewReader(good[:n])); err == nil {
+		if _, _, err := ReadModel(bytes.NewReader(good[:n])); err == nil {
 			t.Fatalf("a prefix of %d of %d bytes was accepted", n, len(good))
 		}
 	}
 	for i := 0; i < head; i++ {
 		b := append([]byte(nil), good...)
 		b[i] ^= 0x20
-		_, _ = ReadModel(bytes.NewReader(b))
+		_, _, _ = ReadModel(bytes.NewReader(b))
 	}
 }
 
@@ -200,10 +210,10 @@ func TestParamCount(t *testing.T) {
 	d, _, _ := tinyDeep(t, gp.SVGP, 1, true, false, rand.New(rand.NewPCG(79, 80)))
 	d.cfg.Output.M2, d.cfg.Hidden[0].M2 = 1000, -1 // ignored by SVGP layers
 	var buf bytes.Buffer
-	if err := WriteModel(&buf, d); err != nil {
+	if err := WriteModel(&buf, d, nil); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := ReadModel(&buf); err != nil {
+	if _, _, err := ReadModel(&buf); err != nil {
 		t.Errorf("an SVGP model with ignored M2 values: %v", err)
 	}
 }
@@ -224,10 +234,10 @@ func TestNewDeepCopiesHidden(t *testing.T) {
 	}
 	cfg.Hidden[0].Stride, cfg.Hidden[0].M = 2, 4
 	var buf bytes.Buffer
-	if err := WriteModel(&buf, d); err != nil {
+	if err := WriteModel(&buf, d, nil); err != nil {
 		t.Fatal(err)
 	}
-	back, err := ReadModel(&buf)
+	back, _, err := ReadModel(&buf)
 	if err != nil {
 		t.Fatal(err)
 	}

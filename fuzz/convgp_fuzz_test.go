@@ -146,7 +146,7 @@ func convgpModelFile(tb testing.TB, kind gp.Kind, hidden int, tick bool) []byte 
 		tb.Fatal(err)
 	}
 	var buf bytes.Buffer
-	if err := convgp.WriteModel(&buf, d); err != nil {
+	if err := convgp.WriteModel(&buf, d, map[string]string{"seed": "yes"}); err != nil {
 		tb.Fatal(err)
 	}
 	return buf.Bytes()
@@ -165,7 +165,7 @@ func FuzzConvGPModelFile(f *testing.F) {
 	}
 	f.Add([]byte(`{"format":"solvegp-convgp-model","version":1,"params":1}` + "\n\x00\x00\x00\x00\x00\x00\xf0\x3f"))
 	f.Fuzz(func(t *testing.T, in []byte) {
-		d, err := convgp.ReadModel(bytes.NewReader(in))
+		d, info, err := convgp.ReadModel(bytes.NewReader(in))
 		if err != nil {
 			if !errors.Is(err, convgp.ErrModelFile) {
 				t.Fatalf("error of the wrong class: %v", err)
@@ -173,15 +173,15 @@ func FuzzConvGPModelFile(f *testing.F) {
 			return
 		}
 		var out bytes.Buffer
-		if err := convgp.WriteModel(&out, d); err != nil {
+		if err := convgp.WriteModel(&out, d, info); err != nil {
 			t.Fatalf("decoded model does not encode: %v", err)
 		}
-		d2, err := convgp.ReadModel(bytes.NewReader(out.Bytes()))
+		d2, info2, err := convgp.ReadModel(bytes.NewReader(out.Bytes()))
 		if err != nil {
 			t.Fatalf("re-encoded model does not decode: %v", err)
 		}
 		var out2 bytes.Buffer
-		if err := convgp.WriteModel(&out2, d2); err != nil || !bytes.Equal(out.Bytes(), out2.Bytes()) {
+		if err := convgp.WriteModel(&out2, d2, info2); err != nil || !bytes.Equal(out.Bytes(), out2.Bytes()) {
 			t.Fatalf("encoding is not stable (%v)", err)
 		}
 	})

@@ -33,6 +33,7 @@ import (
 	"path/filepath"
 	"runtime/pprof"
 	"sort"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -339,17 +340,18 @@ func toDense(im *dataset.Images) (*mat.Dense, []float64) {
 	return x, y
 }
 
-// standardize maps the pixels of both sets to (v − mean)/std with the
-// training set's mean and standard deviation over all pixels.
-func standardize(train, test *dataset.Images) {
+// standardize maps the pixels of both sets to (v − mean)/sd with the
+// training set's mean and standard deviation over all pixels, which it
+// returns.
+func standardize(train, test *dataset.Images) (mean, sd float64) {
 	var s, s2 float64
 	for _, v := range train.Pixels {
 		s += v
 		s2 += v * v
 	}
 	n := float64(len(train.Pixels))
-	mean := s / n
-	sd := math.Sqrt(math.Max(s2/n-mean*mean, 0))
+	mean = s / n
+	sd = math.Sqrt(math.Max(s2/n-mean*mean, 0))
 	if sd == 0 {
 		sd = 1
 	}
@@ -358,6 +360,7 @@ func standardize(train, test *dataset.Images) {
 			im.Pixels[i] = (v - mean) / sd
 		}
 	}
+	return mean, sd
 }
 
 func run(o options) error {
@@ -402,8 +405,14 @@ func run(o options) error {
 			return err
 		}
 	}
+	// What a user of the saved model must do to images (dataset.LoadIDX
+	// gives pixels in [0, 1]), for the model file's info.
+	info := map[string]string{"pixels": "in [0, 1] (byte / 255), as dataset.LoadIDX gives them"}
 	if o.standardize {
-		standardize(trainSet, testSet)
+		mean, sd := standardize(trainSet, testSet)
+		info["pixel_mean"] = strconv.FormatFloat(mean, 'g', -1, 64)
+		info["pixel_sd"] = strconv.FormatFloat(sd, 'g', -1, 64)
+		info["pixels"] = "in [0, 1] (byte / 255), then standardized as (v − pixel_mean) / pixel_sd, the training images' mean and standard deviation"
 	}
 	x, y := toDense(trainSet)
 	xt, yt := toDense(testSet)
@@ -519,7 +528,8 @@ func run(o options) error {
 	// (convgp.LoadModel); rewritten if the run is evaluated again. A
 	// failure to save it is reported, and the evaluation goes on.
 	modelPath := filepath.Join(o.out, o.name+".cgp")
-	if err := convgp.SaveModel(modelPath, model); err != nil {
+	info["run"], info["steps"], info["settings"] = o.name, strconv.Itoa(done), o.settings()
+	if err := convgp.SaveModel(modelPath, model, info); err != nil {
 		logger("could not save the model after step %d: %v", done, err)
 	} else {
 		logger("model after step %d saved to %s", done, modelPath)

@@ -165,9 +165,12 @@ func TestResumeEndToEnd(t *testing.T) {
 			// the images and are the same.
 			var params [2][]float64
 			for i, dir := range []string{straight, stopped} {
-				m, err := convgp.LoadModel(filepath.Join(dir, "tiny.cgp"))
+				m, info, err := convgp.LoadModel(filepath.Join(dir, "tiny.cgp"))
 				if err != nil {
 					t.Fatal(err)
+				}
+				if info["pixels"] == "" || info["run"] != "tiny" {
+					t.Errorf("the saved model's info %v does not say how the pixels were prepared", info)
 				}
 				params[i] = make([]float64, m.NumParams())
 				m.Params(params[i])
