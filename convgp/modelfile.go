@@ -58,8 +58,11 @@ type modelHeader struct {
 // JSON line with the model's DeepConfig, its parameter count, the SHA-256
 // of the parameters and info, then the parameters as little-endian float64
 // values (docs/model-format.md). info holds free-form notes, nil or valid
-// UTF-8; it is the place for what a user of the model must know that the
-// model does not hold, such as how the images were preprocessed.
+// UTF-8 (an empty map reads back as nil); it is the place for what a user of
+// the model must know that the model does not hold, such as how the images
+// were preprocessed. Models whose configuration ReadModel would refuse (more
+// than MaxModelParams parameters, images of more than 2²² values) are not
+// saved.
 // LoadModel rebuilds the model from the file without the training images,
 // with the saved configuration (its thread budget, DeepConfig.Threads,
 // included). The Monte Carlo generator's state is not saved: a loaded model
@@ -83,8 +86,10 @@ func WriteModel(w io.Writer, d *Deep, info map[string]string) error {
 		}
 	}
 	// What ReadModel would refuse is not written.
-	if n, err := paramCount(d.cfg); err != nil || n != d.NumParams() {
-		return fmt.Errorf("convgp: this model cannot be saved: its configuration does not load (%v)", err)
+	if n, err := paramCount(d.cfg); err != nil {
+		return fmt.Errorf("%w: this model cannot be saved: its configuration would not load: %w", ErrConfig, err)
+	} else if n != d.NumParams() {
+		return fmt.Errorf("convgp: WriteModel: the configuration has %d parameters, not the %d computed", d.NumParams(), n)
 	}
 	p := make([]float64, d.NumParams())
 	d.Params(p)
@@ -224,7 +229,9 @@ func paramCount(cfg DeepConfig) (int, error) {
 	if cfg.Kind != gp.SVGP && cfg.Kind != gp.SOLVEGP {
 		return bad("kind %v", cfg.Kind)
 	}
-	// Sums in float64: exact below 2⁵³, and anything near that is refused.
+	// Sums in float64 of non-negative terms (every size is capped at
+	// MaxModelParams before it enters one), exact below 2⁵³; a total above
+	// MaxModelParams is refused.
 	tri := func(m int) float64 { return float64(m) + float64(m)*float64(m+1)/2 } // a mean and a packed triangle
 	var total float64
 	// layer adds a gp model's parameters; pl is its patch length (the
@@ -232,6 +239,11 @@ func paramCount(cfg DeepConfig) (int, error) {
 	layer := func(what string, m, m2, pl, latent int, kp float64) error {
 		if cfg.Kind == gp.SVGP {
 			m2 = 0
+		}
+		// Each of these alone implies at least as many parameters; the cap
+		// also keeps the int arithmetic below from overflowing.
+		if m > MaxModelParams || m2 > MaxModelParams || latent > MaxModelParams {
+			return fmt.Errorf("%w: %s: M = %d, M2 = %d, %d latent functions: more than %d parameters", ErrModelFile, what, m, m2, latent, MaxModelParams)
 		}
 		if m < 1 || m2 < 0 || (cfg.Kind == gp.SOLVEGP && m2 < 1) || latent < 1 {
 			return fmt.Errorf("%w: %s: M = %d, M2 = %d, %d latent functions", ErrModelFile, what, m, m2, latent)

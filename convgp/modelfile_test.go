@@ -132,6 +132,18 @@ func TestModelFileErrors(t *testing.T) {
 		{"other size", withHeader(t, good, func(h map[string]any) { h["config"].(map[string]any)["Output"].(map[string]any)["M"] = 5 }), ErrModelFile, "configuration that has"},
 		{"bad config", withHeader(t, good, func(h map[string]any) { h["config"].(map[string]any)["Variance"] = -1 }), ErrConfig, "kernel parameter"},
 		{"no latent functions", withHeader(t, good, func(h map[string]any) { h["config"].(map[string]any)["Classes"] = 0 }), ErrModelFile, "latent"},
+		// Sizes that overflowed int in an earlier version, cancelling in the
+		// sum: a 1 KB file then allocated without bound.
+		{"overflow", withHeader(t, good, func(h map[string]any) {
+			c := h["config"].(map[string]any)
+			c["Height"], c["Width"], c["Channels"], c["Kind"] = 1, 1, 1, int(gp.SOLVEGP)
+			c["LinearMean"] = false
+			c["Hidden"] = []any{
+				map[string]any{"PatchHeight": 1, "PatchWidth": 1, "Channels": 2, "M": 1 << 20, "M2": math.MaxInt64},
+				map[string]any{"PatchHeight": 1, "PatchWidth": 1, "Channels": 4, "M": 1 << 62, "M2": 1 << 62},
+			}
+			c["Output"] = map[string]any{"PatchHeight": 1, "PatchWidth": 1, "M": 1, "M2": 1}
+		}), ErrModelFile, "more than"},
 		{"bad stride", withHeader(t, good, func(h map[string]any) { h["config"].(map[string]any)["Output"].(map[string]any)["Stride"] = -1 }), ErrModelFile, "stride"},
 		{"NaN parameter", nanFile, ErrConfig, "NaN"},
 	} {

@@ -525,15 +525,15 @@ func run(o options) error {
 	}
 
 	// The trained model, loadable without the training images
-	// (convgp.LoadModel); rewritten if the run is evaluated again. A
-	// failure to save it is reported, and the evaluation goes on.
+	// (convgp.LoadModel); rewritten if the run is evaluated again. If it
+	// cannot be saved, the run stops before it is evaluated and recorded:
+	// the checkpoint stays, and rerunning saves and evaluates it.
 	modelPath := filepath.Join(o.out, o.name+".cgp")
 	info["run"], info["steps"], info["settings"] = o.name, strconv.Itoa(done), o.settings()
 	if err := convgp.SaveModel(modelPath, model, info); err != nil {
-		logger("could not save the model after step %d: %v", done, err)
-	} else {
-		logger("model after step %d saved to %s", done, modelPath)
+		return fmt.Errorf("saving the model after step %d: %w (the checkpoint stays; rerun to save and evaluate)", done, err)
 	}
+	logger("model after step %d saved to %s", done, modelPath)
 
 	// Evaluation.
 	samples := o.samples
