@@ -393,6 +393,15 @@ func glorotProject(x *mat.Dense, g *patches.Geometry, w []float64, c int, rng *r
 // NumLayers returns the number of layers (hidden layers + 1).
 func (d *Deep) NumLayers() int { return len(d.hidden) + 1 }
 
+// Config returns the model's configuration, with the defaults NewDeep
+// applied (kernel variance and lengthscales, the robust-max ε): for a model
+// from LoadModel, the image size and classes it expects.
+func (d *Deep) Config() DeepConfig {
+	c := d.cfg
+	c.Hidden = slices.Clone(c.Hidden)
+	return c
+}
+
 // Output returns the output layer's model and its convolutional kernel.
 func (d *Deep) Output() (*gp.Model, *Kernel) { return d.out, d.kern }
 

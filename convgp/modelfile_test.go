@@ -45,8 +45,14 @@ func TestModelFileRoundTrip(t *testing.T) {
 			if !reflect.DeepEqual(gotInfo, info) {
 				t.Errorf("info %v, saved %v", gotInfo, info)
 			}
-			if !reflect.DeepEqual(back.cfg, d.cfg) {
-				t.Errorf("configuration %+v, saved %+v", back.cfg, d.cfg)
+			if !reflect.DeepEqual(back.Config(), d.Config()) {
+				t.Errorf("configuration %+v, saved %+v", back.Config(), d.Config())
+			}
+			if c := back.Config(); len(c.Hidden) > 0 {
+				c.Hidden[0].M++ // a copy
+				if back.Config().Hidden[0].M == c.Hidden[0].M {
+					t.Error("Config shares its Hidden slice with the model")
+				}
 			}
 			p, q := make([]float64, d.NumParams()), make([]float64, back.NumParams())
 			d.Params(p)
