@@ -393,6 +393,33 @@ func glorotProject(x *mat.Dense, g *patches.Geometry, w []float64, c int, rng *r
 // NumLayers returns the number of layers (hidden layers + 1).
 func (d *Deep) NumLayers() int { return len(d.hidden) + 1 }
 
+// SetThreads changes the goroutine budget of every layer (the linear
+// algebra, the kernels, the sampling and im2col of hidden layers) as
+// DeepConfig.Threads sets it at construction: for instance for a model from
+// LoadModel, which keeps the budget it was saved with. t ≤ 0 means
+// GOMAXPROCS. Results with another budget may differ in rounding. It must
+// not be called during an evaluation.
+func (d *Deep) SetThreads(t int) error {
+	t = max(t, 0)
+	geoms := make([]*patches.Geometry, len(d.hidden))
+	for i, l := range d.hidden {
+		c := l.geom.Config()
+		c.Workers = t
+		g, err := patches.New(c)
+		if err != nil {
+			return fmt.Errorf("convgp: hidden layer %d: %w", i, err)
+		}
+		geoms[i] = g
+	}
+	for i, l := range d.hidden {
+		l.geom = geoms[i]
+		l.model.SetThreads(t)
+	}
+	d.out.SetThreads(t) // and the output kernel's workers
+	d.cfg.Threads = t
+	return nil
+}
+
 // Config returns the model's configuration, with the defaults NewDeep
 // applied (kernel variance and lengthscales, the robust-max ε): for a model
 // from LoadModel, the image size and classes it expects.

@@ -402,3 +402,44 @@ func TestDeepRandomState(t *testing.T) {
 		t.Errorf("after SetRandomState the objective is %v (%v), want %v", c, err, a)
 	}
 }
+
+// TestDeepSetThreads checks that a model moved to one thread with SetThreads
+// evaluates exactly as the same model built with one thread, and that its
+// configuration says so.
+func TestDeepSetThreads(t *testing.T) {
+	build := func(threads int) *Deep {
+		rng := rand.New(rand.NewPCG(91, 92))
+		x := randDense(rng, 30, 7*6*2)
+		cfg := DeepConfig{Height: 7, Width: 6, Channels: 2, Classes: 3, Kind: gp.SOLVEGP, Threads: threads, Seed: 3,
+			LinearMean: true, HiddenVariance: 0.7, HiddenInitVar: 0.01,
+			Init:   InitOptions{Images: 20, PerCentre: 5, Seed: 4},
+			Hidden: []Hidden{{PatchHeight: 3, PatchWidth: 2, Stride: 1, Channels: 2, M: 3, M2: 2}},
+			Output: Output{PatchHeight: 2, PatchWidth: 2, Stride: 1, M: 4, M2: 3, TICK: true}}
+		d, err := NewDeep(x, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	rng := rand.New(rand.NewPCG(93, 94))
+	x := randDense(rng, 8, 7*6*2)
+	y := []float64{0, 1, 2, 0, 1, 2, 0, 1}
+	eval := func(d *Deep) []float64 {
+		g := make([]float64, d.NumParams())
+		f, err := d.Objective(x, y, 100, g)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return append(g, f)
+	}
+	a := eval(build(1))
+	moved := build(3)
+	if err := moved.SetThreads(1); err != nil {
+		t.Fatal(err)
+	}
+	if moved.Config().Threads != 1 || moved.kern.workers != 1 || moved.hidden[0].geom.Config().Workers != 1 {
+		t.Errorf("after SetThreads(1): Config().Threads %d, output kernel workers %d, hidden im2col workers %d",
+			moved.Config().Threads, moved.kern.workers, moved.hidden[0].geom.Config().Workers)
+	}
+	sameBits(t, "objective and gradient after SetThreads(1)", eval(moved), a)
+}

@@ -488,6 +488,21 @@ func (mod *Model) O() *mat.Dense {
 	return mat.DenseCopyOf(mod.o)
 }
 
+// SetThreads changes the goroutine budget of the model's evaluations as
+// WithThreads(t) sets it at construction (t ≤ 0: GOMAXPROCS), and calls
+// SetWorkers(t) on the kernel and the likelihood if they have it (see
+// WorkerSetter). Results with another budget may differ in rounding.
+// Predictors made before keep their budget; it must not be called during an
+// evaluation.
+func (mod *Model) SetThreads(t int) {
+	mod.cfg.threads = t
+	for _, c := range []any{mod.kern, mod.lik} {
+		if w, ok := c.(WorkerSetter); ok {
+			w.SetWorkers(t)
+		}
+	}
+}
+
 // RandomState returns the state of the model's random stream (see
 // WithSeed), which Monte Carlo likelihoods and column sampling draw from.
 // It implements train.RandomStater, so that train.Fit's checkpoints hold it

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
@@ -154,5 +155,74 @@ func TestSetRandomState(t *testing.T) {
 	}
 	if got := mod.rng.Uint64(); got != b {
 		t.Errorf("a refused state changed the stream: %d, want %d", got, b)
+	}
+}
+
+// TestSetThreads checks that SetThreads sets the model's budget and passes
+// it to the kernel and the likelihood, and that a model built with one
+// budget and moved to another evaluates exactly as a model built with the
+// second.
+func TestSetThreads(t *testing.T) {
+	st, err := kernel.NewRBF(2, 1, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rm, err := likelihood.NewRobustMax(3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rk, rl := &recordingKernel{Stationary: st}, &recordingLik{RobustMax: rm}
+	r := rand.New(rand.NewPCG(45, 46))
+	rec, err := NewSVGP(rk, rl, randDense(r, 5, 2, -1, 1), WithThreads(3))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec.SetThreads(2)
+	if rec.cfg.threads != 2 || !slices.Equal(rk.rec.got, []int{3, 2}) || !slices.Equal(rl.rec.got, []int{3, 2}) {
+		t.Errorf("after SetThreads(2): budget %d, SetWorkers calls %v (kernel) and %v (likelihood)", rec.cfg.threads, rk.rec.got, rl.rec.got)
+	}
+
+	const d, n = 3, 200
+	build := func(threads int) *Model {
+		rng := rand.New(rand.NewPCG(41, 42))
+		k, err := kernel.NewMatern32(d, 1, 1, kernel.ARD())
+		if err != nil {
+			t.Fatal(err)
+		}
+		lik, err := likelihood.NewSoftmax(3, likelihood.Samples(5))
+		if err != nil {
+			t.Fatal(err)
+		}
+		mod, err := NewSOLVEGP(k, lik, randDense(rng, 40, d, -2, 2), randDense(rng, 30, d, -2, 2), WithThreads(threads), WithSeed(7))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return mod
+	}
+	rng := rand.New(rand.NewPCG(43, 44))
+	x := randDense(rng, n, d, -2, 2)
+	y := make([]float64, n)
+	for i := range y {
+		y[i] = float64(rng.IntN(3))
+	}
+	eval := func(m *Model) (float64, []float64) {
+		g := make([]float64, m.NumParams())
+		f, err := m.Objective(x, y, n, g)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return f, g
+	}
+	fa, ga := eval(build(1))
+	moved := build(3)
+	moved.SetThreads(1)
+	fb, gb := eval(moved)
+	if math.Float64bits(fa) != math.Float64bits(fb) {
+		t.Errorf("objective %v after SetThreads(1), %v when built with one thread", fb, fa)
+	}
+	for i := range ga {
+		if math.Float64bits(ga[i]) != math.Float64bits(gb[i]) {
+			t.Fatalf("gradient %d: %v after SetThreads(1), %v when built with one thread", i, gb[i], ga[i])
+		}
 	}
 }
