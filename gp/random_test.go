@@ -163,15 +163,7 @@ func TestSetRandomState(t *testing.T) {
 // budget and moved to another evaluates exactly as a model built with the
 // second.
 func TestSetThreads(t *testing.T) {
-	st, err := kernel.NewRBF(2, 1, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rm, err := likelihood.NewRobustMax(3)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rk, rl := &recordingKernel{Stationary: st}, &recordingLik{RobustMax: rm}
+	rk, rl := newRecorders(t)
 	r := rand.New(rand.NewPCG(45, 46))
 	rec, err := NewSVGP(rk, rl, randDense(r, 5, 2, -1, 1), WithThreads(3))
 	if err != nil {

@@ -114,6 +114,21 @@ type recordingLik struct {
 
 func (l *recordingLik) SetWorkers(n int) { l.rec.SetWorkers(n); l.RobustMax.SetWorkers(n) }
 
+// newRecorders returns an RBF kernel on R² and a three-class robust-max
+// likelihood that record their SetWorkers calls.
+func newRecorders(t *testing.T) (*recordingKernel, *recordingLik) {
+	t.Helper()
+	st, err := kernel.NewRBF(2, 1, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rm, err := likelihood.NewRobustMax(3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &recordingKernel{Stationary: st}, &recordingLik{RobustMax: rm}
+}
+
 // TestWithThreadsSetsWorkers checks that WithThreads(t), t > 0, bounds the
 // kernel's and the likelihood's goroutines too, and that without it they
 // keep their own bound.
@@ -124,15 +139,7 @@ func TestWithThreadsSetsWorkers(t *testing.T) {
 		opts []Option
 		want []int
 	}{{nil, nil}, {[]Option{WithThreads(0)}, nil}, {[]Option{WithThreads(1)}, []int{1}}, {[]Option{WithThreads(3)}, []int{3}}} {
-		st, err := kernel.NewRBF(2, 1, 1)
-		if err != nil {
-			t.Fatal(err)
-		}
-		rm, err := likelihood.NewRobustMax(3)
-		if err != nil {
-			t.Fatal(err)
-		}
-		k, lik := &recordingKernel{Stationary: st}, &recordingLik{RobustMax: rm}
+		k, lik := newRecorders(t)
 		if _, err := NewSOLVEGP(k, lik, z, randDense(rng, 4, 2, -1, 1), c.opts...); err != nil {
 			t.Fatal(err)
 		}
