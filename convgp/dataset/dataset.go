@@ -24,9 +24,10 @@ type Images struct {
 	N, Height, Width, Channels int
 	// Pixels holds N·Height·Width·Channels values in [0, 1], NHWC order.
 	Pixels []float64
-	// Labels holds one class index in [0, Classes) per image.
+	// Labels holds one class index in [0, Classes) per image, or is nil
+	// for unlabelled images (LoadIDXImages).
 	Labels []int
-	// Classes is the number of classes.
+	// Classes is the number of classes (0 for unlabelled images).
 	Classes int
 }
 
@@ -44,13 +45,18 @@ func (im *Images) Image(i int) []float64 {
 func (im *Images) Subset(idx []int) (*Images, error) {
 	s := im.ImageSize()
 	out := &Images{N: len(idx), Height: im.Height, Width: im.Width, Channels: im.Channels,
-		Pixels: make([]float64, len(idx)*s), Labels: make([]int, len(idx)), Classes: im.Classes}
+		Pixels: make([]float64, len(idx)*s), Classes: im.Classes}
+	if im.Labels != nil {
+		out.Labels = make([]int, len(idx))
+	}
 	for k, i := range idx {
 		if i < 0 || i >= im.N {
 			return nil, fmt.Errorf("dataset: subset index %d out of range [0, %d)", i, im.N)
 		}
 		copy(out.Pixels[k*s:(k+1)*s], im.Pixels[i*s:(i+1)*s])
-		out.Labels[k] = im.Labels[i]
+		if out.Labels != nil {
+			out.Labels[k] = im.Labels[i]
+		}
 	}
 	return out, nil
 }

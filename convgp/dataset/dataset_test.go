@@ -78,6 +78,23 @@ func TestLoadIDXRoundTrip(t *testing.T) {
 		if _, err := im.Subset([]int{3}); err == nil {
 			t.Fatal("Subset accepted an out-of-range index")
 		}
+		// The images alone: the same pixels, no labels.
+		only, err := LoadIDXImages(filepath.Join(dir, "img"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if only.N != n || only.Height != h || only.Width != w || only.Channels != 1 || only.Classes != 0 || only.Labels != nil {
+			t.Fatalf("LoadIDXImages shape %+v", only)
+		}
+		for i := range px {
+			if only.Pixels[i] != im.Pixels[i] {
+				t.Fatalf("LoadIDXImages pixel %d = %g, want %g", i, only.Pixels[i], im.Pixels[i])
+			}
+		}
+		sub, err = only.Subset([]int{2, 0})
+		if err != nil || sub.N != 2 || sub.Labels != nil || sub.Pixels[0] != im.Image(2)[0] {
+			t.Fatalf("Subset of unlabelled images: %v %+v", err, sub)
+		}
 	}
 }
 
@@ -129,6 +146,13 @@ func TestLoadIDXErrors(t *testing.T) {
 		}
 		if !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: error %q does not mention %q", c.name, err, c.want)
+		}
+		// LoadIDXImages gives the image file's errors and takes no labels.
+		_, err = LoadIDXImages(c.img)
+		if imageFault := c.img != goodImg; imageFault != (err != nil) {
+			t.Errorf("%s: LoadIDXImages error %v", c.name, err)
+		} else if err != nil && !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: LoadIDXImages error %q does not mention %q", c.name, err, c.want)
 		}
 	}
 }

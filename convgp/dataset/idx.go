@@ -93,7 +93,7 @@ func LoadIDX(imagesPath, labelsPath string, classes int) (*Images, error) {
 	if classes < 1 || classes > 256 {
 		return nil, fmt.Errorf("dataset: number of classes %d out of range [1, 256]", classes)
 	}
-	img, err := readIDXFile(imagesPath)
+	out, err := LoadIDXImages(imagesPath)
 	if err != nil {
 		return nil, err
 	}
@@ -101,25 +101,35 @@ func LoadIDX(imagesPath, labelsPath string, classes int) (*Images, error) {
 	if err != nil {
 		return nil, err
 	}
-	if len(img.Dims) != 3 {
-		return nil, fmt.Errorf("dataset: %s: image file has %d dimensions %v, want 3 (N, rows, columns)", imagesPath, len(img.Dims), img.Dims)
-	}
 	if len(lab.Dims) != 1 {
 		return nil, fmt.Errorf("dataset: %s: label file has %d dimensions %v, want 1", labelsPath, len(lab.Dims), lab.Dims)
 	}
-	if img.Dims[0] != lab.Dims[0] {
-		return nil, fmt.Errorf("dataset: %s has %d images but %s has %d labels", imagesPath, img.Dims[0], labelsPath, lab.Dims[0])
+	if out.N != lab.Dims[0] {
+		return nil, fmt.Errorf("dataset: %s has %d images but %s has %d labels", imagesPath, out.N, labelsPath, lab.Dims[0])
 	}
-	n, h, w := img.Dims[0], img.Dims[1], img.Dims[2]
-	out := &Images{N: n, Height: h, Width: w, Channels: 1, Pixels: make([]float64, len(img.Data)), Labels: make([]int, n), Classes: classes}
-	for i, b := range img.Data {
-		out.Pixels[i] = float64(b) / 255
-	}
+	out.Labels, out.Classes = make([]int, out.N), classes
 	for i, b := range lab.Data {
 		if int(b) >= classes {
 			return nil, fmt.Errorf("dataset: %s: label %d of item %d is out of range [0, %d)", labelsPath, b, i, classes)
 		}
 		out.Labels[i] = int(b)
+	}
+	return out, nil
+}
+
+// LoadIDXImages reads an N×H×W IDX image file (optionally gzip-compressed)
+// without labels, for images to classify: Labels is nil and Classes 0.
+func LoadIDXImages(path string) (*Images, error) {
+	img, err := readIDXFile(path)
+	if err != nil {
+		return nil, err
+	}
+	if len(img.Dims) != 3 {
+		return nil, fmt.Errorf("dataset: %s: image file has %d dimensions %v, want 3 (N, rows, columns)", path, len(img.Dims), img.Dims)
+	}
+	out := &Images{N: img.Dims[0], Height: img.Dims[1], Width: img.Dims[2], Channels: 1, Pixels: make([]float64, len(img.Data))}
+	for i, b := range img.Data {
+		out.Pixels[i] = float64(b) / 255
 	}
 	return out, nil
 }
