@@ -1,0 +1,303 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/solvegp/solvegp/convgp"
+	"github.com/solvegp/solvegp/convgp/dataset"
+	"github.com/solvegp/solvegp/gp/modelfile"
+)
+
+// optionalFloat is a float flag that records whether it was given.
+type optionalFloat struct {
+	v   float64
+	set bool
+}
+
+func (f *optionalFloat) String() string {
+	if f == nil || !f.set {
+		return ""
+	}
+	return strconv.FormatFloat(f.v, 'g', -1, 64)
+}
+
+func (f *optionalFloat) Set(s string) error {
+	v, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		return err
+	}
+	f.v, f.set = v, true
+	return nil
+}
+
+// classifyMetrics are the results of classify on labelled images.
+type classifyMetrics struct {
+	N        int     `json:"n"`
+	Accuracy float64 `json:"accuracy"`
+	// LogLik is the mean log predictive probability of the labels.
+	LogLik  float64 `json:"log_lik"`
+	Samples int     `json:"samples"`
+}
+
+// pixelScaling returns the standardization of pixels the model was trained
+// with: the flags when given, else the model file's pixel_mean and pixel_sd
+// (bench/convgp writes them), else none (mean 0, sd 1).
+func pixelScaling(info map[string]string, mean, sd optionalFloat) (float64, float64, error) {
+	get := func(flagName, key string, f optionalFloat, def float64) (float64, error) {
+		if f.set {
+			return f.v, nil
+		}
+		s, ok := info[key]
+		if !ok {
+			return def, nil
+		}
+		v, err := strconv.ParseFloat(s, 64)
+		if err != nil {
+			return 0, fmt.Errorf("the model file's info %s %q is not a number (give -%s)", key, s, flagName)
+		}
+		return v, nil
+	}
+	m, err := get("pixel-mean", "pixel_mean", mean, 0)
+	if err != nil {
+		return 0, 0, err
+	}
+	s, err := get("pixel-sd", "pixel_sd", sd, 1)
+	if err != nil {
+		return 0, 0, err
+	}
+	if math.IsNaN(m) || math.IsInf(m, 0) {
+		return 0, 0, fmt.Errorf("pixel mean %g: must be finite", m)
+	}
+	if !(s > 0) || math.IsInf(s, 0) {
+		return 0, 0, fmt.Errorf("pixel standard deviation %g: must be positive and finite", s)
+	}
+	return m, s, nil
+}
+
+// loadImages reads the images to classify in the given format and checks
+// them against the model's configuration. Labels are read when the format
+// holds them (cifar10) or a label file is given.
+func loadImages(format string, paths []string, labels string, cfg convgp.DeepConfig) (*dataset.Images, error) {
+	var im *dataset.Images
+	var err error
+	switch format {
+	case "idx":
+		if len(paths) != 1 {
+			return nil, fmt.Errorf("-format idx takes one image file, got %d", len(paths))
+		}
+		if labels != "" {
+			im, err = dataset.LoadIDX(paths[0], labels, cfg.Classes)
+		} else {
+			im, err = dataset.LoadIDXImages(paths[0])
+		}
+	case "cifar10":
+		if labels != "" {
+			return nil, fmt.Errorf("-labels: CIFAR-10 files hold their labels")
+		}
+		im, err = dataset.LoadCIFAR10(paths...)
+	default:
+		return nil, fmt.Errorf("-format %q: want idx or cifar10", format)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if im.N == 0 {
+		return nil, fmt.Errorf("%s: no images", paths[0])
+	}
+	if im.Height != cfg.Height || im.Width != cfg.Width || im.Channels != cfg.Channels {
+		return nil, fmt.Errorf("%s: images are %d×%d×%d (height×width×channels), the model takes %d×%d×%d",
+			paths[0], im.Height, im.Width, im.Channels, cfg.Height, cfg.Width, cfg.Channels)
+	}
+	for i, l := range im.Labels {
+		if l >= cfg.Classes {
+			return nil, fmt.Errorf("%s: label %d of image %d is not one of the model's %d classes", paths[0], l, i, cfg.Classes)
+		}
+	}
+	return im, nil
+}
+
+func runClassify(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := newFlags("classify", "-model model.cgp [flags] images [more CIFAR-10 files]",
+		`Classifies images with a convolutional GP model file (written by bench/convgp
+as <out>/<name>.cgp, or by convgp.SaveModel). Images are an IDX file (MNIST,
+Fashion-MNIST; -format idx) or CIFAR-10 binary batches (-format cifar10), each
+optionally gzip-compressed, of the size the model was trained on. Pixels are
+scaled to [0, 1] and then standardized as (v − pixel_mean) / pixel_sd with the
+values in the model file's info (bench/convgp -standardize records them), or
+with -pixel-mean and -pixel-sd.
+
+With labels (-labels for IDX images; CIFAR-10 files hold theirs) it prints the
+accuracy and the mean test log-likelihood, as bench/convgp computes them: the
+same -samples and -batch give the same numbers. Class probabilities are written
+as CSV to -out (the results then go to standard error if -out is -), with the columns
+  p_0..p_{C-1}, class[, label]
+(class is the most probable one). Deep models average their probabilities over
+-samples draws of the hidden feature maps, from the model's seed, so a run
+repeats exactly.`, stderr)
+	modelPath := fs.String("model", "model.cgp", "convolutional model file")
+	labels := fs.String("labels", "", "IDX label file for IDX images")
+	format := fs.String("format", "idx", "image file format: idx or cifar10")
+	out := fs.String("out", "", "CSV file of class probabilities, - for standard output (default: standard output without labels, no file with them)")
+	samples := fs.Int("samples", 5, "Monte Carlo samples through the hidden layers of deep models")
+	batch := fs.Int("batch", 250, "images per prediction batch (deep models draw their samples per batch)")
+	threads := fs.Int("threads", 0, "goroutines per linear-algebra call (0: all CPUs)")
+	asJSON := fs.Bool("json", false, "print the results as JSON")
+	var pixelMean, pixelSD optionalFloat
+	fs.Var(&pixelMean, "pixel-mean", "pixel mean to subtract after scaling to [0, 1] (default: the model file's pixel_mean, or 0)")
+	fs.Var(&pixelSD, "pixel-sd", "pixel standard deviation to divide by (default: the model file's pixel_sd, or 1)")
+	if done, code := parse(fs, args); done {
+		return code
+	}
+	if fs.NArg() < 1 {
+		fmt.Fprintln(stderr, "solvegp classify: need an image file (see solvegp classify -h)")
+		return exitUsage
+	}
+	if *samples < 1 || *batch < 1 {
+		return fail(stderr, "classify", fmt.Errorf("-samples %d and -batch %d: must be ≥ 1", *samples, *batch))
+	}
+	// -out must not overwrite an input; the inputs may repeat.
+	outFile := namedFile{what: "-out", path: *out, stdio: true}
+	inputs := []namedFile{{what: "-model", path: *modelPath}, {what: "-labels", path: *labels}}
+	for _, p := range fs.Args() {
+		inputs = append(inputs, namedFile{what: "the image file", path: p})
+	}
+	for _, in := range inputs {
+		if err := distinctFiles(in, outFile); err != nil {
+			return fail(stderr, "classify", err)
+		}
+	}
+	if err := writableDir(outFile); err != nil {
+		return fail(stderr, "classify", err)
+	}
+	model, info, err := convgp.LoadModel(*modelPath)
+	if err != nil {
+		return fail(stderr, "classify", err)
+	}
+	if err := model.SetThreads(*threads); err != nil {
+		return fail(stderr, "classify", err)
+	}
+	cfg := model.Config()
+	mean, sd, err := pixelScaling(info, pixelMean, pixelSD)
+	if err != nil {
+		return fail(stderr, "classify", fmt.Errorf("%s: %w", *modelPath, err))
+	}
+	im, err := loadImages(*format, fs.Args(), *labels, cfg)
+	if err != nil {
+		return fail(stderr, "classify", err)
+	}
+	x := mat.NewDense(im.N, im.ImageSize(), im.Pixels)
+	for i, v := range im.Pixels {
+		im.Pixels[i] = (v - mean) / sd
+	}
+	var probs *mat.Dense
+	err = interruptible(ctx, func() error {
+		var err error
+		probs, err = model.Predict(x, *samples, *batch)
+		return err
+	})
+	if ctx.Err() != nil {
+		fmt.Fprintln(stderr, "solvegp classify: interrupted")
+		return exitInterrupted
+	}
+	if err != nil {
+		return fail(stderr, "classify", err)
+	}
+	if *out == "" && im.Labels == nil {
+		*out = "-"
+	}
+	if *out != "" {
+		var buf bytes.Buffer
+		writeClassProbs(&buf, probs, im.Labels)
+		if *out == "-" {
+			_, err = stdout.Write(buf.Bytes())
+		} else {
+			err = modelfile.WriteFileAtomic(*out, buf.Bytes(), 0o644)
+		}
+		if err != nil {
+			return fail(stderr, "classify", err)
+		}
+	}
+	if im.Labels == nil {
+		return exitOK
+	}
+	m := classifyMetrics{N: im.N, Samples: *samples}
+	if model.NumLayers() == 1 {
+		m.Samples = 1 // a single layer draws nothing
+	}
+	m.Accuracy, m.LogLik = scoreClasses(probs, im.Labels)
+	if *out == "-" {
+		stdout = stderr // standard output holds the CSV
+	}
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(m); err != nil {
+			return fail(stderr, "classify", err)
+		}
+		return exitOK
+	}
+	fmt.Fprintf(stdout, "n          %d\n", m.N)
+	fmt.Fprintf(stdout, "accuracy   %.6g\n", m.Accuracy)
+	fmt.Fprintf(stdout, "log-lik    %.6g (mean per image)\n", m.LogLik)
+	return exitOK
+}
+
+// scoreClasses returns the accuracy of the most probable classes (the
+// first of equal ones) and the mean log probability of the labels, as
+// convgp's Deep.Evaluate computes them.
+func scoreClasses(probs *mat.Dense, labels []int) (acc, meanLL float64) {
+	correct, sum := 0, 0.0
+	for i, l := range labels {
+		row := probs.RawRowView(i)
+		if argmax(row) == l {
+			correct++
+		}
+		sum += math.Log(math.Max(row[l], 1e-300))
+	}
+	n := float64(len(labels))
+	return float64(correct) / n, sum / n
+}
+
+func argmax(v []float64) int {
+	best := 0
+	for i := range v {
+		if v[i] > v[best] {
+			best = i
+		}
+	}
+	return best
+}
+
+// writeClassProbs writes the class probabilities, the most probable class
+// and, if known, the label of every image as CSV.
+func writeClassProbs(w *bytes.Buffer, probs *mat.Dense, labels []int) {
+	n, c := probs.Dims()
+	for j := 0; j < c; j++ {
+		fmt.Fprintf(w, "p_%d,", j)
+	}
+	w.WriteString("class")
+	if labels != nil {
+		w.WriteString(",label")
+	}
+	w.WriteString("\n")
+	for i := 0; i < n; i++ {
+		row := probs.RawRowView(i)
+		for _, p := range row {
+			w.WriteString(strconv.FormatFloat(p, 'g', -1, 64))
+			w.WriteByte(',')
+		}
+		w.WriteString(strconv.Itoa(argmax(row)))
+		if labels != nil {
+			w.WriteString("," + strconv.Itoa(labels[i]))
+		}
+		w.WriteString("\n")
+	}
+}

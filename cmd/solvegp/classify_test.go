@@ -1,0 +1,360 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/solvegp/solvegp/convgp"
+	"github.com/solvegp/solvegp/gp"
+	"github.com/solvegp/solvegp/gp/train"
+)
+
+// idxFile encodes an unsigned-byte IDX file.
+func idxFile(dims []int, data []byte) []byte {
+	var b bytes.Buffer
+	b.Write([]byte{0, 0, 0x08, byte(len(dims))})
+	for _, d := range dims {
+		binary.Write(&b, binary.BigEndian, uint32(d))
+	}
+	b.Write(data)
+	return b.Bytes()
+}
+
+// blobBytes draws n side×side images of two classes: a bright square in
+// the top-left or the bottom-right quarter, on noise.
+func blobBytes(rng *rand.Rand, n, side int) (px, labels []byte) {
+	px, labels = make([]byte, n*side*side), make([]byte, n)
+	for i := range labels {
+		c := rng.IntN(2)
+		labels[i] = byte(c)
+		for r := 0; r < side; r++ {
+			for q := 0; q < side; q++ {
+				v := 40 * rng.Float64()
+				if (c == 0 && r < side/2 && q < side/2) || (c == 1 && r >= side/2 && q >= side/2) {
+					v += 200
+				}
+				px[(i*side+r)*side+q] = byte(v)
+			}
+		}
+	}
+	return px, labels
+}
+
+// standardized returns the images as the classify command feeds them to
+// the model: bytes/255, then (v − mean)/sd.
+func standardized(px []byte, n int, mean, sd float64) *mat.Dense {
+	x := mat.NewDense(n, len(px)/n, nil)
+	for i, b := range px {
+		x.RawMatrix().Data[i] = (float64(b)/255 - mean) / sd
+	}
+	return x
+}
+
+// classifyFixture trains a small two-layer convolutional model on 8×8
+// blob images with standardized pixels, saves it with the standardization
+// in its info, and writes labelled test images as IDX files.
+type classifyFixture struct {
+	dir, model, images, labels string
+	deep                       *convgp.Deep
+	px                         []byte     // the test images
+	x                          *mat.Dense // and standardized
+	y                          []float64
+	mean, sd                   float64
+}
+
+func newClassifyFixture(t *testing.T) *classifyFixture {
+	t.Helper()
+	const side, nTrain, nTest = 8, 80, 30
+	rng := rand.New(rand.NewPCG(5, 6))
+	trPx, trLab := blobBytes(rng, nTrain, side)
+	tePx, teLab := blobBytes(rng, nTest, side)
+	f := &classifyFixture{dir: t.TempDir(), mean: 0.3, sd: 0.4}
+	xTrain := standardized(trPx, nTrain, f.mean, f.sd)
+	yTrain := make([]float64, nTrain)
+	for i, l := range trLab {
+		yTrain[i] = float64(l)
+	}
+	deep, err := convgp.NewDeep(xTrain, convgp.DeepConfig{
+		Height: side, Width: side, Channels: 1, Classes: 2, Kind: gp.SOLVEGP, Whiten: true,
+		Variance: 1, Lengthscale: 1, LocLengthscale: 2,
+		Hidden: []convgp.Hidden{{PatchHeight: 3, PatchWidth: 3, Stride: 1, Channels: 2, M: 5, M2: 5}},
+		Output: convgp.Output{PatchHeight: 2, PatchWidth: 2, M: 5, M2: 5, TICK: true},
+		Init:   convgp.InitOptions{Seed: 1}, Seed: 9, Threads: 1,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := train.Fit(context.Background(), deep, xTrain, yTrain, train.Config{
+		MaxSteps: 60, BatchSize: 20, Schedule: train.Constant(0.05), Seed: 3,
+	}); err != nil {
+		t.Fatal(err)
+	}
+	f.deep = deep
+	f.model = filepath.Join(f.dir, "blobs.cgp")
+	info := map[string]string{"pixel_mean": strconv.FormatFloat(f.mean, 'g', -1, 64), "pixel_sd": strconv.FormatFloat(f.sd, 'g', -1, 64)}
+	if err := convgp.SaveModel(f.model, deep, info); err != nil {
+		t.Fatal(err)
+	}
+	f.images = filepath.Join(f.dir, "images-idx3-ubyte")
+	f.labels = filepath.Join(f.dir, "labels-idx1-ubyte")
+	if err := os.WriteFile(f.images, idxFile([]int{nTest, side, side}, tePx), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(f.labels, idxFile([]int{nTest}, teLab), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f.px, f.x = tePx, standardized(tePx, nTest, f.mean, f.sd)
+	for _, l := range teLab {
+		f.y = append(f.y, float64(l))
+	}
+	return f
+}
+
+// readProbCSV parses classify's CSV output.
+func readProbCSV(t *testing.T, s string, classes int, withLabel bool) (probs [][]float64, class, label []int) {
+	t.Helper()
+	lines := strings.Split(strings.TrimSuffix(s, "\n"), "\n")
+	want := "p_0,p_1,class"
+	if withLabel {
+		want += ",label"
+	}
+	if lines[0] != want {
+		t.Fatalf("CSV header %q, want %q", lines[0], want)
+	}
+	for _, ln := range lines[1:] {
+		f := strings.Split(ln, ",")
+		row := make([]float64, classes)
+		for j := range row {
+			v, err := strconv.ParseFloat(f[j], 64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			row[j] = v
+		}
+		probs = append(probs, row)
+		c, _ := strconv.Atoi(f[classes])
+		class = append(class, c)
+		if withLabel {
+			l, _ := strconv.Atoi(f[classes+1])
+			label = append(label, l)
+		}
+	}
+	return probs, class, label
+}
+
+func TestClassify(t *testing.T) {
+	f := newClassifyFixture(t)
+	// With labels: the metrics of Deep.Evaluate, to the bit, for the same
+	// samples and batch.
+	for _, s := range []struct{ samples, batch int }{{5, 250}, {3, 7}} {
+		code, out, errOut := runCmd(t, "classify", "-model", f.model, "-labels", f.labels, "-json",
+			"-samples", strconv.Itoa(s.samples), "-batch", strconv.Itoa(s.batch), f.images)
+		if code != exitOK {
+			t.Fatalf("classify: exit %d: %s", code, errOut)
+		}
+		var m classifyMetrics
+		if err := json.Unmarshal([]byte(out), &m); err != nil {
+			t.Fatalf("%v: %s", err, out)
+		}
+		acc, ll, err := f.deep.Evaluate(f.x, f.y, s.samples, s.batch)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m.N != len(f.y) || m.Accuracy != acc || m.LogLik != ll || m.Samples != s.samples {
+			t.Errorf("samples %d batch %d: classify %+v, Evaluate accuracy %v log-lik %v", s.samples, s.batch, m, acc, ll)
+		}
+		if acc < 0.9 {
+			t.Errorf("accuracy %v on blobs: the model did not learn", acc)
+		}
+	}
+	want, err := f.deep.Predict(f.x, 5, 250)
+	if err != nil {
+		t.Fatal(err)
+	}
+	check := func(name string, probs [][]float64, class []int) {
+		t.Helper()
+		if len(probs) != len(f.y) {
+			t.Fatalf("%s: %d rows, want %d", name, len(probs), len(f.y))
+		}
+		for i, row := range probs {
+			for j, p := range row {
+				if p != want.At(i, j) {
+					t.Fatalf("%s: p[%d][%d] = %v, Predict gives %v", name, i, j, p, want.At(i, j))
+				}
+			}
+			if c := argmax(want.RawRowView(i)); class[i] != c {
+				t.Fatalf("%s: class[%d] = %d, want %d", name, i, class[i], c)
+			}
+		}
+	}
+	// Without labels: the probabilities as CSV on standard output.
+	code, out, errOut := runCmd(t, "classify", "-model", f.model, f.images)
+	if code != exitOK {
+		t.Fatalf("classify: exit %d: %s", code, errOut)
+	}
+	probs, class, _ := readProbCSV(t, out, 2, false)
+	check("no labels", probs, class)
+
+	// Labels and -out: the CSV with labels in the file, the metrics on
+	// standard output.
+	csvPath := filepath.Join(f.dir, "probs.csv")
+	code, out, errOut = runCmd(t, "classify", "-model", f.model, "-labels", f.labels, "-out", csvPath, f.images)
+	if code != exitOK {
+		t.Fatalf("classify -out: exit %d: %s", code, errOut)
+	}
+	if !strings.Contains(out, "accuracy") || !strings.Contains(out, "log-lik") {
+		t.Errorf("classify -out printed %q", out)
+	}
+	b, err := os.ReadFile(csvPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	probs, class, label := readProbCSV(t, string(b), 2, true)
+	check("-out", probs, class)
+	for i, l := range label {
+		if float64(l) != f.y[i] {
+			t.Fatalf("label[%d] = %d, want %v", i, l, f.y[i])
+		}
+	}
+	// -out - with labels: the CSV on standard output, the metrics on
+	// standard error.
+	code, out, errOut = runCmd(t, "classify", "-model", f.model, "-labels", f.labels, "-out", "-", f.images)
+	if code != exitOK || !strings.HasPrefix(out, "p_0,p_1,class,label\n") || !strings.Contains(errOut, "accuracy") {
+		t.Fatalf("classify -out -: exit %d, stdout %.40q, stderr %q", code, out, errOut)
+	}
+
+	// -pixel-mean and -pixel-sd replace the model file's values.
+	code, out, errOut = runCmd(t, "classify", "-model", f.model, "-pixel-mean", "0", "-pixel-sd", "1", f.images)
+	if code != exitOK {
+		t.Fatalf("classify -pixel-*: exit %d: %s", code, errOut)
+	}
+	want, err = f.deep.Predict(standardized(f.px, len(f.y), 0, 1), 5, 250)
+	if err != nil {
+		t.Fatal(err)
+	}
+	probs, class, _ = readProbCSV(t, out, 2, false)
+	check("-pixel-*", probs, class)
+}
+
+func TestClassifyErrors(t *testing.T) {
+	f := newClassifyFixture(t)
+	dir := f.dir
+	small := writeFile(t, dir, "small-idx3", string(idxFile([]int{2, 6, 6}, make([]byte, 72))))
+	bigLabel := writeFile(t, dir, "big-idx1", string(idxFile([]int{30}, append(make([]byte, 29), 5))))
+	empty := writeFile(t, dir, "empty-idx3", string(idxFile([]int{0, 8, 8}, nil)))
+	// A model whose info has a pixel_sd that is not a number.
+	badInfo := filepath.Join(dir, "badinfo.cgp")
+	if err := convgp.SaveModel(badInfo, f.deep, map[string]string{"pixel_sd": "wide"}); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name string
+		args []string
+		code int
+		want string
+	}{
+		{"no images", []string{"-model", f.model}, exitUsage, "need an image file"},
+		{"image size", []string{"-model", f.model, small}, exitError, "the model takes 8×8×1"},
+		{"label range", []string{"-model", f.model, "-labels", bigLabel, f.images}, exitError, "out of range [0, 2)"},
+		{"no images in file", []string{"-model", f.model, empty}, exitError, "no images"},
+		{"format", []string{"-model", f.model, "-format", "png", f.images}, exitError, `-format "png"`},
+		{"cifar labels", []string{"-model", f.model, "-format", "cifar10", "-labels", f.labels, f.images}, exitError, "hold their labels"},
+		{"two idx files", []string{"-model", f.model, f.images, small}, exitError, "one image file"},
+		{"bad info", []string{"-model", badInfo, f.images}, exitError, `pixel_sd "wide"`},
+		{"pixel sd", []string{"-model", f.model, "-pixel-sd", "0", f.images}, exitError, "must be positive"},
+		{"pixel mean", []string{"-model", f.model, "-pixel-mean", "NaN", f.images}, exitError, "must be finite"},
+		{"pixel flag syntax", []string{"-model", f.model, "-pixel-mean", "dark", f.images}, exitUsage, "invalid value"},
+		{"samples", []string{"-model", f.model, "-samples", "0", f.images}, exitError, "-samples 0"},
+		{"missing model", []string{"-model", filepath.Join(dir, "none.cgp"), f.images}, exitError, "no such file"},
+		{"not a model", []string{"-model", f.images, "-labels", f.labels, small}, exitError, "images-idx3-ubyte"},
+		{"out is the model", []string{"-model", f.model, "-out", f.model, f.images}, exitError, "same file"},
+		{"out is the images", []string{"-model", f.model, "-out", f.images, f.images}, exitError, "same file"},
+		{"out is the labels", []string{"-model", f.model, "-labels", f.labels, "-out", f.labels, f.images}, exitError, "same file"},
+		{"out is a directory", []string{"-model", f.model, "-out", dir, f.images}, exitError, "is a directory"},
+	}
+	for _, c := range cases {
+		code, _, errOut := runCmd(t, append([]string{"classify"}, c.args...)...)
+		if code != c.code || !strings.Contains(errOut, c.want) {
+			t.Errorf("%s: exit %d (want %d), stderr %q (want %q)", c.name, code, c.code, errOut, c.want)
+		}
+	}
+	// The model file is intact after the refused -out.
+	if _, _, err := convgp.LoadModel(f.model); err != nil {
+		t.Errorf("model file after a refused -out: %v", err)
+	}
+	// An interrupted run writes nothing.
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	out := filepath.Join(dir, "interrupted.csv")
+	if code, _, errOut := runCtx(t, ctx, nil, "classify", "-model", f.model, "-out", out, f.images); code != exitInterrupted {
+		t.Errorf("interrupted: exit %d: %s", code, errOut)
+	}
+	if _, err := os.Stat(out); !os.IsNotExist(err) {
+		t.Errorf("interrupted run left %s: %v", out, err)
+	}
+}
+
+// TestClassifyCIFAR classifies CIFAR-10 records, which hold their labels,
+// with a model of their size.
+func TestClassifyCIFAR(t *testing.T) {
+	const side, n = 32, 12
+	rng := rand.New(rand.NewPCG(7, 8))
+	var file bytes.Buffer
+	x := mat.NewDense(n, side*side*3, nil)
+	y := make([]float64, n)
+	for i := 0; i < n; i++ {
+		y[i] = float64(rng.IntN(10))
+		file.WriteByte(byte(y[i]))
+		rec := make([]byte, 3*side*side) // planes: red, green, blue
+		for k := range rec {
+			rec[k] = byte(rng.IntN(256))
+		}
+		file.Write(rec)
+		for p := 0; p < side*side; p++ { // the model's layout: HWC
+			for c := 0; c < 3; c++ {
+				x.Set(i, 3*p+c, float64(rec[c*side*side+p])/255)
+			}
+		}
+	}
+	dir := t.TempDir()
+	data := writeFile(t, dir, "test_batch.bin", file.String())
+	deep, err := convgp.NewDeep(x, convgp.DeepConfig{
+		Height: side, Width: side, Channels: 3, Classes: 10, Kind: gp.SVGP, Whiten: true,
+		Variance: 1, Lengthscale: 1,
+		Output: convgp.Output{PatchHeight: 5, PatchWidth: 5, M: 4},
+		Init:   convgp.InitOptions{Seed: 1}, Threads: 1,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	model := filepath.Join(dir, "cifar.cgp")
+	if err := convgp.SaveModel(model, deep, nil); err != nil {
+		t.Fatal(err)
+	}
+	// The file twice: two batches.
+	code, out, errOut := runCmd(t, "classify", "-model", model, "-format", "cifar10", "-json", data, data)
+	if code != exitOK {
+		t.Fatalf("classify: exit %d: %s", code, errOut)
+	}
+	var m classifyMetrics
+	if err := json.Unmarshal([]byte(out), &m); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	acc, ll, err := deep.Evaluate(x, y, 1, 250)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.N != 2*n || m.Accuracy != acc || m.LogLik != ll || m.Samples != 1 {
+		t.Errorf("classify %+v, Evaluate accuracy %v log-lik %v over %d images", m, acc, ll, n)
+	}
+}
