@@ -456,12 +456,20 @@ func (d *Deep) SetParams(src []float64) error {
 	if len(src) != d.NumParams() {
 		return fmt.Errorf("%w: %d parameters, want %d", ErrConfig, len(src), d.NumParams())
 	}
-	if i := floats.FirstNonFinite(src); i >= 0 {
+	nonFinite := func() error {
+		i := floats.FirstNonFinite(src)
 		return fmt.Errorf("%w: parameter %d is %v", ErrConfig, i, src[i])
+	}
+	// The layers' gp models check their own parts; the patch weights are
+	// checked here, before anything changes.
+	n := len(d.hidden)
+	for i, h := range d.hidden {
+		if !floats.AllFinite(src[d.offs[i]+h.model.NumParams() : d.offs[i+1]]) {
+			return nonFinite()
+		}
 	}
 	// The hidden layers' parameters, to restore if a later layer refuses
 	// its own (the output layer's are never needed: it is set last).
-	n := len(d.hidden)
 	old := make([]float64, d.offs[n])
 	for j, h := range d.hidden {
 		h.model.Params(old[d.offs[j] : d.offs[j]+h.model.NumParams()])
@@ -476,6 +484,9 @@ func (d *Deep) SetParams(src []float64) error {
 		if err := m.SetParams(src[d.offs[i]:end]); err != nil {
 			for j := 0; j < i; j++ {
 				_ = d.hidden[j].model.SetParams(old[d.offs[j] : d.offs[j]+d.hidden[j].model.NumParams()])
+			}
+			if !floats.AllFinite(src[d.offs[i]:end]) {
+				return nonFinite() // named by its index in the whole vector
 			}
 			return err
 		}

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
+	"strings"
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
@@ -335,6 +337,27 @@ func TestDeepSetParamsAtomic(t *testing.T) {
 			after := make([]float64, len(before))
 			d.Params(after)
 			sameBits(t, "parameters after a refused SetParams", after, before)
+
+			// A NaN or Inf anywhere (a layer's gp part, its patch weights,
+			// the output layer) is refused, named by its index in the
+			// whole vector, and changes nothing.
+			var at []int
+			for i, h := range d.hidden {
+				at = append(at, d.offs[i], d.offs[i]+h.model.NumParams()-1, d.offs[i]+h.model.NumParams(), d.offs[i+1]-1)
+			}
+			at = append(at, d.offs[n], d.NumParams()-1)
+			for _, i := range at {
+				for _, bad := range []float64{math.NaN(), math.Inf(-1)} {
+					th := slices.Clone(before)
+					th[i] = bad
+					err := d.SetParams(th)
+					if want := fmt.Sprintf("parameter %d is %v", i, bad); !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), want) {
+						t.Fatalf("SetParams with %v at %d: %v, want ErrConfig naming %q", bad, i, err, want)
+					}
+					d.Params(after)
+					sameBits(t, "parameters after a refused non-finite SetParams", after, before)
+				}
+			}
 		})
 	}
 }
