@@ -1,5 +1,5 @@
-// Package dataset reads labelled image data sets for the convolutional GP
-// models: the IDX format of MNIST and Fashion-MNIST, and the binary format
+// Package dataset reads image data sets, labelled or not, for the
+// convolutional GP models: the IDX format of MNIST and Fashion-MNIST, and the binary format
 // of CIFAR-10.
 //
 // Images are returned as float64 pixels scaled to [0, 1], in NHWC order
@@ -18,7 +18,7 @@ import (
 	"os"
 )
 
-// Images is a batch of labelled images.
+// Images is a batch of images, labelled or not.
 type Images struct {
 	// N is the number of images; Height, Width and Channels their shape.
 	N, Height, Width, Channels int

@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -78,6 +79,9 @@ func TestLoadIDXRoundTrip(t *testing.T) {
 		if _, err := im.Subset([]int{3}); err == nil {
 			t.Fatal("Subset accepted an out-of-range index")
 		}
+		if dims, err := IDXDims(filepath.Join(dir, "img")); err != nil || !slices.Equal(dims, []int{n, h, w}) {
+			t.Fatalf("IDXDims: %v, %v", dims, err)
+		}
 		// The images alone: the same pixels, no labels.
 		only, err := LoadIDXImages(filepath.Join(dir, "img"))
 		if err != nil {
@@ -146,6 +150,15 @@ func TestLoadIDXErrors(t *testing.T) {
 		}
 		if !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: error %q does not mention %q", c.name, err, c.want)
+		}
+		// IDXDims reads the header alone: it finds the faults of the
+		// header, not those of the data.
+		headerFault := strings.Contains(c.name, "header") || strings.Contains(c.name, "magic") || strings.Contains(c.name, "type") ||
+			strings.Contains(c.name, "huge") || c.name == "missing" || c.name == "corrupt gzip"
+		if _, err := IDXDims(c.img); headerFault != (err != nil) {
+			t.Errorf("%s: IDXDims error %v", c.name, err)
+		} else if err != nil && !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: IDXDims error %q does not mention %q", c.name, err, c.want)
 		}
 		// LoadIDXImages gives the image file's errors and takes no labels.
 		_, err = LoadIDXImages(c.img)

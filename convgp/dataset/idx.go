@@ -23,6 +23,36 @@ const maxIDXElements = 1 << 31
 // ReadIDX reads an IDX file of unsigned bytes (type code 0x08) from r. The
 // name is used in error messages.
 func ReadIDX(r io.Reader, name string) (*IDX, error) {
+	dims, err := readIDXHeader(r, name)
+	if err != nil {
+		return nil, err
+	}
+	total := 1
+	for _, d := range dims {
+		total *= d
+	}
+	data := make([]byte, total)
+	if _, err := io.ReadFull(r, data); err != nil {
+		return nil, fmt.Errorf("dataset: %s: IDX data for dimensions %v: %w", name, dims, truncated(err))
+	}
+	// Anything after the data means the header does not describe the file.
+	// Reading on to the end also lets a compressed stream check its
+	// trailer: a gzip checksum mismatch or a cut trailer shows up here.
+	// What follows a complete gzip member and is not another one (zero
+	// padding to a block size, say) ends the stream, as gunzip treats it.
+	var extra [1]byte
+	switch n, err := io.ReadAtLeast(r, extra[:], 1); {
+	case n != 0:
+		return nil, fmt.Errorf("dataset: %s: trailing bytes after IDX data for dimensions %v", name, dims)
+	case err != io.EOF && !errors.Is(err, gzip.ErrHeader):
+		return nil, fmt.Errorf("dataset: %s: after the IDX data: %w", name, truncated(err))
+	}
+	return &IDX{Dims: dims, Data: data}, nil
+}
+
+// readIDXHeader reads the header of an IDX file of unsigned bytes from r
+// and returns its dimensions, whose product is at most maxIDXElements.
+func readIDXHeader(r io.Reader, name string) ([]int, error) {
 	var hdr [4]byte
 	if _, err := io.ReadFull(r, hdr[:]); err != nil {
 		return nil, fmt.Errorf("dataset: %s: reading IDX header: %w", name, truncated(err))
@@ -50,23 +80,19 @@ func ReadIDX(r io.Reader, name string) (*IDX, error) {
 		}
 		total *= int(d)
 	}
-	data := make([]byte, total)
-	if _, err := io.ReadFull(r, data); err != nil {
-		return nil, fmt.Errorf("dataset: %s: IDX data for dimensions %v: %w", name, dims, truncated(err))
+	return dims, nil
+}
+
+// IDXDims reads only the header of an IDX file of unsigned bytes
+// (optionally gzip-compressed) and returns its dimensions: for instance to
+// check the image size before LoadIDXImages reads and converts the data.
+func IDXDims(path string) ([]int, error) {
+	rc, err := openMaybeGzip(path)
+	if err != nil {
+		return nil, err
 	}
-	// Anything after the data means the header does not describe the file.
-	// Reading on to the end also lets a compressed stream check its
-	// trailer: a gzip checksum mismatch or a cut trailer shows up here.
-	// What follows a complete gzip member and is not another one (zero
-	// padding to a block size, say) ends the stream, as gunzip treats it.
-	var extra [1]byte
-	switch n, err := io.ReadAtLeast(r, extra[:], 1); {
-	case n != 0:
-		return nil, fmt.Errorf("dataset: %s: trailing bytes after IDX data for dimensions %v", name, dims)
-	case err != io.EOF && !errors.Is(err, gzip.ErrHeader):
-		return nil, fmt.Errorf("dataset: %s: after the IDX data: %w", name, truncated(err))
-	}
-	return &IDX{Dims: dims, Data: data}, nil
+	defer rc.Close()
+	return readIDXHeader(rc, path)
 }
 
 func truncated(err error) error {
