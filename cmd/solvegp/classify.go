@@ -49,7 +49,10 @@ type classifyMetrics struct {
 
 // pixelScaling returns the standardization of pixels the model was trained
 // with: the flags when given, else the model file's pixel_mean and pixel_sd
-// (bench/convgp writes them), else none (mean 0, sd 1).
+// (bench/convgp writes them), else none (mean 0, sd 1). A file that does not
+// record how its pixels were prepared (no "pixels" key, as in bench/convgp's
+// files before it recorded them) and gets no flags is used without
+// standardization, with a warning.
 func pixelScaling(info map[string]string, mean, sd optionalFloat) (float64, float64, error) {
 	get := func(flagName, key string, f optionalFloat, def float64) (float64, error) {
 		if f.set {
@@ -83,49 +86,68 @@ func pixelScaling(info map[string]string, mean, sd optionalFloat) (float64, floa
 }
 
 // loadImages reads the images to classify in the given format and checks
-// them against the model's configuration. Labels are read when the format
-// holds them (cifar10) or a label file is given.
-func loadImages(format string, paths []string, labels string, cfg convgp.DeepConfig) (*dataset.Images, error) {
+// them against the model's configuration: for IDX files the header first,
+// so that a file of the wrong size is refused before its data is read.
+// Labels are read when a label file is given or the format holds them
+// (cifar10), unless ignoreLabels.
+func loadImages(format string, paths []string, labels string, ignoreLabels bool, cfg convgp.DeepConfig) (*dataset.Images, error) {
+	shapeErr := func(h, w, c int) error {
+		return fmt.Errorf("%s: images are %d×%d×%d (height×width×channels), the model takes %d×%d×%d",
+			paths[0], h, w, c, cfg.Height, cfg.Width, cfg.Channels)
+	}
 	var im *dataset.Images
 	var err error
 	switch format {
 	case "idx":
-		if len(paths) != 1 {
-			return nil, fmt.Errorf("-format idx takes one image file, got %d", len(paths))
+		dims, err := dataset.IDXDims(paths[0])
+		if err != nil {
+			return nil, err
+		}
+		if len(dims) != 3 {
+			return nil, fmt.Errorf("%s: IDX dimensions %v, want 3 (images, rows, columns)", paths[0], dims)
+		}
+		if dims[1] != cfg.Height || dims[2] != cfg.Width || cfg.Channels != 1 {
+			return nil, shapeErr(dims[1], dims[2], 1)
 		}
 		if labels != "" {
-			im, err = dataset.LoadIDX(paths[0], labels, cfg.Classes)
+			// IDX labels are bytes: a model with more classes takes them all.
+			im, err = dataset.LoadIDX(paths[0], labels, min(cfg.Classes, 256))
 		} else {
 			im, err = dataset.LoadIDXImages(paths[0])
 		}
-	case "cifar10":
-		if labels != "" {
-			return nil, fmt.Errorf("-labels: CIFAR-10 files hold their labels")
+		if err != nil {
+			return nil, err
 		}
-		im, err = dataset.LoadCIFAR10(paths...)
+	case "cifar10":
+		if im, err = dataset.LoadCIFAR10(paths...); err != nil {
+			return nil, err
+		}
+		if im.Height != cfg.Height || im.Width != cfg.Width || im.Channels != cfg.Channels {
+			return nil, shapeErr(im.Height, im.Width, im.Channels)
+		}
 	default:
 		return nil, fmt.Errorf("-format %q: want idx or cifar10", format)
-	}
-	if err != nil {
-		return nil, err
 	}
 	if im.N == 0 {
 		return nil, fmt.Errorf("%s: no images", paths[0])
 	}
-	if im.Height != cfg.Height || im.Width != cfg.Width || im.Channels != cfg.Channels {
-		return nil, fmt.Errorf("%s: images are %d×%d×%d (height×width×channels), the model takes %d×%d×%d",
-			paths[0], im.Height, im.Width, im.Channels, cfg.Height, cfg.Width, cfg.Channels)
+	if ignoreLabels {
+		im.Labels, im.Classes = nil, 0
 	}
 	for i, l := range im.Labels {
 		if l >= cfg.Classes {
-			return nil, fmt.Errorf("%s: label %d of image %d is not one of the model's %d classes", paths[0], l, i, cfg.Classes)
+			return nil, fmt.Errorf("%s: label %d of image %d is not one of the model's %d classes (-ignore-labels classifies the images without them)", paths[0], l, i, cfg.Classes)
 		}
 	}
 	return im, nil
 }
 
+// testHookBeforePredict, if set, runs after classify has read its inputs
+// and before it predicts.
+var testHookBeforePredict func()
+
 func runClassify(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("classify", "-model model.cgp [flags] images [more CIFAR-10 files]",
+	fs := newFlags("classify", "-model model.cgp [flags] images.idx | cifar10-batch.bin...",
 		`Classifies images with a convolutional GP model file (written by bench/convgp
 as <out>/<name>.cgp, or by convgp.SaveModel). Images are an IDX file (MNIST,
 Fashion-MNIST; -format idx) or CIFAR-10 binary batches (-format cifar10), each
@@ -134,9 +156,11 @@ scaled to [0, 1] and then standardized as (v − pixel_mean) / pixel_sd with the
 values in the model file's info (bench/convgp -standardize records them), or
 with -pixel-mean and -pixel-sd.
 
-With labels (-labels for IDX images; CIFAR-10 files hold theirs) it prints the
-accuracy and the mean test log-likelihood, as bench/convgp computes them: the
-same -samples and -batch give the same numbers. Class probabilities are written
+With labels (-labels for IDX images; CIFAR-10 files hold theirs, which
+-ignore-labels drops) it prints the accuracy and the mean test log-likelihood,
+as bench/convgp computes them: with the same -samples and the default -batch
+(bench/convgp evaluates in batches of 250; its own -batch is the training
+batch) the numbers for its test set are the same. Class probabilities are written
 as CSV to -out (the results then go to standard error if -out is -), with the columns
   p_0..p_{C-1}, class[, label]
 (class is the most probable one). Deep models average their probabilities over
@@ -147,7 +171,8 @@ repeats exactly.`, stderr)
 	format := fs.String("format", "idx", "image file format: idx or cifar10")
 	out := fs.String("out", "", "CSV file of class probabilities, - for standard output (default: standard output without labels, no file with them)")
 	samples := fs.Int("samples", 5, "Monte Carlo samples through the hidden layers of deep models")
-	batch := fs.Int("batch", 250, "images per prediction batch (deep models draw their samples per batch)")
+	batch := fs.Int("batch", 250, "images per prediction batch (deep models draw their samples per batch; bench/convgp evaluates with 250)")
+	ignoreLabels := fs.Bool("ignore-labels", false, "classify CIFAR-10 images without their labels (no accuracy)")
 	threads := fs.Int("threads", 0, "goroutines per linear-algebra call (0: all CPUs)")
 	asJSON := fs.Bool("json", false, "print the results as JSON")
 	var pixelMean, pixelSD optionalFloat
@@ -159,6 +184,13 @@ repeats exactly.`, stderr)
 	if fs.NArg() < 1 {
 		fmt.Fprintln(stderr, "solvegp classify: need an image file (see solvegp classify -h)")
 		return exitUsage
+	}
+	if *format == "idx" && fs.NArg() > 1 {
+		fmt.Fprintf(stderr, "solvegp classify: -format idx takes one image file, got %d (see solvegp classify -h)\n", fs.NArg())
+		return exitUsage
+	}
+	if *format == "cifar10" && *labels != "" {
+		return fail(stderr, "classify", fmt.Errorf("-labels: CIFAR-10 files hold their labels"))
 	}
 	if *samples < 1 || *batch < 1 {
 		return fail(stderr, "classify", fmt.Errorf("-samples %d and -batch %d: must be ≥ 1", *samples, *batch))
@@ -177,36 +209,50 @@ repeats exactly.`, stderr)
 	if err := writableDir(outFile); err != nil {
 		return fail(stderr, "classify", err)
 	}
-	model, info, err := convgp.LoadModel(*modelPath)
-	if err != nil {
-		return fail(stderr, "classify", err)
-	}
-	if err := model.SetThreads(*threads); err != nil {
-		return fail(stderr, "classify", err)
-	}
-	cfg := model.Config()
-	mean, sd, err := pixelScaling(info, pixelMean, pixelSD)
-	if err != nil {
-		return fail(stderr, "classify", fmt.Errorf("%s: %w", *modelPath, err))
-	}
-	im, err := loadImages(*format, fs.Args(), *labels, cfg)
-	if err != nil {
-		return fail(stderr, "classify", err)
-	}
-	x := mat.NewDense(im.N, im.ImageSize(), im.Pixels)
-	for i, v := range im.Pixels {
-		im.Pixels[i] = (v - mean) / sd
-	}
-	var probs *mat.Dense
-	err = interruptible(ctx, func() error {
+	// The work runs in interruptible's goroutine, which an interruption
+	// leaves behind: it writes only these, read once it has returned.
+	var (
+		model   *convgp.Deep
+		im      *dataset.Images
+		probs   *mat.Dense
+		warning string
+	)
+	err := interruptible(ctx, func() error {
+		var info map[string]string
 		var err error
+		if model, info, err = convgp.LoadModel(*modelPath); err != nil {
+			return err
+		}
+		if err := model.SetThreads(*threads); err != nil {
+			return err
+		}
+		_, described := info["pixels"]
+		_, standardized := info["pixel_mean"]
+		if !described && !standardized && !(pixelMean.set && pixelSD.set) {
+			warning = fmt.Sprintf("solvegp classify: warning: %s does not record how its pixels were prepared; using them in [0, 1] unless -pixel-mean and -pixel-sd say otherwise\n", *modelPath)
+		}
+		mean, sd, err := pixelScaling(info, pixelMean, pixelSD)
+		if err != nil {
+			return fmt.Errorf("%s: %w", *modelPath, err)
+		}
+		if im, err = loadImages(*format, fs.Args(), *labels, *ignoreLabels, model.Config()); err != nil {
+			return err
+		}
+		for i, v := range im.Pixels {
+			im.Pixels[i] = (v - mean) / sd
+		}
+		if testHookBeforePredict != nil {
+			testHookBeforePredict()
+		}
+		x := mat.NewDense(im.N, im.ImageSize(), im.Pixels)
 		probs, err = model.Predict(x, *samples, *batch)
 		return err
 	})
 	if ctx.Err() != nil {
-		fmt.Fprintln(stderr, "solvegp classify: interrupted")
+		fmt.Fprintln(stderr, "solvegp classify: interrupted; nothing written")
 		return exitInterrupted
 	}
+	fmt.Fprint(stderr, warning)
 	if err != nil {
 		return fail(stderr, "classify", err)
 	}

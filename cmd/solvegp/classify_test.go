@@ -269,7 +269,11 @@ func TestClassifyErrors(t *testing.T) {
 		{"no images in file", []string{"-model", f.model, empty}, exitError, "no images"},
 		{"format", []string{"-model", f.model, "-format", "png", f.images}, exitError, `-format "png"`},
 		{"cifar labels", []string{"-model", f.model, "-format", "cifar10", "-labels", f.labels, f.images}, exitError, "hold their labels"},
-		{"two idx files", []string{"-model", f.model, f.images, small}, exitError, "one image file"},
+		{"two idx files", []string{"-model", f.model, f.images, small}, exitUsage, "takes one image file"},
+		// The header is checked before the data is read: this file's data
+		// is missing.
+		{"image size from the header", []string{"-model", f.model, writeFile(t, dir, "header-only", string(idxFile([]int{1 << 20, 28, 28}, nil)))}, exitError, "images are 28×28×1"},
+		{"image dims", []string{"-model", f.model, writeFile(t, dir, "vector-idx", string(idxFile([]int{64}, make([]byte, 64))))}, exitError, "want 3"},
 		{"bad info", []string{"-model", badInfo, f.images}, exitError, `pixel_sd "wide"`},
 		{"pixel sd", []string{"-model", f.model, "-pixel-sd", "0", f.images}, exitError, "must be positive"},
 		{"pixel mean", []string{"-model", f.model, "-pixel-mean", "NaN", f.images}, exitError, "must be finite"},
@@ -292,26 +296,104 @@ func TestClassifyErrors(t *testing.T) {
 	if _, _, err := convgp.LoadModel(f.model); err != nil {
 		t.Errorf("model file after a refused -out: %v", err)
 	}
-	// An interrupted run writes nothing.
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
-	out := filepath.Join(dir, "interrupted.csv")
-	if code, _, errOut := runCtx(t, ctx, nil, "classify", "-model", f.model, "-out", out, f.images); code != exitInterrupted {
-		t.Errorf("interrupted: exit %d: %s", code, errOut)
+	// A run interrupted before it starts, or after reading its inputs,
+	// writes nothing and leaves an earlier output alone.
+	out := writeFile(t, dir, "earlier.csv", "earlier results\n")
+	for _, when := range []string{"start", "predict"} {
+		ctx, cancel := context.WithCancel(context.Background())
+		if when == "start" {
+			cancel()
+		} else {
+			testHookBeforePredict = cancel
+		}
+		code, _, errOut := runCtx(t, ctx, nil, "classify", "-model", f.model, "-out", out, f.images)
+		testHookBeforePredict = nil
+		cancel()
+		if code != exitInterrupted {
+			t.Errorf("interrupted at %s: exit %d: %s", when, code, errOut)
+		}
+		if b, err := os.ReadFile(out); err != nil || string(b) != "earlier results\n" {
+			t.Errorf("interrupted at %s: -out holds %q, %v", when, b, err)
+		}
 	}
-	if _, err := os.Stat(out); !os.IsNotExist(err) {
-		t.Errorf("interrupted run left %s: %v", out, err)
+}
+
+// TestClassifyPixelWarning checks that a model file that does not say how
+// its pixels were prepared is used with a warning, unless both pixel flags
+// are given.
+func TestClassifyPixelWarning(t *testing.T) {
+	f := newClassifyFixture(t)
+	bare := filepath.Join(f.dir, "bare.cgp")
+	if err := convgp.SaveModel(bare, f.deep, nil); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		model string
+		flags []string
+		warn  bool
+	}{
+		{bare, nil, true},
+		{bare, []string{"-pixel-mean", "0.3"}, true},
+		{bare, []string{"-pixel-mean", "0.3", "-pixel-sd", "0.4"}, false},
+		{f.model, nil, false},
+	} {
+		args := append(append([]string{"classify", "-model", c.model, "-out", filepath.Join(f.dir, "p.csv")}, c.flags...), f.images)
+		code, _, errOut := runCmd(t, args...)
+		if code != exitOK || strings.Contains(errOut, "does not record how its pixels") != c.warn {
+			t.Errorf("%v: exit %d, stderr %q, want warning %v", args, code, errOut, c.warn)
+		}
+	}
+}
+
+// TestClassifyManyClasses classifies IDX images with labels under a model
+// of more classes than a byte holds.
+func TestClassifyManyClasses(t *testing.T) {
+	f := newClassifyFixture(t)
+	// Three images (the robust-max predictive costs C² per image).
+	const n = 3
+	x := standardized(f.px[:n*64], n, 0, 1)
+	images := writeFile(t, f.dir, "three-idx3", string(idxFile([]int{n, 8, 8}, f.px[:n*64])))
+	labels := writeFile(t, f.dir, "three-idx1", string(idxFile([]int{n}, []byte{0, 1, 255})))
+	y := []float64{0, 1, 255}
+	deep, err := convgp.NewDeep(x, convgp.DeepConfig{
+		Height: 8, Width: 8, Channels: 1, Classes: 257, Kind: gp.SVGP, Whiten: true,
+		Variance: 1, Lengthscale: 1,
+		Output: convgp.Output{PatchHeight: 3, PatchWidth: 3, M: 3},
+		Init:   convgp.InitOptions{Seed: 1}, Threads: 1,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	model := filepath.Join(f.dir, "many.cgp")
+	if err := convgp.SaveModel(model, deep, map[string]string{"pixels": "in [0, 1]"}); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := runCmd(t, "classify", "-model", model, "-labels", labels, "-json", images)
+	if code != exitOK {
+		t.Fatalf("257 classes: exit %d: %s", code, errOut)
+	}
+	var m classifyMetrics
+	if err := json.Unmarshal([]byte(out), &m); err != nil {
+		t.Fatal(err)
+	}
+	acc, ll, err := deep.Evaluate(x, y, 1, 250)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.N != n || m.Accuracy != acc || m.LogLik != ll {
+		t.Errorf("257 classes: classify %+v, Evaluate %v %v", m, acc, ll)
 	}
 }
 
 // TestClassifyCIFAR classifies CIFAR-10 records, which hold their labels,
-// with a model of their size.
+// with a model of their size trained a little on them, so that its
+// predictions depend on the pixels.
 func TestClassifyCIFAR(t *testing.T) {
 	const side, n = 32, 12
 	rng := rand.New(rand.NewPCG(7, 8))
 	var file bytes.Buffer
-	x := mat.NewDense(n, side*side*3, nil)
-	y := make([]float64, n)
+	x := mat.NewDense(2*n, side*side*3, nil) // the file, read twice
+	y := make([]float64, 2*n)
 	for i := 0; i < n; i++ {
 		y[i] = float64(rng.IntN(10))
 		file.WriteByte(byte(y[i]))
@@ -323,25 +405,35 @@ func TestClassifyCIFAR(t *testing.T) {
 		for p := 0; p < side*side; p++ { // the model's layout: HWC
 			for c := 0; c < 3; c++ {
 				x.Set(i, 3*p+c, float64(rec[c*side*side+p])/255)
+				x.Set(n+i, 3*p+c, float64(rec[c*side*side+p])/255)
 			}
 		}
+		y[n+i] = y[i]
 	}
 	dir := t.TempDir()
 	data := writeFile(t, dir, "test_batch.bin", file.String())
-	deep, err := convgp.NewDeep(x, convgp.DeepConfig{
-		Height: side, Width: side, Channels: 3, Classes: 10, Kind: gp.SVGP, Whiten: true,
-		Variance: 1, Lengthscale: 1,
-		Output: convgp.Output{PatchHeight: 5, PatchWidth: 5, M: 4},
-		Init:   convgp.InitOptions{Seed: 1}, Threads: 1,
-	})
-	if err != nil {
+	build := func(classes int) *convgp.Deep {
+		deep, err := convgp.NewDeep(x, convgp.DeepConfig{
+			Height: side, Width: side, Channels: 3, Classes: classes, Kind: gp.SVGP, Whiten: true,
+			Variance: 1, Lengthscale: 1,
+			Output: convgp.Output{PatchHeight: 5, PatchWidth: 5, M: 4},
+			Init:   convgp.InitOptions{Seed: 1}, Threads: 1,
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return deep
+	}
+	deep := build(10)
+	if _, err := train.Fit(context.Background(), deep, x, y, train.Config{
+		MaxSteps: 10, BatchSize: 12, Schedule: train.Constant(0.1), Seed: 3,
+	}); err != nil {
 		t.Fatal(err)
 	}
 	model := filepath.Join(dir, "cifar.cgp")
-	if err := convgp.SaveModel(model, deep, nil); err != nil {
+	if err := convgp.SaveModel(model, deep, map[string]string{"pixels": "in [0, 1]"}); err != nil {
 		t.Fatal(err)
 	}
-	// The file twice: two batches.
 	code, out, errOut := runCmd(t, "classify", "-model", model, "-format", "cifar10", "-json", data, data)
 	if code != exitOK {
 		t.Fatalf("classify: exit %d: %s", code, errOut)
@@ -355,6 +447,27 @@ func TestClassifyCIFAR(t *testing.T) {
 		t.Fatal(err)
 	}
 	if m.N != 2*n || m.Accuracy != acc || m.LogLik != ll || m.Samples != 1 {
-		t.Errorf("classify %+v, Evaluate accuracy %v log-lik %v over %d images", m, acc, ll, n)
+		t.Errorf("classify %+v, Evaluate accuracy %v log-lik %v", m, acc, ll)
+	}
+	probs, err := deep.Predict(x, 1, 250)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if mat.Equal(probs.RowView(0), probs.RowView(1)) {
+		t.Fatal("the model predicts the same for two images: the test would not see the pixels")
+	}
+
+	// A model of fewer classes than the labels: refused, unless the
+	// labels are ignored.
+	few := filepath.Join(dir, "few.cgp")
+	if err := convgp.SaveModel(few, build(3), map[string]string{"pixels": "in [0, 1]"}); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, errOut := runCmd(t, "classify", "-model", few, "-format", "cifar10", data); code != exitError || !strings.Contains(errOut, "-ignore-labels") {
+		t.Errorf("labels beyond the model's classes: exit %d, %q", code, errOut)
+	}
+	code, out, errOut = runCmd(t, "classify", "-model", few, "-format", "cifar10", "-ignore-labels", data)
+	if code != exitOK || !strings.HasPrefix(out, "p_0,p_1,p_2,class\n") || strings.Count(out, "\n") != n+1 {
+		t.Errorf("-ignore-labels: exit %d, stdout %.60q, stderr %q", code, out, errOut)
 	}
 }
