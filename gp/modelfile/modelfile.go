@@ -587,16 +587,11 @@ func (f *file) build() (*Bundle, error) {
 	// Check the size of the parameter vector before building the model,
 	// whose workspaces grow as M², so that a file cannot make us allocate
 	// much more than its own size.
-	want := int64(k.NumParams() + lik.NumParams() + (m+m2)*d)
-	tri := func(n int) int64 { return int64(n) + int64(n)*int64(n+1)/2 }
-	want += int64(c) * tri(m)
-	switch kind {
-	case gp.SOLVEGP:
-		want += int64(c) * tri(m2)
-	case gp.ODVGP:
-		want += int64(c) * int64(m2)
+	want, ok := paramCount(kind, k.NumParams()+lik.NumParams(), d, m, m2, c, len(f.Params))
+	if !ok {
+		return nil, bad("%d parameters, the model needs more (dims input %d, m %d, m2 %d, latent %d)", len(f.Params), d, m, m2, c)
 	}
-	if int64(len(f.Params)) != want {
+	if len(f.Params) != want {
 		return nil, bad("%d parameters, the model needs %d", len(f.Params), want)
 	}
 	if got := digest(f.Params); f.ParamsSHA256 != got {
@@ -648,11 +643,77 @@ func (f *file) build() (*Bundle, error) {
 	return b, nil
 }
 
+// sizeProduct returns a·b for sizes a, b ≥ 0 read from a file, and whether
+// the product is at most limit. It tests against limit before it
+// multiplies, so that hostile sizes cannot wrap around to a small product.
+func sizeProduct(a, b, limit int) (int, bool) {
+	if a < 0 || b < 0 || limit < 0 || a != 0 && b > limit/a {
+		return 0, false
+	}
+	return a * b, true
+}
+
+// paramCount returns the length of the parameter vector of a model of the
+// given kind with hyper kernel and likelihood parameters, d inputs, m and
+// m2 inducing inputs and c latent functions, and whether it is at most
+// limit. Every sum and product is checked against limit before it is
+// formed.
+func paramCount(kind gp.Kind, hyper, d, m, m2, c, limit int) (int, bool) {
+	total := 0
+	ok := true
+	add := func(v int, vok bool) {
+		if !ok || !vok || v > limit-total {
+			ok = false
+			return
+		}
+		total += v
+	}
+	// tri(n) = n + n(n+1)/2: a mean and a triangular factor per latent
+	// function; the even one of n and n+1 is halved before multiplying.
+	tri := func(n int) (int, bool) {
+		if n < 0 || n > limit {
+			return 0, false
+		}
+		a, b := n, n+1
+		if a%2 == 0 {
+			a /= 2
+		} else {
+			b /= 2
+		}
+		t, tok := sizeProduct(a, b, limit)
+		if !tok || n > limit-t {
+			return 0, false
+		}
+		return n + t, true
+	}
+	add(hyper, hyper >= 0)
+	add(sizeProduct(m, d, limit))
+	add(sizeProduct(m2, d, limit))
+	if t, tok := tri(m); tok {
+		add(sizeProduct(c, t, limit))
+	} else {
+		ok = false
+	}
+	switch kind {
+	case gp.SOLVEGP:
+		if t, tok := tri(m2); tok {
+			add(sizeProduct(c, t, limit))
+		} else {
+			ok = false
+		}
+	case gp.ODVGP:
+		add(sizeProduct(c, m2, limit))
+	}
+	return total, ok
+}
+
+// decode checks that mj is a rows×cols matrix holding rows·cols values and
+// returns a copy of it.
 func (mj *matrixJSON) decode(name string, rows, cols int) (*mat.Dense, error) {
 	if mj.Rows != rows || mj.Cols != cols {
 		return nil, bad("%s is %d×%d, dims say %d×%d", name, mj.Rows, mj.Cols, rows, cols)
 	}
-	if int64(len(mj.Data)) != int64(rows)*int64(cols) {
+	if n, ok := sizeProduct(rows, cols, len(mj.Data)); !ok || n != len(mj.Data) {
 		return nil, bad("%s has %d values, want %d×%d", name, len(mj.Data), rows, cols)
 	}
 	return mat.NewDense(rows, cols, append([]float64(nil), mj.Data...)), nil

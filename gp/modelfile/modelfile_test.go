@@ -3,6 +3,7 @@ package modelfile
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -428,6 +429,80 @@ func TestBadFiles(t *testing.T) {
 		}
 		if tc.name == "newer" && !errors.Is(err, ErrVersion) || tc.name != "newer" && !errors.Is(err, ErrFormat) {
 			t.Errorf("%s: error %v has the wrong class", tc.name, err)
+		}
+	}
+}
+
+// hostileDims is a crafted file whose sizes wrap around in 64-bit
+// arithmetic: z is declared 2⁶²×4 (2⁶⁴ values, 0 after wrapping) with no
+// data, under a 65536-class likelihood. It once reached gp.NewSVGP with an
+// empty 2⁶²×4 matrix and panicked there.
+func hostileDims(rows uint64, zdata string) []byte {
+	params := []float64{0.5, 0.5}
+	return []byte(fmt.Sprintf(`{"format":"solvegp-model","version":1,"kind":"svgp","whitened":true,
+"dims":{"input":4,"m":%[1]d,"m2":0,"latent":65536},
+"kernel":{"type":"rbf","dim":4,"lengthscales":[0.974],"variance":0.974},
+"likelihood":{"type":"robustmax","classes":65536,"epsilon":0.001},
+"z":{"rows":%[1]d,"cols":4,"data":[%[2]s]},
+"layout":{"kernel":0,"likelihood":2,"z":2,"o":0,"m_u":[0],"l_u":[0],"total":2},
+"params":[0.5,0.5],"params_sha256":"%[3]s"}`, rows, zdata, digest(params)))
+}
+
+// TestHostileSizes checks that sizes in a file whose products overflow
+// are refused with ErrFormat before any model is built.
+func TestHostileSizes(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		in   []byte
+		want string
+	}{
+		// 2⁶²·4 wraps to 0, the number of values given.
+		{"m·d wraps to 0", hostileDims(1<<62, ""), "z has 0 values, want 4611686018427387904×4"},
+		// (2⁶²+1)·4 wraps to 4, the number of values given.
+		{"m·d wraps to 4", hostileDims(1<<62+1, "1,2,3,4"), "z has 4 values"},
+	} {
+		var err error
+		func() {
+			defer func() {
+				if r := recover(); r != nil {
+					err = fmt.Errorf("panic: %v", r)
+				}
+			}()
+			_, err = Unmarshal(tc.in)
+		}()
+		if !errors.Is(err, ErrFormat) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v, want ErrFormat mentioning %q", tc.name, err, tc.want)
+		}
+	}
+	// The parameter count is checked without overflow: sizes whose
+	// count wraps around are refused, not compared modulo 2⁶⁴.
+	for _, tc := range []struct {
+		kind               gp.Kind
+		hyper, d, m, m2, c int
+	}{
+		{gp.SVGP, 2, 4, 1 << 62, 0, 65536},
+		{gp.SVGP, 2, 1, 1 << 32, 0, 1},          // tri(m) wraps
+		{gp.SVGP, 2, 1, 1 << 30, 0, 65536},      // c·tri(m) wraps
+		{gp.SOLVEGP, 2, 1, 1, math.MaxInt, 1},   // m2+1 wraps
+		{gp.ODVGP, 2, 1, 1, math.MaxInt / 2, 4}, // c·m2 wraps
+		{gp.SVGP, math.MaxInt, 1, 1, 0, 1},      // the sum wraps
+		{gp.SVGP, -1, 1, 1, 0, 1},               // negative
+	} {
+		if n, ok := paramCount(tc.kind, tc.hyper, tc.d, tc.m, tc.m2, tc.c, math.MaxInt); ok {
+			t.Errorf("paramCount%+v = %d, want overflow", tc, n)
+		}
+	}
+	// Agreement with the models' own counts, and the limit is exact.
+	for _, c := range cases() {
+		model := build(t, c, rand.New(rand.NewPCG(1, 1)))
+		d, m, m2, lat := model.Dims()
+		hyper := model.Kernel().NumParams() + model.Likelihood().NumParams()
+		n := model.NumParams()
+		if got, ok := paramCount(model.Kind(), hyper, d, m, m2, lat, n); !ok || got != n {
+			t.Errorf("%s %v: paramCount = %d, %v; the model has %d", c.name, model.Kind(), got, ok, n)
+		}
+		if _, ok := paramCount(model.Kind(), hyper, d, m, m2, lat, n-1); ok {
+			t.Errorf("%s %v: paramCount within a limit of %d", c.name, model.Kind(), n-1)
 		}
 	}
 }
