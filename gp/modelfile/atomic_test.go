@@ -2,9 +2,11 @@ package modelfile
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -70,5 +72,33 @@ func TestWriteAtomic(t *testing.T) {
 	}
 	if entries, _ := os.ReadDir(dir); len(entries) != 1 {
 		t.Fatalf("files left behind after a panic: %v", entries)
+	}
+}
+
+// TestWriteAtomicNilWrite checks that a nil callback is an error that
+// leaves the old file and no temporary file behind.
+func TestWriteAtomicNilWrite(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "keep.txt")
+	if err := os.WriteFile(path, []byte("old"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var err error
+	func() {
+		defer func() {
+			if r := recover(); r != nil {
+				err = fmt.Errorf("panic: %v", r)
+			}
+		}()
+		err = WriteAtomic(path, 0o644, nil)
+	}()
+	if err == nil || !strings.Contains(err.Error(), "nil write function") {
+		t.Fatalf("WriteAtomic with a nil callback: %v", err)
+	}
+	if got, _ := os.ReadFile(path); string(got) != "old" {
+		t.Fatalf("file is now %q", got)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 1 {
+		t.Fatalf("files left behind: %v", entries)
 	}
 }

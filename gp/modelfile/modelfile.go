@@ -91,8 +91,12 @@ func WriteFileAtomic(path string, content []byte, perm os.FileMode) error {
 // WriteAtomic is WriteFileAtomic for content that write produces as a
 // stream (large files need not be held in memory): write receives a
 // buffered writer on the temporary file. If write returns an error or
-// panics, the temporary file is removed and path is left as it was.
+// panics, the temporary file is removed and path is left as it was. A nil
+// write is an error; no file is created.
 func WriteAtomic(path string, perm os.FileMode, write func(io.Writer) error) (err error) {
+	if write == nil {
+		return fmt.Errorf("modelfile: writing %s: nil write function", path)
+	}
 	dir, base := filepath.Split(path)
 	if dir == "" {
 		dir = "."
