@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"errors"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -490,6 +491,19 @@ func TestNilMatrix(t *testing.T) {
 	}
 	if _, _, err := Rows(nil, nil, []int{0}); err == nil {
 		t.Error("Rows(nil) accepted")
+	}
+	// An empty matrix has no rows: an index error, not a panic in mat.
+	var err error
+	func() {
+		defer func() {
+			if r := recover(); r != nil {
+				err = fmt.Errorf("panic: %v", r)
+			}
+		}()
+		_, _, err = Rows(&mat.Dense{}, nil, []int{0})
+	}()
+	if err == nil || !strings.Contains(err.Error(), "index 0 out of range [0, 0)") {
+		t.Errorf("Rows(&mat.Dense{}, nil, {0}): %v", err)
 	}
 }
 

@@ -98,15 +98,20 @@ func Rows(x *mat.Dense, y []float64, idx []int) (*mat.Dense, []float64, error) {
 	if len(idx) == 0 {
 		return nil, nil, fmt.Errorf("data: Rows: no rows selected")
 	}
+	// Indices are checked before anything is allocated: an empty x
+	// (such as &mat.Dense{}) has no rows to select and no columns for
+	// a result.
+	for _, i := range idx {
+		if i < 0 || i >= n {
+			return nil, nil, fmt.Errorf("data: Rows: index %d out of range [0, %d)", i, n)
+		}
+	}
 	xs := mat.NewDense(len(idx), d, nil)
 	var ys []float64
 	if y != nil {
 		ys = make([]float64, len(idx))
 	}
 	for k, i := range idx {
-		if i < 0 || i >= n {
-			return nil, nil, fmt.Errorf("data: Rows: index %d out of range [0, %d)", i, n)
-		}
 		xs.SetRow(k, x.RawRowView(i))
 		if y != nil {
 			ys[k] = y[i]
