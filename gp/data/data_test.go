@@ -242,6 +242,104 @@ func TestStandardizer(t *testing.T) {
 	}
 }
 
+// TestStandardizerInvalid checks that a hand-built Standardizer with a
+// zero, negative or non-finite scale or a non-finite mean is refused with
+// an error (TransformX, InverseX, Validate) or a panic naming the problem
+// (the target methods, which return no error), never turned into NaN.
+func TestStandardizerInvalid(t *testing.T) {
+	good := func() *Standardizer {
+		return &Standardizer{XMean: []float64{1, 2}, XScale: []float64{3, 4}, YMean: 5, YScale: 6}
+	}
+	if err := good().Validate(); err != nil {
+		t.Fatal(err)
+	}
+	x := mat.NewDense(2, 2, []float64{1, 2, 3, 4})
+	panics := func(f func()) (msg string) {
+		defer func() {
+			if r := recover(); r != nil {
+				msg = fmt.Sprint(r)
+			}
+		}()
+		f()
+		return ""
+	}
+	// Nil inputs and a nil receiver.
+	var nilS *Standardizer
+	for name, f := range map[string]func() error{
+		"TransformX(nil)":     func() error { return good().TransformX(nil) },
+		"InverseX(nil)":       func() error { return good().InverseX(nil) },
+		"nil.TransformX(x)":   func() error { return nilS.TransformX(x) },
+		"nil.Validate()":      func() error { return nilS.Validate() },
+		"3 means, 2 scales":   func() error { s := good(); s.XMean = append(s.XMean, 0); return s.Validate() },
+		"zero value Validate": func() error { return (&Standardizer{}).Validate() },
+	} {
+		var err error
+		if msg := panics(func() { err = f() }); msg != "" {
+			t.Errorf("%s: panic %s", name, msg)
+		} else if err == nil {
+			t.Errorf("%s: no error", name)
+		}
+	}
+	for _, v := range []float64{0, -1, math.NaN(), math.Inf(1)} {
+		s := good()
+		s.XScale[1] = v
+		xc := mat.DenseCopyOf(x)
+		if err := s.TransformX(xc); err == nil || !strings.Contains(err.Error(), "input column 2") {
+			t.Errorf("TransformX with scale %v: %v", v, err)
+		}
+		if err := s.InverseX(xc); err == nil {
+			t.Errorf("InverseX with scale %v: no error", v)
+		}
+		if !mat.Equal(xc, x) {
+			t.Errorf("scale %v: x changed to %v", v, xc.RawMatrix().Data)
+		}
+		if err := s.Validate(); err == nil {
+			t.Errorf("Validate with input scale %v: no error", v)
+		}
+	}
+	for _, v := range []float64{math.NaN(), math.Inf(-1)} {
+		s := good()
+		s.XMean[0] = v
+		if err := s.TransformX(mat.DenseCopyOf(x)); err == nil || !strings.Contains(err.Error(), "input column 1") {
+			t.Errorf("TransformX with mean %v: %v", v, err)
+		}
+	}
+	// The target methods cannot return an error: they panic.
+	for _, spoil := range []func(s *Standardizer){
+		func(s *Standardizer) { s.YScale = 0 },
+		func(s *Standardizer) { s.YScale = -2 },
+		func(s *Standardizer) { s.YScale = math.NaN() },
+		func(s *Standardizer) { s.YScale = math.Inf(1) },
+		func(s *Standardizer) { s.YMean = math.NaN() },
+		func(s *Standardizer) { *s = Standardizer{} },
+	} {
+		s := good()
+		spoil(s)
+		if err := s.Validate(); err == nil {
+			t.Errorf("Validate(%+v): no error", *s)
+		}
+		// The input methods do not use the target statistics.
+		if d := len(s.XMean); d > 0 {
+			if err := s.TransformX(mat.NewDense(1, d, nil)); err != nil {
+				t.Errorf("TransformX with target scale %v: %v", s.YScale, err)
+			}
+		}
+		y := []float64{1}
+		for name, f := range map[string]func(){
+			"TransformY":       func() { s.TransformY(y) },
+			"InverseY":         func() { s.InverseY(y, y) },
+			"LogDensityOffset": func() { s.LogDensityOffset() },
+		} {
+			if msg := panics(f); !strings.Contains(msg, "target has mean") {
+				t.Errorf("%s with target mean %v, scale %v: panic %q, y = %v", name, s.YMean, s.YScale, msg, y)
+			}
+		}
+	}
+	if msg := panics(func() { nilS.TransformY(nil) }); msg == "" {
+		t.Error("nil.TransformY: no panic")
+	}
+}
+
 func TestStandardizerConstantLargeColumn(t *testing.T) {
 	// A constant column whose mean is not exactly representable after
 	// summation must still be recognised as constant.

@@ -14,6 +14,11 @@ import (
 // A column whose values are all equal (up to rounding) has standard
 // deviation 0; its scale is left at 1, so that it is centred but not
 // divided by zero. The same holds for a constant target.
+//
+// A Standardizer built by hand must pass Validate: the methods refuse
+// (TransformX, InverseX) or panic on (TransformY, InverseY,
+// LogDensityOffset) zero, negative or non-finite scales and non-finite
+// means rather than produce NaN. The zero value is not valid.
 type Standardizer struct {
 	// XMean and XScale hold, per input column, the training mean and the
 	// scale (the population standard deviation, or 1 for a constant
@@ -99,16 +104,67 @@ func meanScale(v []float64) (mean, scale float64, err error) {
 	return mean, scale, nil
 }
 
-// check validates the shape of x against the fitted statistics.
-func (s *Standardizer) check(x *mat.Dense) error {
-	_, d := x.Dims()
-	if d != len(s.XMean) || d != len(s.XScale) {
-		return fmt.Errorf("data: Standardizer: x has %d columns, the standardizer %d means and %d scales", d, len(s.XMean), len(s.XScale))
+// Validate reports whether s can be used: as many input means as scales,
+// and every mean, YMean included, finite and every scale, YScale included,
+// finite and positive. A Standardizer from FitStandardizer is always valid;
+// Validate is for ones built by hand or read from elsewhere.
+func (s *Standardizer) Validate() error {
+	if s == nil {
+		return fmt.Errorf("data: Standardizer: nil")
+	}
+	if len(s.XMean) != len(s.XScale) {
+		return fmt.Errorf("data: Standardizer: %d means and %d scales", len(s.XMean), len(s.XScale))
+	}
+	if err := s.checkX(); err != nil {
+		return err
+	}
+	return s.checkY()
+}
+
+// checkX reports an input mean that is not finite or an input scale that
+// is not finite and positive.
+func (s *Standardizer) checkX() error {
+	for j, m := range s.XMean {
+		if sc := s.XScale[j]; !finite(m) || !(sc > 0) || !finite(sc) {
+			return fmt.Errorf("data: Standardizer: input column %d has mean %g and scale %g; want a finite mean and a finite positive scale", j+1, m, sc)
+		}
 	}
 	return nil
 }
 
+// checkY is checkX for the target statistics; s may be nil.
+func (s *Standardizer) checkY() error {
+	if s == nil {
+		return fmt.Errorf("data: Standardizer: nil")
+	}
+	if !finite(s.YMean) || !(s.YScale > 0) || !finite(s.YScale) {
+		return fmt.Errorf("data: Standardizer: target has mean %g and scale %g; want a finite mean and a finite positive scale", s.YMean, s.YScale)
+	}
+	return nil
+}
+
+func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
+
+// check validates x and its shape against the input statistics, and the
+// input statistics themselves.
+func (s *Standardizer) check(x *mat.Dense) error {
+	if s == nil {
+		return fmt.Errorf("data: Standardizer: nil")
+	}
+	if x == nil {
+		return fmt.Errorf("data: Standardizer: nil x")
+	}
+	_, d := x.Dims()
+	if d != len(s.XMean) || d != len(s.XScale) {
+		return fmt.Errorf("data: Standardizer: x has %d columns, the standardizer %d means and %d scales", d, len(s.XMean), len(s.XScale))
+	}
+	return s.checkX()
+}
+
 // TransformX standardizes x in place: x[i][j] = (x[i][j] - XMean[j]) / XScale[j].
+// It returns an error, leaving x unchanged, if x is nil, its columns do not
+// match the statistics, or the input statistics are not valid (see
+// Validate).
 func (s *Standardizer) TransformX(x *mat.Dense) error {
 	if err := s.check(x); err != nil {
 		return err
@@ -130,6 +186,7 @@ func (s *Standardizer) TransformX(x *mat.Dense) error {
 }
 
 // InverseX maps standardized inputs in x back to original units, in place.
+// It returns the errors of TransformX.
 func (s *Standardizer) InverseX(x *mat.Dense) error {
 	if err := s.check(x); err != nil {
 		return err
@@ -145,7 +202,11 @@ func (s *Standardizer) InverseX(x *mat.Dense) error {
 }
 
 // TransformY standardizes targets in place: y[i] = (y[i] - YMean) / YScale.
+// It panics if s is nil or YMean is not finite or YScale not finite and
+// positive (see Validate): such a Standardizer can only be built by hand,
+// and would turn every target into ±Inf or NaN.
 func (s *Standardizer) TransformY(y []float64) {
+	s.mustY()
 	for i := range y {
 		y[i] = (y[i] - s.YMean) / s.YScale
 	}
@@ -153,8 +214,10 @@ func (s *Standardizer) TransformY(y []float64) {
 
 // InverseY maps standardized predictive means and variances back to the
 // original units of the target, in place: mean·YScale + YMean and
-// variance·YScale². Either slice may be nil.
+// variance·YScale². Either slice may be nil. It panics on the
+// Standardizers that TransformY panics on.
 func (s *Standardizer) InverseY(mean, variance []float64) {
+	s.mustY()
 	for i := range mean {
 		mean[i] = mean[i]*s.YScale + s.YMean
 	}
@@ -166,7 +229,16 @@ func (s *Standardizer) InverseY(mean, variance []float64) {
 
 // LogDensityOffset returns the amount to add to a log predictive density
 // computed on standardized targets to obtain the log density in the
-// original units: −log(YScale).
+// original units: −log(YScale). It panics on the Standardizers that
+// TransformY panics on.
 func (s *Standardizer) LogDensityOffset() float64 {
+	s.mustY()
 	return -math.Log(s.YScale)
+}
+
+// mustY panics with the error of checkY, a programming error.
+func (s *Standardizer) mustY() {
+	if err := s.checkY(); err != nil {
+		panic(err)
+	}
 }
