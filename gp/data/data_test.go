@@ -535,6 +535,44 @@ func TestPrepare(t *testing.T) {
 	}
 }
 
+// TestPrepareNonFinite checks that Prepare refuses a hand-built table with
+// a NaN or infinite value in any selected row, naming the part and the
+// value's place in the table, and ignores such values in rows it does not
+// select.
+func TestPrepareNonFinite(t *testing.T) {
+	s := Split{Train: []int{0, 1, 2}, Valid: []int{3}, Test: []int{4}}
+	for _, tc := range []struct {
+		row, col int // col < 0: the target
+		v        float64
+		want     string
+	}{
+		{4, 1, math.NaN(), "test rows: input X[4][1] is NaN"},
+		{3, 0, math.Inf(1), "validation rows: input X[3][0] is +Inf"},
+		{1, 0, math.NaN(), "training rows: input X[1][0] is NaN"},
+		{2, -1, math.Inf(-1), "training rows: target Y[2] is -Inf"},
+		{4, -1, math.NaN(), "test rows: target Y[4] is NaN"},
+		{5, 0, math.NaN(), ""}, // not selected
+	} {
+		x := mat.NewDense(6, 2, []float64{1, 2, 3, 5, 4, 1, 7, 8, 9, 1, 0, 0})
+		y := []float64{1, 2, 4, 8, 16, 32}
+		if tc.col < 0 {
+			y[tc.row] = tc.v
+		} else {
+			x.Set(tc.row, tc.col, tc.v)
+		}
+		_, err := Prepare(&Table{X: x, Y: y}, s)
+		if tc.want == "" {
+			if err != nil {
+				t.Errorf("%v in an unselected row: %v", tc.v, err)
+			}
+			continue
+		}
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%v at row %d, column %d: %v, want %q", tc.v, tc.row, tc.col, err, tc.want)
+		}
+	}
+}
+
 // TestTablePositions checks that Pos maps a value of X or Y back to the
 // line and column of the file it came from, counting the header, blank
 // lines and multi-line quoted fields, and skipping the target column.

@@ -2,6 +2,7 @@ package data
 
 import (
 	"fmt"
+	"math"
 
 	"gonum.org/v1/gonum/mat"
 )
@@ -24,23 +25,25 @@ type Sets struct {
 // Prepare extracts the training, validation and test rows of tab given by
 // s, fits a Standardizer on the training rows and applies it to all three
 // parts, as in the paper's regression benchmarks (metrics are then on
-// standardized targets).
+// standardized targets). It returns an error if an index of s is out of
+// range or a selected row of tab holds a NaN or infinite value (tables
+// from ReadCSV never do; hand-built ones may).
 func Prepare(tab *Table, s Split) (*Sets, error) {
 	if tab == nil || tab.X == nil || tab.Y == nil {
 		return nil, fmt.Errorf("data: Prepare: table without inputs or targets")
 	}
 	var out Sets
 	var err error
-	if out.XTrain, out.YTrain, err = Rows(tab.X, tab.Y, s.Train); err != nil {
+	if out.XTrain, out.YTrain, err = selectFinite(tab, s.Train); err != nil {
 		return nil, fmt.Errorf("data: Prepare: training rows: %w", err)
 	}
 	if len(s.Valid) > 0 {
-		if out.XValid, out.YValid, err = Rows(tab.X, tab.Y, s.Valid); err != nil {
+		if out.XValid, out.YValid, err = selectFinite(tab, s.Valid); err != nil {
 			return nil, fmt.Errorf("data: Prepare: validation rows: %w", err)
 		}
 	}
 	if len(s.Test) > 0 {
-		if out.XTest, out.YTest, err = Rows(tab.X, tab.Y, s.Test); err != nil {
+		if out.XTest, out.YTest, err = selectFinite(tab, s.Test); err != nil {
 			return nil, fmt.Errorf("data: Prepare: test rows: %w", err)
 		}
 	}
@@ -60,4 +63,24 @@ func Prepare(tab *Table, s Split) (*Sets, error) {
 		out.Std.TransformY(part.y)
 	}
 	return &out, nil
+}
+
+// selectFinite is Rows for the rows idx of tab, with an error naming the
+// first NaN or infinite value among them by its index in tab.
+func selectFinite(tab *Table, idx []int) (*mat.Dense, []float64, error) {
+	x, y, err := Rows(tab.X, tab.Y, idx)
+	if err != nil {
+		return nil, nil, err
+	}
+	for k, i := range idx {
+		for j, v := range x.RawRowView(k) {
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				return nil, nil, fmt.Errorf("input X[%d][%d] is %v", i, j, v)
+			}
+		}
+		if v := y[k]; math.IsNaN(v) || math.IsInf(v, 0) {
+			return nil, nil, fmt.Errorf("target Y[%d] is %v", i, v)
+		}
+	}
+	return x, y, nil
 }
