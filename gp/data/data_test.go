@@ -390,7 +390,8 @@ func TestRandomSplit(t *testing.T) {
 	for _, c := range []struct {
 		n    int
 		a, b float64
-	}{{0, 0.2, 0.2}, {10, 1, 0}, {10, -0.1, 0}, {10, 0.2, math.NaN()}, {1, 0.6, 0}} {
+	}{{0, 0.2, 0.2}, {10, 1, 0}, {10, -0.1, 0}, {10, 0.2, math.NaN()}, {1, 0.6, 0},
+		{1 << 50, 0.2, 0.2}, {math.MaxInt, 0, 0}} { // rows no permutation can hold
 		if _, err := RandomSplit(c.n, c.a, c.b, 1); err == nil {
 			t.Errorf("RandomSplit(%d, %v, %v) accepted", c.n, c.a, c.b)
 		}

@@ -20,6 +20,10 @@ type Split struct {
 	Test  []int
 }
 
+// maxSplitRows bounds the number of rows RandomSplit accepts: its
+// permutation and index sets take 16 bytes per row, 64 GiB at the bound.
+const maxSplitRows int64 = 1 << 32
+
 // RandomSplit partitions the rows 0..n-1 at random: a fraction testFrac of
 // all rows becomes the test set, then a fraction validFrac of the
 // remaining rows becomes the validation set and the rest the training
@@ -29,9 +33,15 @@ type Split struct {
 // The SOLVE-GP regression benchmarks use RandomSplit(n, 0.2, 0.2, seed):
 // for kin40k (n = 40000) that gives 8000 test, 6400 validation and 25600
 // training rows.
+//
+// RandomSplit holds a permutation of all n rows in memory; n above 2³²
+// is refused with an error.
 func RandomSplit(n int, testFrac, validFrac float64, seed uint64) (Split, error) {
 	if n < 1 {
 		return Split{}, fmt.Errorf("data: RandomSplit: n = %d, need at least 1 row", n)
+	}
+	if int64(n) > maxSplitRows {
+		return Split{}, fmt.Errorf("data: RandomSplit: n = %d rows, more than the %d a split can hold", n, int64(maxSplitRows))
 	}
 	if !(testFrac >= 0 && testFrac < 1) || !(validFrac >= 0 && validFrac < 1) {
 		return Split{}, fmt.Errorf("data: RandomSplit: fractions must lie in [0, 1), got test %v, valid %v", testFrac, validFrac)
