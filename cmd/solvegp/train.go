@@ -201,7 +201,9 @@ parameterization is whitened unless -whiten=false.`, stderr)
 	}
 	xs := mat.DenseCopyOf(xTrain)
 	ys := append([]float64(nil), yTrain...)
-	std.TransformX(xs)
+	if err := std.TransformX(xs); err != nil {
+		return fail(stderr, "train", err)
+	}
 	std.TransformY(ys)
 	var model *gp.Model
 	if err := interruptible(ctx, func() (err error) {
