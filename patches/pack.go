@@ -2,17 +2,32 @@ package patches
 
 import (
 	"fmt"
+	"math"
+	"math/bits"
 
 	"github.com/solvegp/solvegp/asm"
 )
 
 // PackedLen returns the length of the buffer PackRows fills for rows patch
-// rows, kc columns and panels of w rows: ceil(rows/w)*w*kc.
+// rows, kc columns and panels of w rows: ceil(rows/w)*w*kc, or math.MaxInt
+// if that overflows int (no slice is that long).
 func PackedLen(rows, kc, w int) int {
 	if rows <= 0 || kc <= 0 || w <= 0 {
 		return 0
 	}
-	return (rows + w - 1) / w * w * kc
+	panels := rows / w
+	if rows%w != 0 {
+		panels++
+	}
+	hi, pw := bits.Mul64(uint64(panels), uint64(w))
+	if hi != 0 {
+		return math.MaxInt
+	}
+	hi, n := bits.Mul64(pw, uint64(kc))
+	if hi != 0 || n > math.MaxInt {
+		return math.MaxInt
+	}
+	return int(n)
 }
 
 // PackRows writes a block of the patch matrix of a batch of images straight
@@ -44,16 +59,21 @@ func (g *Geometry) PackRows(dst, src []float64, batch, row0, rows, col0, kc, w i
 	case col0 < 0 || kc < 0 || col0 > g.patchLen || kc > g.patchLen-col0:
 		return fmt.Errorf("%w: PackRows: columns [%d, %d+%d) outside the %d columns of the patch matrix", ErrShape, col0, col0, kc, g.patchLen)
 	case len(dst) < PackedLen(rows, kc, w):
+		if PackedLen(rows, kc, w) == math.MaxInt {
+			return fmt.Errorf("%w: PackRows: %d rows of %d columns in panels of %d rows: packed length overflows", ErrShape, rows, kc, w)
+		}
 		return fmt.Errorf("%w: PackRows: dst has %d values, want at least %d", ErrShape, len(dst), PackedLen(rows, kc, w))
 	}
 	if rows == 0 || kc == 0 {
 		return nil
 	}
 	PL, NP := g.patchLen, g.numPatches
-	// The window holds up to w-1 rows carried over from the previous image
-	// (a panel may span two images) followed by this image's rows.
-	// CopySlack more values let the copies spill past the rows.
-	wp := getScratch((w-1+min(NP, rows))*PL+asm.CopySlack, false)
+	// The window holds the rows carried over from the previous image (a
+	// panel may span two images: fewer than w rows, and fewer than rows)
+	// followed by this image's rows. CopySlack more values let the copies
+	// spill past the rows. Its size grows with rows, not with w, which only
+	// the length of dst bounds.
+	wp := getScratch((min(w, rows)-1+min(NP, rows))*PL+asm.CopySlack, false)
 	defer putScratch(wp)
 	win := *wp
 	carry := 0

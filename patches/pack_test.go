@@ -4,6 +4,7 @@ import (
 	"errors"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"testing"
 
 	"github.com/solvegp/solvegp/asm"
@@ -114,6 +115,10 @@ func TestPackRowsErrors(t *testing.T) {
 		"col past end":   func() error { return g.PackRows(dst, x, 2, 0, 1, 7, 2, 4) },
 		"negative kc":    func() error { return g.PackRows(dst, x, 2, 0, 1, 0, -1, 4) },
 		"short dst":      func() error { return g.PackRows(dst[:PackedLen(9, 8, 4)-1], x, 2, 0, 9, 0, 8, 4) },
+		// ceil(rows/w)·w·kc overflowed to a negative length, which passed
+		// the check on len(dst).
+		"width MaxInt":   func() error { return g.PackRows(dst, x, 2, 0, 2, 0, 1, math.MaxInt) },
+		"width MaxInt/2": func() error { return g.PackRows(dst, x, 2, 0, 2, 0, 3, math.MaxInt/2) },
 	}
 	for name, call := range calls {
 		if err := call(); err == nil || !errors.Is(err, ErrShape) {
@@ -125,5 +130,48 @@ func TestPackRowsErrors(t *testing.T) {
 	}
 	if PackedLen(0, 3, 4) != 0 || PackedLen(5, 3, 4) != 24 {
 		t.Errorf("PackedLen wrong")
+	}
+	for _, c := range [][3]int{{2, 1, math.MaxInt}, {1, 2, math.MaxInt/2 + 1}, {1 << 40, 1 << 30, 1}, {3, 1 << 31, 1 << 32}} {
+		if n := PackedLen(c[0], c[1], c[2]); n != math.MaxInt {
+			t.Errorf("PackedLen(%d, %d, %d) = %d, want math.MaxInt", c[0], c[1], c[2], n)
+		}
+	}
+	if n := PackedLen(1, 1, math.MaxInt); n != math.MaxInt {
+		t.Errorf("PackedLen(1, 1, MaxInt) = %d", n)
+	}
+}
+
+// TestPackRowsWidePanel checks that a panel much wider than the block packs
+// correctly and that PackRows's scratch grows with the rows packed, not with
+// the panel width.
+func TestPackRowsWidePanel(t *testing.T) {
+	g, err := New(Config{Height: 1, Width: 1, Channels: 1, PatchHeight: 16, PatchWidth: 16, Padding: Same})
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := []float64{3}
+	cols := make([]float64, g.NumPatches()*g.PatchLen())
+	if err := g.Im2Col(cols, x, 1); err != nil {
+		t.Fatal(err)
+	}
+	const w = 1 << 14                                    // a window of w patches of 256 values: 32 MiB
+	want := refPack(cols, g.PatchLen(), 0, 1, 119, 1, w) // column 119: the pixel (tap 7, 7)
+	if want[0] != 3 {
+		t.Fatalf("packed[0] = %v, want the pixel", want[0])
+	}
+	got := make([]float64, len(want))
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	if err := g.PackRows(got, x, 1, 0, 1, 119, 1, w); err != nil {
+		t.Fatal(err)
+	}
+	runtime.ReadMemStats(&after)
+	for i := range want {
+		if got[i] != want[i] {
+			t.Fatalf("packed[%d] = %v, want %v", i, got[i], want[i])
+		}
+	}
+	if a := after.TotalAlloc - before.TotalAlloc; a > 1<<20 {
+		t.Errorf("PackRows of one row in a panel of %d rows allocated %d bytes", w, a)
 	}
 }
