@@ -64,7 +64,9 @@ type DeepConfig struct {
 
 	// Variance and Lengthscale initialize every patch kernel (paper: 5, 5)
 	// unless a layer sets its own Lengthscale; LocLengthscale the TICK
-	// location kernel (paper: 3). Zero means the paper's value.
+	// location kernel (paper: 3). Zero means the paper's value. Every
+	// lengthscale, a layer's own included, must be at least
+	// kernel.MinLengthscale.
 	Variance, Lengthscale, LocLengthscale float64
 
 	// Epsilon is the RobustMax error rate ε in (0, 1); zero means
@@ -189,13 +191,19 @@ func newDeep(x *mat.Dense, cfg DeepConfig) (*Deep, error) {
 			return nil, fmt.Errorf("%w: kernel parameter %v", ErrConfig, v)
 		}
 	}
+	// Every lengthscale, a layer's own (0: the model's) included, is at
+	// least gp/kernel's floor, as the kernels require.
+	lsOK := func(ls float64) bool { return ls >= kernel.MinLengthscale && !math.IsInf(ls, 0) }
+	if !lsOK(cfg.Lengthscale) || !lsOK(cfg.LocLengthscale) {
+		return nil, fmt.Errorf("%w: lengthscales %v, %v (location): must be at least %g", ErrConfig, cfg.Lengthscale, cfg.LocLengthscale, kernel.MinLengthscale)
+	}
 	for i, hs := range cfg.Hidden {
-		if !(hs.Lengthscale >= 0) || math.IsInf(hs.Lengthscale, 0) {
-			return nil, fmt.Errorf("%w: hidden layer %d: lengthscale %v", ErrConfig, i, hs.Lengthscale)
+		if hs.Lengthscale != 0 && !lsOK(hs.Lengthscale) {
+			return nil, fmt.Errorf("%w: hidden layer %d: lengthscale %v (0, or finite and at least %g)", ErrConfig, i, hs.Lengthscale, kernel.MinLengthscale)
 		}
 	}
-	if ls := cfg.Output.Lengthscale; !(ls >= 0) || math.IsInf(ls, 0) {
-		return nil, fmt.Errorf("%w: output layer: lengthscale %v", ErrConfig, ls)
+	if ls := cfg.Output.Lengthscale; ls != 0 && !lsOK(ls) {
+		return nil, fmt.Errorf("%w: output layer: lengthscale %v (0, or finite and at least %g)", ErrConfig, ls, kernel.MinLengthscale)
 	}
 	if !(cfg.HiddenInitVar >= 0) || math.IsInf(cfg.HiddenInitVar, 0) {
 		return nil, fmt.Errorf("%w: hidden initial variance %v", ErrConfig, cfg.HiddenInitVar)

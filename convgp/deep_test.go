@@ -313,6 +313,21 @@ func TestNewDeepErrors(t *testing.T) {
 	if _, err := NewDeep(nil, good()); !errors.Is(err, ErrConfig) {
 		t.Errorf("nil images: %v, want ErrConfig", err)
 	}
+	// Lengthscales below gp/kernel's floor: refused up front with ErrConfig
+	// (a tiny TICK location lengthscale was accepted, the others failed
+	// later in a Cholesky factorization or in package kernel).
+	for name, edit := range map[string]func(*DeepConfig){
+		"tiny lengthscale":          func(c *DeepConfig) { c.Lengthscale = 1e-300 },
+		"tiny hidden lengthscale":   func(c *DeepConfig) { c.Hidden[0].Lengthscale = 1e-200 },
+		"tiny output lengthscale":   func(c *DeepConfig) { c.Output.Lengthscale = 1e-160 },
+		"tiny location lengthscale": func(c *DeepConfig) { c.Output.TICK = true; c.LocLengthscale = 1e-300 },
+	} {
+		cfg := good()
+		edit(&cfg)
+		if _, err := NewDeep(x, cfg); !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), "at least") {
+			t.Errorf("%s: %v, want ErrConfig naming the floor", name, err)
+		}
+	}
 }
 
 // TestDeepSetParamsAtomic checks that a SetParams the output layer refuses

@@ -12,6 +12,7 @@ import (
 	"github.com/solvegp/solvegp/asm"
 	"github.com/solvegp/solvegp/blas"
 	"github.com/solvegp/solvegp/gp"
+	"github.com/solvegp/solvegp/gp/kernel"
 	"github.com/solvegp/solvegp/gp/transform"
 	"github.com/solvegp/solvegp/internal/parallel"
 	"github.com/solvegp/solvegp/patches"
@@ -32,12 +33,16 @@ type Config struct {
 	Patches patches.Config
 
 	// Variance and Lengthscale are the RBF patch kernel's
-	// k_g(a, b) = Variance · exp(−‖a − b‖² / (2 Lengthscale²)); both > 0.
+	// k_g(a, b) = Variance · exp(−‖a − b‖² / (2 Lengthscale²)); Variance
+	// > 0 and Lengthscale ≥ kernel.MinLengthscale, the floor of package
+	// gp/kernel (below about 1e-154, Lengthscale² underflows to zero and
+	// the kernel's diagonal becomes 0/0).
 	Variance, Lengthscale float64
 
 	// TICK multiplies the patch kernel by a Matérn-3/2 kernel with unit
-	// variance and lengthscale LocLengthscale (> 0, in output-grid units)
-	// on patch locations; inducing points then carry a location.
+	// variance and lengthscale LocLengthscale (≥ kernel.MinLengthscale, in
+	// output-grid units) on patch locations; inducing points then carry a
+	// location.
 	TICK           bool
 	LocLengthscale float64
 
@@ -126,11 +131,11 @@ func New(cfg Config) (*Kernel, error) {
 	if !(cfg.Variance > 0) || math.IsInf(cfg.Variance, 0) {
 		return nil, fmt.Errorf("%w: variance %v", ErrConfig, cfg.Variance)
 	}
-	if !(cfg.Lengthscale > 0) || math.IsInf(cfg.Lengthscale, 0) {
-		return nil, fmt.Errorf("%w: lengthscale %v", ErrConfig, cfg.Lengthscale)
+	if !(cfg.Lengthscale >= kernel.MinLengthscale) || math.IsInf(cfg.Lengthscale, 0) {
+		return nil, fmt.Errorf("%w: lengthscale %v, must be finite and at least %g", ErrConfig, cfg.Lengthscale, kernel.MinLengthscale)
 	}
-	if cfg.TICK && (!(cfg.LocLengthscale > 0) || math.IsInf(cfg.LocLengthscale, 0)) {
-		return nil, fmt.Errorf("%w: location lengthscale %v", ErrConfig, cfg.LocLengthscale)
+	if cfg.TICK && (!(cfg.LocLengthscale >= kernel.MinLengthscale) || math.IsInf(cfg.LocLengthscale, 0)) {
+		return nil, fmt.Errorf("%w: location lengthscale %v, must be finite and at least %g", ErrConfig, cfg.LocLengthscale, kernel.MinLengthscale)
 	}
 	if cfg.Workers < 0 {
 		return nil, fmt.Errorf("%w: workers %d", ErrConfig, cfg.Workers)
@@ -304,7 +309,10 @@ func (k *Kernel) Params(dst []float64) {
 	}
 }
 
-// SetParams sets the parameters from unconstrained values.
+// SetParams sets the parameters from unconstrained values. It returns an
+// error wrapping ErrConfig, and leaves the kernel unchanged, if src has the
+// wrong length, holds NaN or Inf, or maps to a variance that underflows to
+// zero or a lengthscale (patch or location) below kernel.MinLengthscale.
 func (k *Kernel) SetParams(src []float64) error {
 	if len(src) != k.NumParams() {
 		return fmt.Errorf("%w: %d parameters, want %d", ErrConfig, len(src), k.NumParams())
@@ -314,9 +322,15 @@ func (k *Kernel) SetParams(src []float64) error {
 			return fmt.Errorf("%w: parameter %v", ErrConfig, v)
 		}
 	}
-	if transform.Softplus(src[0]) <= 0 || transform.Softplus(src[1]) <= 0 ||
-		(k.tick && transform.Softplus(src[2]) <= 0) {
+	if transform.Softplus(src[0]) <= 0 {
 		return fmt.Errorf("%w: a scale parameter underflows to zero", ErrConfig)
+	}
+	for i := 1; i < k.wOff(); i++ {
+		// As gp/kernel does, allow for the rounding of
+		// softplus(InvSoftplus(MinLengthscale)).
+		if l := transform.Softplus(src[i]); !(l >= kernel.MinLengthscale*(1-1e-9)) {
+			return fmt.Errorf("%w: parameter %d = %g gives lengthscale %g, below %g", ErrConfig, i, src[i], l, kernel.MinLengthscale)
+		}
 	}
 	uLoc := 0.0
 	if k.tick {

@@ -465,6 +465,55 @@ func TestNewErrors(t *testing.T) {
 	}
 }
 
+// TestMinLengthscale checks that the patch and location lengthscales have
+// gp/kernel's floor, at construction and in SetParams: below about 1e-154
+// the squared lengthscale underflows to zero and InducingMatrix's diagonal
+// was NaN (0/0), which gp's models reported only as a failed Cholesky
+// factorization.
+func TestMinLengthscale(t *testing.T) {
+	pc := patches.Config{Height: 4, Width: 4, Channels: 1, PatchHeight: 2, PatchWidth: 2}
+	for _, ls := range []float64{1e-160, 1e-300, kernel.MinLengthscale / 2} {
+		if _, err := New(Config{Patches: pc, Variance: 1, Lengthscale: ls}); !errors.Is(err, ErrConfig) {
+			t.Errorf("lengthscale %g: %v, want ErrConfig", ls, err)
+		}
+		if _, err := New(Config{Patches: pc, Variance: 1, Lengthscale: 1, TICK: true, LocLengthscale: ls}); !errors.Is(err, ErrConfig) {
+			t.Errorf("location lengthscale %g: %v, want ErrConfig", ls, err)
+		}
+	}
+	rng := rand.New(rand.NewPCG(5, 6))
+	for _, tick := range []bool{false, true} {
+		// At the floor the kernel is still finite.
+		k, err := New(Config{Patches: pc, Variance: 1, Lengthscale: kernel.MinLengthscale, TICK: tick, LocLengthscale: kernel.MinLengthscale})
+		if err != nil {
+			t.Fatalf("TICK %v: lengthscales at the floor: %v", tick, err)
+		}
+		z := inducing(k, rng, 3)
+		kuu := mat.NewDense(3, 3, nil)
+		k.InducingMatrix(kuu, z, z)
+		for i := 0; i < 3; i++ {
+			if v := kuu.At(i, i); !(v > 0) || math.IsInf(v, 0) {
+				t.Errorf("TICK %v: Kuu[%d,%d] = %v at the floor", tick, i, i, v)
+			}
+		}
+		p := make([]float64, k.NumParams())
+		k.Params(p)
+		if err := k.SetParams(p); err != nil {
+			t.Errorf("TICK %v: SetParams of its own parameters: %v", tick, err)
+		}
+		v, l, ll := k.Hyper()
+		for i := 1; i < k.wOff(); i++ {
+			q := append([]float64(nil), p...)
+			q[i] = -460 // softplus: 1.7e-200
+			if err := k.SetParams(q); !errors.Is(err, ErrConfig) {
+				t.Errorf("TICK %v: parameter %d giving lengthscale %g: %v, want ErrConfig", tick, i, math.Exp(-460), err)
+			}
+			if v2, l2, ll2 := k.Hyper(); v2 != v || l2 != l || ll2 != ll {
+				t.Errorf("TICK %v: a refused SetParams changed the kernel", tick)
+			}
+		}
+	}
+}
+
 // TestLocTables checks the TICK location tables, filled from the distinct
 // grid distances, against the Matérn-3/2 formula at every pair of patch
 // locations, bit for bit, on a non-square output grid and after a change
