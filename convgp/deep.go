@@ -147,7 +147,10 @@ type Deep struct {
 // layer's by k-means on patches of x, deeper layers' on patches of the
 // projections of x through random Glorot-uniform filters (see InitInducing).
 // TICK locations are drawn uniformly over the output grid. Variational
-// distributions start at their priors.
+// distributions start at their priors. A configuration of more than
+// MaxModelParams parameters (the most a model file may hold) is refused,
+// as are sizes whose product overflows int, with an error wrapping
+// ErrConfig.
 func NewDeep(x *mat.Dense, cfg DeepConfig) (*Deep, error) {
 	if x == nil {
 		return nil, fmt.Errorf("%w: no images for initialization", ErrConfig)
@@ -169,6 +172,12 @@ func newDeep(x *mat.Dense, cfg DeepConfig) (*Deep, error) {
 		if _, c := x.Dims(); c != cfg.Height*cfg.Width*cfg.Channels {
 			return nil, fmt.Errorf("%w: images have %d values, want %d", ErrConfig, c, cfg.Height*cfg.Width*cfg.Channels)
 		}
+	}
+	// The sizes, before anything is allocated for them: absurd ones (more
+	// parameters than a model file may hold) are errors, not a failed
+	// allocation or an int overflow.
+	if _, err := countParams(cfg, ErrConfig); err != nil {
+		return nil, err
 	}
 	if cfg.Variance == 0 {
 		cfg.Variance = 5

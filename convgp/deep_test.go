@@ -313,6 +313,34 @@ func TestNewDeepErrors(t *testing.T) {
 	if _, err := NewDeep(nil, good()); !errors.Is(err, ErrConfig) {
 		t.Errorf("nil images: %v, want ErrConfig", err)
 	}
+	// Absurd sizes: errors wrapping ErrConfig, where sizes overflowed int
+	// or a slice of them could not be made.
+	for name, edit := range map[string]func(*DeepConfig){
+		"2⁵⁰ classes":           func(c *DeepConfig) { c.Classes = 1 << 50 },
+		"2²⁶ classes":           func(c *DeepConfig) { c.Classes = 1 << 26 },
+		"output M 2⁶¹":          func(c *DeepConfig) { c.Output.M = 1 << 61 },
+		"output M2 MaxInt":      func(c *DeepConfig) { c.Output.M2 = math.MaxInt },
+		"hidden M 2⁶²":          func(c *DeepConfig) { c.Hidden[0].M = 1 << 62 },
+		"hidden channels 2⁴⁰":   func(c *DeepConfig) { c.Hidden[0].Channels = 1 << 40 },
+		"hidden channels 2²⁶":   func(c *DeepConfig) { c.Hidden[0].Channels = 1 << 26 },
+		"M = MaxInt":            func(c *DeepConfig) { c.Output.M, c.Output.M2 = math.MaxInt, 1 },
+		"output M 2²⁵":          func(c *DeepConfig) { c.Output.M = 1 << 25 },
+		"SVGP M 2⁶¹, M2 MaxInt": func(c *DeepConfig) { c.Kind, c.Output.M, c.Output.M2 = gp.SVGP, 1<<61, math.MaxInt },
+	} {
+		cfg := good()
+		edit(&cfg)
+		if _, err := NewDeep(x, cfg); !errors.Is(err, ErrConfig) {
+			t.Errorf("%s: %v, want ErrConfig", name, err)
+		}
+	}
+	// Huge counts of patches per k-means centre: all the patches are used.
+	for _, pc := range []int{1 << 62, math.MaxInt / 2, math.MaxInt} {
+		cfg := good()
+		cfg.Init.PerCentre = pc
+		if _, err := NewDeep(x, cfg); err != nil {
+			t.Errorf("PerCentre = %d: %v", pc, err)
+		}
+	}
 	// Lengthscales below gp/kernel's floor: refused up front with ErrConfig
 	// (a tiny TICK location lengthscale was accepted, the others failed
 	// later in a Cholesky factorization or in package kernel).

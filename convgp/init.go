@@ -2,6 +2,7 @@ package convgp
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 
 	"gonum.org/v1/gonum/mat"
@@ -16,7 +17,8 @@ type InitOptions struct {
 	// whose patches feed k-means; 0 means 1000, as in the paper.
 	Images int
 	// PerCentre is the number of patches per k-means centre; 0 means 100
-	// (k-means runs on (M + M₂)·PerCentre patches, as in the paper).
+	// (k-means runs on (M + M₂)·PerCentre patches, as in the paper, or on
+	// all the patches of the images drawn if they are fewer).
 	PerCentre int
 	// Seed seeds the image and patch draws, k-means and the locations.
 	Seed uint64
@@ -30,6 +32,10 @@ type InitOptions struct {
 // random from the patches of 1000 random images of x (n × Dim); the first m
 // centres become Z and the rest O. For a TICK kernel each point also gets a
 // location drawn uniformly from [0, OutHeight] × [0, OutWidth].
+//
+// Bad sizes (m < 1, m2 < 0, images that are not n × Dim, inducing points
+// of more than MaxModelParams values in all) and images that k-means
+// refuses (NaN, Inf or huge values) are errors wrapping ErrConfig.
 func InitInducing(x *mat.Dense, k *Kernel, m, m2 int, opts InitOptions) (z, o *mat.Dense, err error) {
 	if x == nil || k == nil {
 		return nil, nil, fmt.Errorf("%w: nil images or kernel", ErrConfig)
@@ -47,6 +53,16 @@ func initFromGeom(x *mat.Dense, g *patches.Geometry, tick bool, m, m2 int, opts 
 	if m < 1 || m2 < 0 {
 		return nil, nil, fmt.Errorf("%w: M = %d, M2 = %d", ErrConfig, m, m2)
 	}
+	ID := g.PatchLen()
+	if tick {
+		ID += 2
+	}
+	// The inducing points are parameters: more values than a model may
+	// have are refused before anything is allocated (this also keeps
+	// m + m2 from overflowing).
+	if m > MaxModelParams || m2 > MaxModelParams || m+m2 > MaxModelParams/ID {
+		return nil, nil, fmt.Errorf("%w: M + M2 = %d + %d inducing points of %d values each: more than %d parameters", ErrConfig, m, m2, ID, MaxModelParams)
+	}
 	if opts.Images <= 0 {
 		opts.Images = 1000
 	}
@@ -57,8 +73,16 @@ func initFromGeom(x *mat.Dense, g *patches.Geometry, tick bool, m, m2 int, opts 
 	ni := min(opts.Images, n)
 	imgs := rng.Perm(n)[:ni]
 	P, d, L := g.NumPatches(), g.PatchLen(), g.ImageLen()
+	if P > math.MaxInt/ni {
+		return nil, nil, fmt.Errorf("%w: %d images of %d patches: too many patches", ErrConfig, ni, P)
+	}
 	total := ni * P
-	want := min((m+m2)*opts.PerCentre, total)
+	// (m + m2)·PerCentre patches, or all of them if there are fewer (the
+	// product is not formed then: it may overflow).
+	want := total
+	if k := m + m2; opts.PerCentre <= total/k {
+		want = k * opts.PerCentre
+	}
 	// Draw `want` distinct (image, patch) pairs.
 	pick := rng.Perm(total)[:want]
 	pts := mat.NewDense(want, d, nil)
@@ -86,11 +110,7 @@ func initFromGeom(x *mat.Dense, g *patches.Geometry, tick bool, m, m2 int, opts 
 	}
 	centres, err := train.KMeans(pts, m+m2, train.KMeansOptions{Subsample: want, Seed: opts.Seed, Threads: opts.Threads})
 	if err != nil {
-		return nil, nil, err
-	}
-	ID := g.PatchLen()
-	if tick {
-		ID += 2
+		return nil, nil, fmt.Errorf("%w: %w", ErrConfig, err)
 	}
 	fill := func(rows, off int) *mat.Dense {
 		out := mat.NewDense(rows, ID, nil)

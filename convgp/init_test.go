@@ -1,6 +1,8 @@
 package convgp
 
 import (
+	"errors"
+	"math"
 	"math/rand/v2"
 	"testing"
 
@@ -69,5 +71,40 @@ func TestInitInducing(t *testing.T) {
 	}
 	if _, _, err := InitInducing(nil, k, 2, 0, InitOptions{}); err == nil {
 		t.Error("nil images accepted")
+	}
+}
+
+// TestInitInducingSizes checks that huge counts are errors wrapping
+// ErrConfig or capped at the patches there are, where (m + m2)·PerCentre
+// overflowed and InitInducing panicked.
+func TestInitInducingSizes(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	k := newTestKernel(t, testCases()[0].cfg, rng)
+	x := testImages(rng, 5, k)
+	for _, c := range []struct{ m, m2 int }{
+		{math.MaxInt, 1}, {1, math.MaxInt}, {1 << 61, 0}, {MaxModelParams/k.InducingDim() + 1, 0}, {MaxModelParams / k.InducingDim(), 1},
+	} {
+		if _, _, err := InitInducing(x, k, c.m, c.m2, InitOptions{}); !errors.Is(err, ErrConfig) {
+			t.Errorf("M = %d, M2 = %d: %v, want ErrConfig", c.m, c.m2, err)
+		}
+	}
+	// More patches per centre than there are: k-means runs on all of them.
+	all, _, err := InitInducing(x, k, 3, 1, InitOptions{PerCentre: x.RawMatrix().Rows * k.Geometry().NumPatches(), Seed: 9})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, pc := range []int{1 << 62, math.MaxInt / 2, math.MaxInt} {
+		z, o, err := InitInducing(x, k, 3, 1, InitOptions{PerCentre: pc, Seed: 9})
+		if err != nil {
+			t.Fatalf("PerCentre = %d: %v", pc, err)
+		}
+		if !mat.Equal(z, all) || o == nil {
+			t.Errorf("PerCentre = %d: not the centres of all the patches", pc)
+		}
+	}
+	// Images k-means refuses.
+	x.Set(1, 2, math.NaN())
+	if _, _, err := InitInducing(x, k, 2, 0, InitOptions{}); !errors.Is(err, ErrConfig) {
+		t.Errorf("NaN image: %v, want ErrConfig", err)
 	}
 }

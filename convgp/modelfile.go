@@ -28,11 +28,12 @@ const ModelFormat = "solvegp-convgp-model"
 const ModelVersion = 1
 
 // MaxModelParams bounds the parameter count of a model file ReadModel
-// accepts (2²⁸ values, 2 GiB). The paper's single-layer SOLVE-GP
-// 1000 + 1000 has about 10⁷. ReadModel computes the parameter count of the
-// file's configuration from its sizes and compares it with the file's
-// before it builds anything, so the memory it takes grows with the file's
-// size (plus at most the TICK location tables, see MaxTICKPatches).
+// accepts (2²⁸ values, 2 GiB), and so of a model NewDeep builds. The
+// paper's single-layer SOLVE-GP 1000 + 1000 has about 10⁷. ReadModel
+// computes the parameter count of the file's configuration from its sizes
+// and compares it with the file's before it builds anything, so the memory
+// it takes grows with the file's size (plus at most the TICK location
+// tables, see MaxTICKPatches).
 const MaxModelParams = 1 << 28
 
 // ErrModelFile is wrapped by the errors of ReadModel and LoadModel about
@@ -60,9 +61,9 @@ type modelHeader struct {
 // values (docs/model-format.md). info holds free-form notes, nil or valid
 // UTF-8 (an empty map reads back as nil); it is the place for what a user of
 // the model must know that the model does not hold, such as how the images
-// were preprocessed. Models whose configuration ReadModel would refuse (more
-// than MaxModelParams parameters, images of more than 2²² values) are not
-// saved.
+// were preprocessed. Models whose configuration ReadModel would refuse
+// (images of more than 2²² values; NewDeep refuses more than
+// MaxModelParams parameters) are not saved.
 // LoadModel rebuilds the model from the file without the training images,
 // with the saved configuration (its thread budget, DeepConfig.Threads,
 // included). The Monte Carlo generator's state is not saved: a loaded model
@@ -216,15 +217,26 @@ const maxModelImage = 1 << 22
 // computed from the sizes alone, with nothing allocated: the layout of
 // every layer's gp model (kernel, inducing points, and per latent function
 // a mean and a packed triangle for q(u), and for SOLVE-GP for q(v⊥)), the
-// output kernel's patch weights and the hidden layers' linear means. An
-// error wraps ErrModelFile. TestParamCount checks it against NumParams.
+// output kernel's patch weights and the hidden layers' linear means. It
+// refuses images of more than maxModelImage values and more than
+// MaxModelParams parameters. An error wraps ErrModelFile. TestParamCount
+// checks it against NumParams.
 func paramCount(cfg DeepConfig) (int, error) {
-	bad := func(format string, a ...any) (int, error) {
-		return 0, fmt.Errorf("%w: %s", ErrModelFile, fmt.Sprintf(format, a...))
-	}
 	if cfg.Height < 1 || cfg.Width < 1 || cfg.Channels < 1 ||
 		float64(cfg.Height)*float64(cfg.Width)*float64(cfg.Channels) > maxModelImage {
-		return bad("images %d×%d×%d (at most %d values)", cfg.Height, cfg.Width, cfg.Channels, maxModelImage)
+		return 0, fmt.Errorf("%w: images %d×%d×%d (at most %d values)", ErrModelFile, cfg.Height, cfg.Width, cfg.Channels, maxModelImage)
+	}
+	return countParams(cfg, ErrModelFile)
+}
+
+// countParams is paramCount without its bound on the image size, for
+// images of at least one value; its errors wrap kind. NewDeep calls it
+// with ErrConfig, so that it refuses, before it allocates anything, the
+// sizes a model file may not have: more than MaxModelParams parameters, or
+// sizes that overflow int.
+func countParams(cfg DeepConfig, kind error) (int, error) {
+	bad := func(format string, a ...any) (int, error) {
+		return 0, fmt.Errorf("%w: %s", kind, fmt.Sprintf(format, a...))
 	}
 	if cfg.Kind != gp.SVGP && cfg.Kind != gp.SOLVEGP {
 		return bad("kind %v", cfg.Kind)
@@ -243,10 +255,10 @@ func paramCount(cfg DeepConfig) (int, error) {
 		// Each of these alone implies at least as many parameters; the cap
 		// also keeps the int arithmetic below from overflowing.
 		if m > MaxModelParams || m2 > MaxModelParams || latent > MaxModelParams {
-			return fmt.Errorf("%w: %s: M = %d, M2 = %d, %d latent functions: more than %d parameters", ErrModelFile, what, m, m2, latent, MaxModelParams)
+			return fmt.Errorf("%w: %s: M = %d, M2 = %d, %d latent functions: more than %d parameters", kind, what, m, m2, latent, MaxModelParams)
 		}
 		if m < 1 || m2 < 0 || (cfg.Kind == gp.SOLVEGP && m2 < 1) || latent < 1 {
-			return fmt.Errorf("%w: %s: M = %d, M2 = %d, %d latent functions", ErrModelFile, what, m, m2, latent)
+			return fmt.Errorf("%w: %s: M = %d, M2 = %d, %d latent functions", kind, what, m, m2, latent)
 		}
 		total += kp + float64(m+m2)*float64(pl) + float64(latent)*(tri(m)+tri(m2))
 		return nil
@@ -260,7 +272,12 @@ func paramCount(cfg DeepConfig) (int, error) {
 			ow, _, _, err = patches.OutputSize(w, pw, stride, 1, patches.Valid, 0, 0)
 		}
 		if err != nil {
-			return 0, 0, 0, fmt.Errorf("%w: %s: %w", ErrModelFile, what, err)
+			return 0, 0, 0, fmt.Errorf("%w: %s: %w", kind, what, err)
+		}
+		// One inducing patch alone must fit (ph ≤ h and pw ≤ w, but the
+		// image is not bounded here).
+		if float64(ph)*float64(pw)*float64(c) > MaxModelParams {
+			return 0, 0, 0, fmt.Errorf("%w: %s: patches of %d×%d×%d values: more than %d parameters", kind, what, ph, pw, c, MaxModelParams)
 		}
 		return oh, ow, ph * pw * c, nil
 	}
