@@ -15,6 +15,7 @@ import (
 	"compress/gzip"
 	"fmt"
 	"io"
+	"math"
 	"os"
 )
 
@@ -41,8 +42,14 @@ func (im *Images) Image(i int) []float64 {
 }
 
 // Subset returns a new Images holding the images at the given indices, in
-// that order. It returns an error if an index is out of range.
+// that order. It returns an error if an index is out of range, or if im's
+// fields disagree (as they may in an Images built by hand): N < 0, Height,
+// Width or Channels < 1, Pixels not N·ImageSize values, or Labels neither
+// nil nor N long.
 func (im *Images) Subset(idx []int) (*Images, error) {
+	if err := im.check(); err != nil {
+		return nil, err
+	}
 	s := im.ImageSize()
 	out := &Images{N: len(idx), Height: im.Height, Width: im.Width, Channels: im.Channels,
 		Pixels: make([]float64, len(idx)*s), Classes: im.Classes}
@@ -59,6 +66,26 @@ func (im *Images) Subset(idx []int) (*Images, error) {
 		}
 	}
 	return out, nil
+}
+
+// check returns an error if im's sizes disagree with each other or with
+// the lengths of Pixels and Labels.
+func (im *Images) check() error {
+	s := 1
+	for _, d := range [...]int{im.Height, im.Width, im.Channels} {
+		if d < 1 || s > math.MaxInt/d {
+			return fmt.Errorf("dataset: images of %d×%d×%d values", im.Height, im.Width, im.Channels)
+		}
+		s *= d
+	}
+	// N·s is formed only when it cannot overflow (N·s ≤ len(Pixels)).
+	if im.N < 0 || (im.N > 0 && s > len(im.Pixels)/im.N) || im.N*s != len(im.Pixels) {
+		return fmt.Errorf("dataset: %d images of %d×%d×%d values, but %d pixels", im.N, im.Height, im.Width, im.Channels, len(im.Pixels))
+	}
+	if im.Labels != nil && len(im.Labels) != im.N {
+		return fmt.Errorf("dataset: %d images, but %d labels", im.N, len(im.Labels))
+	}
+	return nil
 }
 
 // openMaybeGzip opens path and transparently decompresses it when it starts

@@ -262,3 +262,36 @@ func TestLoadFashionMNISTMissingDir(t *testing.T) {
 		t.Fatalf("missing dir: %v", err)
 	}
 }
+
+// TestSubsetInconsistent checks that Subset refuses an Images whose fields
+// disagree, as a hand-built one may, where it panicked on a slice bound or
+// an index.
+func TestSubsetInconsistent(t *testing.T) {
+	good := func() *Images {
+		return &Images{N: 3, Height: 1, Width: 2, Channels: 1, Pixels: make([]float64, 6), Labels: []int{0, 1, 0}, Classes: 2}
+	}
+	if _, err := good().Subset([]int{2, 1}); err != nil {
+		t.Fatalf("consistent images: %v", err)
+	}
+	if sub, err := (&Images{Height: 32, Width: 32, Channels: 3}).Subset(nil); err != nil || sub.N != 0 {
+		t.Errorf("no images: %v, %+v", err, sub)
+	}
+	for name, edit := range map[string]func(*Images){
+		"short pixels":       func(im *Images) { im.Pixels = im.Pixels[:4] },
+		"long pixels":        func(im *Images) { im.Pixels = make([]float64, 7) },
+		"short labels":       func(im *Images) { im.Labels = im.Labels[:1] },
+		"long labels":        func(im *Images) { im.Labels = append(im.Labels, 1) },
+		"more images":        func(im *Images) { im.N = 4 },
+		"negative N":         func(im *Images) { im.N = -1 },
+		"zero height":        func(im *Images) { im.Height = 0 },
+		"negative channels":  func(im *Images) { im.Channels = -1 },
+		"overflowing size":   func(im *Images) { im.Height, im.Width = 1<<40, 1<<40 },
+		"overflowing pixels": func(im *Images) { im.N, im.Width = 1<<62, 4 },
+	} {
+		im := good()
+		edit(im)
+		if _, err := im.Subset([]int{2}); err == nil {
+			t.Errorf("%s: no error", name)
+		}
+	}
+}
