@@ -141,6 +141,10 @@ func TestLoadIDXErrors(t *testing.T) {
 			return b
 		}()), 10, "checksum"},
 		{"huge dims", write(t, dir, "huge", idxBytes([]int{1 << 20, 1 << 20, 1 << 20}, nil)), goodLab, 10, "too large"},
+		// A valid IDX file, but of empty images: it loaded as 2 images of
+		// no pixels.
+		{"zero rows", write(t, dir, "rows0", idxBytes([]int{2, 0, 28}, nil)), goodLab, 10, "empty images"},
+		{"zero columns", write(t, dir, "cols0", idxBytes([]int{2, 28, 0}, nil)), goodLab, 10, "empty images"},
 	}
 	for _, c := range cases {
 		_, err := LoadIDX(c.img, c.lab, c.classes)

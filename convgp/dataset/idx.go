@@ -114,7 +114,7 @@ func readIDXFile(path string) (*IDX, error) {
 
 // LoadIDX reads a pair of IDX files, an N×H×W image file and an N-label
 // file (each optionally gzip-compressed), as in MNIST and Fashion-MNIST.
-// Labels must lie in [0, classes).
+// Labels must lie in [0, classes); H and W must be at least 1.
 func LoadIDX(imagesPath, labelsPath string, classes int) (*Images, error) {
 	if classes < 1 || classes > 256 {
 		return nil, fmt.Errorf("dataset: number of classes %d out of range [1, 256]", classes)
@@ -145,6 +145,7 @@ func LoadIDX(imagesPath, labelsPath string, classes int) (*Images, error) {
 
 // LoadIDXImages reads an N×H×W IDX image file (optionally gzip-compressed)
 // without labels, for images to classify: Labels is nil and Classes 0.
+// Images of zero rows or columns are an error.
 func LoadIDXImages(path string) (*Images, error) {
 	img, err := readIDXFile(path)
 	if err != nil {
@@ -152,6 +153,9 @@ func LoadIDXImages(path string) (*Images, error) {
 	}
 	if len(img.Dims) != 3 {
 		return nil, fmt.Errorf("dataset: %s: image file has %d dimensions %v, want 3 (N, rows, columns)", path, len(img.Dims), img.Dims)
+	}
+	if img.Dims[1] < 1 || img.Dims[2] < 1 {
+		return nil, fmt.Errorf("dataset: %s: image file has dimensions %v: empty images of %d rows and %d columns", path, img.Dims, img.Dims[1], img.Dims[2])
 	}
 	out := &Images{N: img.Dims[0], Height: img.Dims[1], Width: img.Dims[2], Channels: 1, Pixels: make([]float64, len(img.Data))}
 	for i, b := range img.Data {
