@@ -9,11 +9,16 @@ import (
 
 // LBFGSOptions control MaximizeLBFGS. The zero value gives the defaults.
 type LBFGSOptions struct {
-	// Memory is the number of correction pairs kept (0 means 10).
+	// Memory is the number of correction pairs kept (0 means 10). The
+	// pairs are allocated as they are collected, at most one per
+	// iteration, so a Memory beyond the iterations run costs nothing
+	// (math.MaxInt keeps every pair).
 	Memory int
-	// MaxIter bounds the iterations (0 means 1000).
+	// MaxIter bounds the iterations (0 means 1000; math.MaxInt means no
+	// limit).
 	MaxIter int
-	// MaxEvals bounds the objective evaluations (0 means 20·MaxIter).
+	// MaxEvals bounds the objective evaluations (0 means 20·MaxIter,
+	// or math.MaxInt if that product overflows).
 	MaxEvals int
 	// GradTol stops when the largest gradient entry is below it in
 	// absolute value (0 means 1e-6).
@@ -74,7 +79,10 @@ func MaximizeLBFGS(ctx context.Context, f func(x, grad []float64) (float64, erro
 	}
 	maxEvals := opts.MaxEvals
 	if maxEvals == 0 {
-		maxEvals = 20 * maxIter
+		maxEvals = math.MaxInt // 20·maxIter, saturated
+		if maxIter <= math.MaxInt/20 {
+			maxEvals = 20 * maxIter
+		}
 	}
 	gtol := opts.GradTol
 	if gtol == 0 {
@@ -119,10 +127,10 @@ func MaximizeLBFGS(ctx context.Context, f func(x, grad []float64) (float64, erro
 	}
 	res.F = -phi
 
-	s := make([][]float64, 0, mem)
-	y := make([][]float64, 0, mem)
-	rho := make([]float64, 0, mem)
-	alpha := make([]float64, mem)
+	// The correction pairs grow with the iterations up to mem (see
+	// LBFGSOptions.Memory); alpha holds one coefficient per pair.
+	var s, y [][]float64
+	var rho, alpha []float64
 	d := make([]float64, n)
 	xt := make([]float64, n)
 	gt := make([]float64, n)
@@ -249,6 +257,9 @@ func MaximizeLBFGS(ctx context.Context, f func(x, grad []float64) (float64, erro
 			s = append(s, sn)
 			y = append(y, yn)
 			rho = append(rho, 1/sy)
+			if len(alpha) < len(s) {
+				alpha = append(alpha, 0)
+			}
 		}
 		copy(x, xt)
 		copy(g, gt)

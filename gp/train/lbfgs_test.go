@@ -114,3 +114,32 @@ func TestLBFGSCancelAndOptions(t *testing.T) {
 		t.Errorf("MaxIter: %+v", res)
 	}
 }
+
+// TestLBFGSHugeLimits checks that "no limit" values of MaxIter and Memory
+// work: the default MaxEvals, 20·MaxIter, saturates instead of
+// overflowing to a negative bound that stopped the run before its first
+// iteration, and the correction pairs are allocated as they are
+// collected, not all at once.
+func TestLBFGSHugeLimits(t *testing.T) {
+	want, _ := MaximizeLBFGS(context.Background(), rosenbrock, []float64{-1.2, 1}, LBFGSOptions{})
+	if want.Reason != "gradient" && want.Reason != "function" {
+		t.Fatalf("default run: %+v", want)
+	}
+	for _, o := range []LBFGSOptions{
+		{MaxIter: math.MaxInt},
+		{MaxIter: math.MaxInt/20 + 1},
+		{Memory: 10, MaxIter: math.MaxInt, MaxEvals: math.MaxInt},
+	} {
+		res, err := MaximizeLBFGS(context.Background(), rosenbrock, []float64{-1.2, 1}, o)
+		if err != nil || res.Reason != want.Reason || res.Iterations != want.Iterations || res.F != want.F {
+			t.Errorf("%+v: %+v, %v; want %+v", o, res, err, want)
+		}
+	}
+	// Every pair is kept: more than the default 10, fewer than Memory.
+	for _, mem := range []int{1 << 50, math.MaxInt} {
+		res, err := MaximizeLBFGS(context.Background(), rosenbrock, []float64{-1.2, 1}, LBFGSOptions{Memory: mem})
+		if err != nil || res.Reason != "gradient" && res.Reason != "function" || !(res.F > -1e-8) {
+			t.Errorf("Memory %d: %+v, %v", mem, res, err)
+		}
+	}
+}
