@@ -434,6 +434,14 @@ func Fit(ctx context.Context, m Model, x *mat.Dense, y []float64, cfg Config) (R
 		batch = n
 	}
 
+	// A NaturalGradient's factors are checked here, as VariationalParams
+	// cannot return an error.
+	if lc, ok := m.(layoutChecker); ok && cfg.NaturalStep > 0 {
+		if err := lc.checkLayout(); err != nil {
+			return res, fmt.Errorf("train: Fit: %w", err)
+		}
+	}
+
 	p := m.NumParams()
 	params := make([]float64, p)
 	m.Params(params)
@@ -846,6 +854,13 @@ func Fit(ctx context.Context, m Model, x *mat.Dense, y []float64, cfg Config) (R
 		}
 	}
 	return finish(Finished, nil)
+}
+
+// layoutChecker is implemented by NaturalGradient and the types that embed
+// it: checkLayout returns an error if its Model is nil or its factors do
+// not fit in the model's parameters.
+type layoutChecker interface {
+	checkLayout() error
 }
 
 // checkEval returns why an evaluation is unusable, or "" if it is fine.

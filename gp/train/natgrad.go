@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/bits"
 
 	gblas "gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/mat"
@@ -11,6 +12,7 @@ import (
 	"github.com/solvegp/solvegp/blas"
 	"github.com/solvegp/solvegp/chol"
 	"github.com/solvegp/solvegp/gp/transform"
+	"github.com/solvegp/solvegp/internal/nilcheck"
 )
 
 // GaussianFactor locates one Gaussian variational factor q = N(m, L·Lᵀ)
@@ -75,8 +77,14 @@ func (ng *NaturalGradient) SetRandomState(state []byte) error {
 	return rs.SetRandomState(state)
 }
 
-// VariationalParams marks the entries of every factor.
+// VariationalParams marks the entries of every factor. If a factor does
+// not fit in len(mask) parameters it marks nothing: NaturalStep and
+// NaturalUpdate then return the error, and so does Fit before its first
+// step.
 func (ng *NaturalGradient) VariationalParams(mask []bool) {
+	if ng.check(len(mask)) != nil {
+		return
+	}
 	for _, f := range ng.Factors {
 		for i := 0; i < f.N; i++ {
 			mask[f.Mean+i] = true
@@ -87,13 +95,25 @@ func (ng *NaturalGradient) VariationalParams(mask []bool) {
 	}
 }
 
-// check validates the factor layout against the model's size.
+// checkLayout validates the factor layout against the model's size; Fit
+// calls it (through an interface, as the method is promoted to types that
+// embed a NaturalGradient) before its first step.
+func (ng *NaturalGradient) checkLayout() error {
+	if nilcheck.IsNil(ng.Model) {
+		return errors.New("train: NaturalGradient: nil Model")
+	}
+	return ng.check(ng.NumParams())
+}
+
+// check validates the factor layout against a model of p parameters.
 func (ng *NaturalGradient) check(p int) error {
 	if len(ng.Factors) == 0 {
 		return errors.New("train: NaturalGradient: no factors")
 	}
 	for i, f := range ng.Factors {
-		if f.N < 1 || f.Mean < 0 || f.Chol < 0 || f.Mean+f.N > p || f.Chol+f.N*(f.N+1)/2 > p {
+		// The sums and the triangle's size are checked without overflow.
+		hi, tri := bits.Mul64(uint64(max(f.N, 0)), uint64(max(f.N, 0))+1)
+		if f.N < 1 || f.Mean < 0 || f.Chol < 0 || f.N > p || f.Mean > p-f.N || f.Chol > p || hi != 0 || tri/2 > uint64(p-f.Chol) {
 			return fmt.Errorf("train: NaturalGradient: factor %d (%+v) does not fit in %d parameters", i, f, p)
 		}
 	}
@@ -106,10 +126,10 @@ func (ng *NaturalGradient) NaturalStep(x *mat.Dense, y []float64, nTotal int, ga
 	if !(gamma > 0 && gamma <= 1) {
 		return fmt.Errorf("train: NaturalStep: step size %v outside (0, 1]", gamma)
 	}
-	p := ng.NumParams()
-	if err := ng.check(p); err != nil {
+	if err := ng.checkLayout(); err != nil {
 		return err
 	}
+	p := ng.NumParams()
 	params := make([]float64, p)
 	ng.Params(params)
 	grad := make([]float64, p)
@@ -138,12 +158,12 @@ func (ng *NaturalGradient) NaturalUpdate(params, grad, next []float64, gamma flo
 	if !(gamma > 0 && gamma <= 1) {
 		return fmt.Errorf("train: NaturalUpdate: step size %v outside (0, 1]", gamma)
 	}
+	if err := ng.checkLayout(); err != nil {
+		return err
+	}
 	p := ng.NumParams()
 	if len(params) != p || len(grad) != p || len(next) != p {
 		return fmt.Errorf("train: NaturalUpdate: lengths %d, %d, %d for %d parameters", len(params), len(grad), len(next), p)
-	}
-	if err := ng.check(p); err != nil {
-		return err
 	}
 	for i := range params {
 		if math.IsNaN(params[i]) || math.IsInf(params[i], 0) || math.IsNaN(grad[i]) || math.IsInf(grad[i], 0) {

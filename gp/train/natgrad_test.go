@@ -2,8 +2,10 @@ package train
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"strconv"
+	"strings"
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
@@ -99,6 +101,75 @@ func TestNaturalGradientInFit(t *testing.T) {
 	}
 	if err := (&NaturalGradient{Model: newBLR(3), Factors: []GaussianFactor{{Mean: 0, Chol: 9, N: 3}}}).NaturalStep(x, y, 100, 1); err == nil {
 		t.Error("out-of-range factor accepted")
+	}
+}
+
+// TestNaturalGradientBadLayout checks that factors that do not fit in the
+// model's parameters (out of range, negative, or so large that their sums
+// overflow) and a nil Model are errors of NaturalStep, NaturalUpdate and
+// Fit, and that VariationalParams marks nothing for them instead of
+// indexing out of range: Fit called it before the factors were checked.
+func TestNaturalGradientBadLayout(t *testing.T) {
+	x, y := blrData(20, 24)
+	b := newBLR(3)
+	p := b.NumParams()
+	p0 := make([]float64, p)
+	b.Params(p0)
+	for _, fs := range [][]GaussianFactor{
+		nil,
+		{{Mean: 1000, Chol: 2000, N: 3}},
+		{{Mean: -1, Chol: -5, N: 3}},
+		{{Mean: 0, Chol: 3, N: 0}},
+		{{Mean: math.MaxInt, Chol: 3, N: 1}},
+		{{Mean: 0, Chol: math.MaxInt, N: 1}},
+		{{Mean: 0, Chol: 0, N: 1 << 32}}, // N(N+1)/2 overflows to a negative int
+		{{Mean: 0, Chol: 0, N: math.MaxInt}},
+		{blrFactor(3), {Mean: 0, Chol: 10, N: 2}},
+	} {
+		ng := &NaturalGradient{Model: b, Factors: fs}
+		mask := make([]bool, p)
+		ng.VariationalParams(mask)
+		for i, v := range mask {
+			if v {
+				t.Errorf("factors %+v: VariationalParams marked entry %d", fs, i)
+				break
+			}
+		}
+		if err := ng.NaturalStep(x, y, 20, 1); err == nil {
+			t.Errorf("factors %+v: NaturalStep accepted them", fs)
+		}
+		if err := ng.NaturalUpdate(p0, make([]float64, p), make([]float64, p), 1); err == nil {
+			t.Errorf("factors %+v: NaturalUpdate accepted them", fs)
+		}
+		for _, shared := range []bool{false, true} {
+			res, err := Fit(context.Background(), ng, x, y, Config{Epochs: 1, NaturalStep: 1, NaturalSharedGradient: shared})
+			if err == nil || !strings.Contains(err.Error(), "NaturalGradient") || res.Steps != 0 || res.Rejected != 0 {
+				t.Errorf("factors %+v, shared gradient %v: Fit = %+v, %v", fs, shared, res, err)
+			}
+		}
+	}
+	got := make([]float64, p)
+	if b.Params(got); fmt.Sprint(got) != fmt.Sprint(p0) {
+		t.Errorf("refused layouts changed the model: %v, was %v", got, p0)
+	}
+	// A fitting layout is marked; a mask of the wrong length is not.
+	ng := &NaturalGradient{Model: b, Factors: []GaussianFactor{blrFactor(3)}}
+	mask := make([]bool, p)
+	ng.VariationalParams(mask)
+	if !mask[0] || !mask[3] || !mask[8] || mask[9] {
+		t.Errorf("mask %v", mask)
+	}
+	ng.VariationalParams(make([]bool, 5))
+	// Without a model: errors, not nil dereferences.
+	nilModel := &NaturalGradient{Factors: []GaussianFactor{blrFactor(3)}}
+	if err := nilModel.NaturalStep(x, y, 20, 1); err == nil {
+		t.Error("NaturalStep without a model accepted")
+	}
+	if err := nilModel.NaturalUpdate(p0, make([]float64, p), make([]float64, p), 1); err == nil {
+		t.Error("NaturalUpdate without a model accepted")
+	}
+	if _, err := Fit(context.Background(), nilModel, x, y, Config{Epochs: 1, NaturalStep: 1}); err == nil {
+		t.Error("Fit of a NaturalGradient without a model accepted")
 	}
 }
 
