@@ -53,8 +53,11 @@ type Adam struct {
 }
 
 // NewAdam returns an Adam optimizer for n parameters with the default
-// constants.
+// constants. It panics if n is negative.
 func NewAdam(n int) *Adam {
+	if n < 0 {
+		panic(fmt.Sprintf("train: NewAdam: negative size %d", n))
+	}
 	return &Adam{Beta1: 0.9, Beta2: 0.999, Epsilon: 1e-8, m: make([]float64, n), v: make([]float64, n)}
 }
 
@@ -99,21 +102,49 @@ func (a *Adam) SetState(s AdamState) error {
 
 // Ascend updates params in place by one Adam step of learning rate rate
 // along grad, increasing the objective whose gradient grad is. Entries
-// whose gradient is always exactly zero do not move. It panics if the
-// lengths of params and grad differ from the optimizer's size, like a
-// gonum BLAS routine given bad dimensions.
+// whose gradient is always exactly zero do not move. The step count
+// saturates at math.MaxInt.
+//
+// Ascend panics, like a gonum BLAS routine given bad dimensions, if the
+// lengths of params and grad differ from the optimizer's size, or if its
+// step would not be finite whatever the gradient: for Beta1 or Beta2
+// outside [0, 1), an Epsilon that is not finite and positive (the zero
+// Adam has none: use NewAdam), or a rate that is not finite or so large
+// that the bias-corrected rate α_t overflows.
 func (a *Adam) Ascend(params, grad []float64, rate float64) {
+	if !(a.Beta1 >= 0 && a.Beta1 < 1 && a.Beta2 >= 0 && a.Beta2 < 1) || !(a.Epsilon > 0) || math.IsInf(a.Epsilon, 0) {
+		panic(fmt.Sprintf("train: Adam.Ascend: Beta1 %v, Beta2 %v (both must be in [0, 1)) or Epsilon %v (must be finite and positive)",
+			a.Beta1, a.Beta2, a.Epsilon))
+	}
+	if at := a.stepSize(rate, a.next()); math.IsNaN(at) || math.IsInf(at, 0) {
+		panic(fmt.Sprintf("train: Adam.Ascend: learning rate %v gives the step size %v", rate, at))
+	}
 	a.ascendTo(params, params, grad, rate)
 }
 
-// ascendTo is Ascend writing src + step into dst (dst may be src).
+// next returns the step count after one more step, saturated.
+func (a *Adam) next() int {
+	if a.t == math.MaxInt {
+		return a.t
+	}
+	return a.t + 1
+}
+
+// stepSize returns the bias-corrected learning rate α_t of step t.
+func (a *Adam) stepSize(rate float64, t int) float64 {
+	return rate * math.Sqrt(1-math.Pow(a.Beta2, float64(t))) / (1 - math.Pow(a.Beta1, float64(t)))
+}
+
+// ascendTo is Ascend writing src + step into dst (dst may be src),
+// without the checks of the constants and the rate: Fit has checked the
+// constants, and it rejects a step made non-finite by a huge rate.
 func (a *Adam) ascendTo(dst, src, grad []float64, rate float64) {
 	if len(dst) != len(a.m) || len(src) != len(a.m) || len(grad) != len(a.m) {
 		panic("train: Adam.Ascend: length mismatch")
 	}
-	a.t++
+	a.t = a.next()
 	b1, b2 := a.Beta1, a.Beta2
-	at := rate * math.Sqrt(1-math.Pow(b2, float64(a.t))) / (1 - math.Pow(b1, float64(a.t)))
+	at := a.stepSize(rate, a.t)
 	eps := a.Epsilon
 	m, v := a.m[:len(grad)], a.v[:len(grad)]
 	src, dst = src[:len(grad)], dst[:len(grad)]
@@ -135,8 +166,8 @@ func (a *Adam) retake(dst, src, grad []float64, rate float64) {
 		copy(dst, src) // no step was taken from src
 		return
 	}
-	b1, b2 := a.Beta1, a.Beta2
-	at := rate * math.Sqrt(1-math.Pow(b2, float64(a.t))) / (1 - math.Pow(b1, float64(a.t)))
+	b1 := a.Beta1
+	at := a.stepSize(rate, a.t)
 	for i, g := range grad {
 		mi := (1 - b1) * g
 		a.m[i] = mi

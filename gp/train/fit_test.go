@@ -66,6 +66,73 @@ func TestScheduleAndAdam(t *testing.T) {
 	}
 }
 
+// panics reports whether f panics, with the panic's message.
+func panics(f func()) (msg string, ok bool) {
+	defer func() {
+		if r := recover(); r != nil {
+			msg, ok = fmt.Sprint(r), true
+		}
+	}()
+	f()
+	return "", false
+}
+
+// TestAdamBadUse checks that Adam's documented programming errors panic
+// with a message saying what is wrong, rather than writing NaN into the
+// parameters (Beta1 = 1, a NaN rate, the zero Adam's ε = 0 on an entry
+// without gradient) or panicking in makeslice, and that a restored step
+// count of math.MaxInt saturates instead of overflowing into NaN steps.
+func TestAdamBadUse(t *testing.T) {
+	if msg, ok := panics(func() { NewAdam(-1) }); !ok || !strings.Contains(msg, "NewAdam: negative size -1") {
+		t.Errorf("NewAdam(-1): panic %v %q", ok, msg)
+	}
+	for _, c := range []struct {
+		name string
+		set  func(a *Adam)
+		rate float64
+		want string
+	}{
+		{"Beta1 = 1", func(a *Adam) { a.Beta1 = 1 }, 0.1, "Beta1 1"},
+		{"Beta1 < 0", func(a *Adam) { a.Beta1 = -1 }, 0.1, "Beta1 -1"},
+		{"Beta2 = 1", func(a *Adam) { a.Beta2 = 1 }, 0.1, "Beta2 1"},
+		{"Beta2 NaN", func(a *Adam) { a.Beta2 = math.NaN() }, 0.1, "Beta2 NaN"},
+		{"Epsilon 0", func(a *Adam) { a.Epsilon = 0 }, 0.1, "Epsilon 0"},
+		{"Epsilon Inf", func(a *Adam) { a.Epsilon = math.Inf(1) }, 0.1, "Epsilon +Inf"},
+		{"zero Adam", func(a *Adam) { *a = Adam{m: a.m, v: a.v} }, 0.1, "Epsilon 0"},
+		{"rate NaN", func(*Adam) {}, math.NaN(), "learning rate NaN"},
+		{"rate Inf", func(*Adam) {}, math.Inf(-1), "learning rate -Inf"},
+		{"rate overflows", func(a *Adam) { a.Beta1 = 0.999 }, 1e308, "learning rate 1e+308"},
+	} {
+		a := NewAdam(2)
+		c.set(a)
+		p := []float64{1, 2}
+		msg, ok := panics(func() { a.Ascend(p, []float64{1, 0}, c.rate) })
+		if !ok || !strings.Contains(msg, c.want) || p[0] != 1 || p[1] != 2 || a.Steps() != 0 {
+			t.Errorf("%s: panic %v %q, params %v, %d steps", c.name, ok, msg, p, a.Steps())
+		}
+	}
+	// Rates Fit never passes but that give finite steps are fine.
+	for _, rate := range []float64{0, -0.1} {
+		a := NewAdam(2)
+		p := []float64{1, 2}
+		a.Ascend(p, []float64{1, 0}, rate)
+		if want := 1 + rate/(1+1e-8/math.Sqrt(0.001)); math.Abs(p[0]-want) > 1e-15 || p[1] != 2 {
+			t.Errorf("rate %v: %v", rate, p)
+		}
+	}
+	a := NewAdam(2)
+	if err := a.SetState(AdamState{M: []float64{0, 0}, V: []float64{0, 0}, T: math.MaxInt}); err != nil {
+		t.Fatal(err)
+	}
+	p := []float64{1, 2}
+	for range 2 {
+		a.Ascend(p, []float64{1, 0}, 0.1)
+	}
+	if !(p[0] > 1 && p[0] < 2) || p[1] != 2 || a.Steps() != math.MaxInt { // no bias correction: two steps of about 0.3 and 0.4
+		t.Errorf("after steps from T = MaxInt: params %v, %d steps", p, a.Steps())
+	}
+}
+
 // quad is f(p) = −½ Σ (p_i − c_i)², optionally NaN beyond a cliff.
 type quad struct {
 	p, c  []float64
