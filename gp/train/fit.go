@@ -264,7 +264,13 @@ type Config struct {
 	// and MaxSteps still count from the start of the whole run, as do the
 	// epoch and step numbers passed to the callbacks and Result.Steps and
 	// Result.Epochs; Fit replays the shuffles of the finished epochs so
-	// that the batches follow the same order.
+	// that the batches follow the same order (heeding ctx), unless the
+	// checkpoint is at or past the epoch or step limit, which leaves
+	// nothing to do. Fit refuses a checkpoint whose counts no run on these
+	// data in mini-batches of this size could have reached (for example
+	// more finished epochs than mini-batches drawn, more mini-batches than
+	// its epochs hold, or more rejections than the back-off of RateScale
+	// records), naming the inconsistent field.
 	Resume *Checkpoint
 
 	// OnStep and OnEpoch, if not nil, are called after each accepted step
@@ -456,15 +462,35 @@ func Fit(ctx context.Context, m Model, x *mat.Dense, y []float64, cfg Config) (R
 	step, startEpoch, accepted := 0, 0, 0 // accepted: consecutive accepted steps since the last rejection
 	skip := 0                             // mini-batches of the first epoch already drawn before a resume
 	if r := cfg.Resume; r != nil {
-		// Every finished epoch drew at least one mini-batch, accepted or
-		// rejected, except one ended by MaxSteps before its first: an
-		// Epochs beyond that is not a run's state (and replaying its
-		// shuffles below could take forever).
-		if nb := (n + batch - 1) / batch; r.Epochs < 0 || r.Epochs > r.Steps+r.Rejected+1 || r.Batches < 0 || r.Batches > nb || r.Steps < 0 || r.Accepted < 0 ||
+		nb := (n + batch - 1) / batch // mini-batches per epoch
+		if r.Epochs < 0 || r.Batches < 0 || r.Batches > nb || r.Steps < 0 || r.Accepted < 0 ||
 			r.Failures < 0 || r.Rejected < 0 || r.EpochSteps < 0 || r.EpochRejected < 0 || r.EpochRejected > r.Rejected ||
 			math.IsNaN(r.EpochObjective) || math.IsInf(r.EpochObjective, 0) || !(r.RateScale > 0 && r.RateScale <= 1) {
 			return res, fmt.Errorf("train: Fit: bad Resume state (epochs %d, batches %d of %d, steps %d, accepted %d, failures %d, rejected %d, rate scale %v, epoch sums %v/%d/%d)",
 				r.Epochs, r.Batches, nb, r.Steps, r.Accepted, r.Failures, r.Rejected, r.RateScale, r.EpochObjective, r.EpochSteps, r.EpochRejected)
+		}
+		// The counts must be those of a run on these data in mini-batches
+		// of this size: replaying the shuffles of the finished epochs
+		// below takes one shuffle per epoch, which a forged or damaged
+		// Epochs could make last for ever. Each rejection halves RateScale
+		// and only an accepted step can double it, so Rejected is at most
+		// Steps + log2(1/RateScale) (< Steps + 1075).
+		if halvings := int(math.Ceil(-math.Log2(r.RateScale))); r.Rejected-r.Steps > halvings {
+			return res, fmt.Errorf("train: Fit: bad Resume state: Rejected %d exceeds Steps %d plus the %d halvings of RateScale %v", r.Rejected, r.Steps, halvings, r.RateScale)
+		}
+		// Every mini-batch drawn was accepted (Steps) or rejected. Every
+		// finished epoch drew at least one, except one ended by MaxSteps
+		// before its first, and at most nb.
+		if r.Steps > math.MaxInt-r.Rejected {
+			return res, fmt.Errorf("train: Fit: bad Resume state: Steps %d + Rejected %d overflows", r.Steps, r.Rejected)
+		}
+		drawn := r.Steps + r.Rejected
+		if r.Epochs-1 > drawn {
+			return res, fmt.Errorf("train: Fit: bad Resume state: Epochs %d, but only %d mini-batches were drawn (Steps %d + Rejected %d)", r.Epochs, drawn, r.Steps, r.Rejected)
+		}
+		if rest := drawn - r.Batches; rest > 0 && r.Epochs < (rest-1)/nb+1 {
+			return res, fmt.Errorf("train: Fit: bad Resume state: Epochs %d, but the %d mini-batches drawn (Steps %d + Rejected %d) besides the next epoch's %d (Batches) take %d epochs of %d",
+				r.Epochs, drawn, r.Steps, r.Rejected, r.Batches, (rest-1)/nb+1, nb)
 		}
 		if err := adam.SetState(r.Adam); err != nil {
 			return res, fmt.Errorf("train: Fit: Resume: %w", err)
@@ -539,20 +565,6 @@ func Fit(ctx context.Context, m Model, x *mat.Dense, y []float64, cfg Config) (R
 		}
 	}
 
-	rng := rand.New(rand.NewPCG(cfg.Seed, 0x7a11ab1e))
-	perm := make([]int, n)
-	for i := range perm {
-		perm[i] = i
-	}
-	for e := 0; e < startEpoch; e++ {
-		if e%64 == 0 {
-			if err := ctx.Err(); err != nil {
-				res.Reason = Canceled
-				return res, err
-			}
-		}
-		rng.Shuffle(n, func(i, j int) { perm[i], perm[j] = perm[j], perm[i] })
-	}
 	xb := mat.NewDense(batch, d, nil)
 	yb := make([]float64, batch)
 
@@ -661,14 +673,36 @@ func Fit(ctx context.Context, m Model, x *mat.Dense, y []float64, cfg Config) (R
 	}
 
 	// A checkpoint from the end of a run's last epoch leaves nothing to do:
-	// the run stopped there at its step limit or by early stopping.
-	if r := cfg.Resume; r != nil && r.Batches == 0 {
+	// the run stopped there at its step limit or by early stopping. Nor
+	// does one at or past the epoch limit.
+	if r := cfg.Resume; r != nil {
 		switch {
-		case cfg.MaxSteps > 0 && step >= cfg.MaxSteps:
+		case r.Batches == 0 && cfg.MaxSteps > 0 && step >= cfg.MaxSteps:
 			return finish(Finished, nil)
-		case cfg.Validate != nil && cfg.Patience > 0 && sinceImprove >= cfg.Patience:
+		case r.Batches == 0 && cfg.Validate != nil && cfg.Patience > 0 && sinceImprove >= cfg.Patience:
 			return finish(EarlyStopped, nil)
+		case cfg.Epochs > 0 && startEpoch >= cfg.Epochs:
+			return finish(Finished, nil)
 		}
+	}
+	// Replay the shuffles of the finished epochs, unless no mini-batch is
+	// left to draw (a resume at the step limit only finishes its epoch).
+	// By the checks of Resume above the epochs replayed are fewer than
+	// cfg.Epochs or, with MaxSteps alone, than 2·MaxSteps + 1076; the
+	// replay heeds ctx all the same.
+	rng := rand.New(rand.NewPCG(cfg.Seed, 0x7a11ab1e))
+	perm := make([]int, n)
+	for i := range perm {
+		perm[i] = i
+	}
+	for e := 0; e < startEpoch && !(cfg.MaxSteps > 0 && step >= cfg.MaxSteps); e++ {
+		if e%64 == 0 {
+			if err := ctx.Err(); err != nil {
+				res.Reason = Canceled
+				return res, err
+			}
+		}
+		rng.Shuffle(n, func(i, j int) { perm[i], perm[j] = perm[j], perm[i] })
 	}
 	for epoch := startEpoch; cfg.Epochs == 0 || epoch < cfg.Epochs; epoch++ {
 		epochStart := time.Now()

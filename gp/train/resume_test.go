@@ -561,12 +561,15 @@ func TestResumeBadState(t *testing.T) {
 		{EpochRejected: 1, RateScale: 1, Adam: ok},
 		{EpochObjective: math.NaN(), RateScale: 1, Adam: ok},
 		{Batches: -1, RateScale: 1, Adam: ok},
-		{Batches: 2, RateScale: 1, Adam: ok}, // 20 rows in one batch
-		{Epochs: 2, Steps: 4, RateScale: 1, Adam: ok, SinceImprove: -1},
-		{Epochs: 2, Steps: 4, RateScale: 1, Adam: ok, Best: make([]float64, p-1)},
-		{Epochs: 2, Steps: 4, RateScale: 1, Adam: ok, Best: make([]float64, p), BestEpoch: 2},
-		{Epochs: 2, Steps: 4, RateScale: 1, Adam: ok, Best: make([]float64, p), BestScore: math.Inf(1)},
-		{Epochs: 2, Steps: 4, RateScale: 1, Adam: ok, Best: []float64{0, math.NaN(), 0, 0, 0, 0, 0, 0, 0, 0, 0}[:p]},
+		{Batches: 2, RateScale: 1, Adam: ok},                                        // 20 rows in one batch
+		{Epochs: 1, Steps: 2, RateScale: 1, Adam: ok},                               // more batches than the epochs hold
+		{Epochs: 1, Steps: 1, Rejected: 2, RateScale: 1, Adam: ok},                  // more rejections than halvings of RateScale
+		{Epochs: 2, Steps: math.MaxInt - 1, Rejected: 2, RateScale: 0.25, Adam: ok}, // the counts overflow
+		{Epochs: 2, Steps: 2, RateScale: 1, Adam: ok, SinceImprove: -1},
+		{Epochs: 2, Steps: 2, RateScale: 1, Adam: ok, Best: make([]float64, p-1)},
+		{Epochs: 2, Steps: 2, RateScale: 1, Adam: ok, Best: make([]float64, p), BestEpoch: 2},
+		{Epochs: 2, Steps: 2, RateScale: 1, Adam: ok, Best: make([]float64, p), BestScore: math.Inf(1)},
+		{Epochs: 2, Steps: 2, RateScale: 1, Adam: ok, Best: []float64{0, math.NaN(), 0, 0, 0, 0, 0, 0, 0, 0, 0}[:p]},
 		{RateScale: 1, Adam: AdamState{M: make([]float64, p-1), V: make([]float64, p)}},
 	} {
 		if _, err := Fit(context.Background(), b, x, y, Config{Epochs: 2, Resume: &r}); err == nil {
@@ -590,13 +593,58 @@ func TestResumeReplayCancel(t *testing.T) {
 	x, y := blrData(20, 34)
 	b := newBLR(3)
 	p := b.NumParams()
-	r := Checkpoint{Epochs: 1 << 34, Steps: 1 << 40, RateScale: 1, Adam: AdamState{M: make([]float64, p), V: make([]float64, p)}}
+	r := Checkpoint{Epochs: 1 << 34, Steps: 1 << 34, RateScale: 1, Adam: AdamState{M: make([]float64, p), V: make([]float64, p)}}
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
 	// Without the check the replay runs for about an hour: the test times out.
 	res, err := Fit(ctx, b, x, y, Config{Epochs: 1<<34 + 1, Resume: &r})
 	if !errors.Is(err, context.DeadlineExceeded) || res.Reason != Canceled {
 		t.Errorf("Fit = %v, %v; want the context's error", res.Reason, err)
+	}
+}
+
+// TestResumeHugeCounts checks resumes from checkpoints whose counts are
+// vast: one consistent with the data but at or past the run's limits
+// returns at once, without replaying its 2⁴⁰ shuffles, and one whose
+// epochs only its rejections could explain is refused.
+func TestResumeHugeCounts(t *testing.T) {
+	x, y := blrData(20, 35)
+	b := newBLR(3)
+	p := b.NumParams()
+	p0 := make([]float64, p)
+	b.Params(p0)
+	adam := AdamState{M: make([]float64, p), V: make([]float64, p)}
+	// Without the checks each of these would replay for hours: the
+	// deadline makes them fail instead.
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	const huge = 1 << 40
+	for _, c := range []struct {
+		name   string
+		cfg    Config
+		ck     Checkpoint
+		epochs int
+	}{
+		{"past the epochs", Config{Epochs: 1}, Checkpoint{Epochs: huge, Steps: huge, RateScale: 1, Adam: adam}, huge},
+		{"at the step limit", Config{MaxSteps: 5}, Checkpoint{Epochs: huge, Steps: huge, RateScale: 1, Adam: adam}, huge},
+		// The run ends its epoch, which needs no shuffle.
+		{"at the step limit mid-epoch", Config{MaxSteps: 5, BatchSize: 10}, Checkpoint{Epochs: huge, Batches: 1, Steps: 2 * huge, RateScale: 1, Adam: adam}, huge + 1},
+	} {
+		c.cfg.Resume = &c.ck
+		res, err := Fit(ctx, b, x, y, c.cfg)
+		if err != nil || res.Reason != Finished || res.Epochs != c.epochs || res.Steps != c.ck.Steps {
+			t.Errorf("%s: %+v, %v", c.name, res, err)
+		}
+		got := make([]float64, p)
+		if b.Params(got); fmt.Sprint(got) != fmt.Sprint(p0) {
+			t.Errorf("%s: the model moved", c.name)
+		}
+	}
+	// The epochs could only come from a run that rejected almost every
+	// mini-batch, but its RateScale was never halved.
+	r := Checkpoint{Epochs: huge, Steps: 3, Rejected: huge, RateScale: 1, Adam: adam}
+	if _, err := Fit(ctx, b, x, y, Config{MaxSteps: 5, Resume: &r}); err == nil || !strings.Contains(err.Error(), "Rejected") {
+		t.Errorf("rejections beyond the back-off accepted: %v", err)
 	}
 }
 
