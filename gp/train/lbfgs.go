@@ -45,6 +45,9 @@ type LBFGSResult struct {
 	Reason string
 }
 
+// testHookLBFGSPairs, if set, sees the correction pairs after every update.
+var testHookLBFGSPairs func(s, y [][]float64, rho []float64)
+
 // MaximizeLBFGS maximizes f from x0 with the limited-memory BFGS method
 // (Nocedal & Wright, Algorithm 7.4, two-loop recursion with the scaling
 // γ = sᵀy/yᵀy) and a bracketing line search for the weak Wolfe conditions
@@ -131,6 +134,10 @@ func MaximizeLBFGS(ctx context.Context, f func(x, grad []float64) (float64, erro
 	// LBFGSOptions.Memory); alpha holds one coefficient per pair.
 	var s, y [][]float64
 	var rho, alpha []float64
+	// spareS and spareY hold the candidate for the next pair: fresh
+	// storage, or the oldest pair's once it has been dropped. A candidate
+	// that fails the curvature test is never stored over a kept pair.
+	var spareS, spareY []float64
 	d := make([]float64, n)
 	xt := make([]float64, n)
 	gt := make([]float64, n)
@@ -236,19 +243,19 @@ func MaximizeLBFGS(ctx context.Context, f func(x, grad []float64) (float64, erro
 			}
 		}
 		// Update the correction pairs.
-		var sn, yn []float64
-		if len(s) == mem { // recycle the oldest pair's storage
-			sn, yn = s[0], y[0]
-		} else {
-			sn, yn = make([]float64, n), make([]float64, n)
+		if spareS == nil {
+			spareS, spareY = make([]float64, n), make([]float64, n)
 		}
+		sn, yn := spareS, spareY
 		for i := range sn {
 			sn[i] = xt[i] - x[i]
 			yn[i] = gt[i] - g[i]
 		}
 		sy := dot(sn, yn)
 		if sy > 1e-12*math.Sqrt(dot(sn, sn)*dot(yn, yn)) {
-			if len(s) == mem {
+			spareS, spareY = nil, nil
+			if len(s) == mem { // drop the oldest pair and recycle its storage
+				spareS, spareY = s[0], y[0]
 				copy(s, s[1:])
 				copy(y, y[1:])
 				copy(rho, rho[1:])
@@ -260,6 +267,9 @@ func MaximizeLBFGS(ctx context.Context, f func(x, grad []float64) (float64, erro
 			if len(alpha) < len(s) {
 				alpha = append(alpha, 0)
 			}
+		}
+		if testHookLBFGSPairs != nil {
+			testHookLBFGSPairs(s, y, rho)
 		}
 		copy(x, xt)
 		copy(g, gt)

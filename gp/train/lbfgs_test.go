@@ -143,3 +143,35 @@ func TestLBFGSHugeLimits(t *testing.T) {
 		}
 	}
 }
+
+// TestLBFGSPairsKept checks that the correction pairs stay consistent
+// (ρ_i = 1/(s_i·y_i)) when a step fails the curvature test with the memory
+// full: the candidate pair must not be written over a kept one. The
+// objective, −x₀²/2 + x₁²/200 from (3, 0.001), is concave in x₀ and convex
+// in x₁: once x₀ has settled the line search runs along x₁ without finding
+// curvature, and s·y < 0.
+func TestLBFGSPairsKept(t *testing.T) {
+	defer func() { testHookLBFGSPairs = nil }()
+	f := func(x, g []float64) (float64, error) {
+		g[0], g[1] = -x[0], 0.01*x[1]
+		return -0.5*x[0]*x[0] + 0.005*x[1]*x[1], nil
+	}
+	for _, mem := range []int{1, 2, 3} {
+		updates, bad := 0, 0
+		testHookLBFGSPairs = func(s, y [][]float64, rho []float64) {
+			updates++
+			for i := range s {
+				if r := rho[i] * dot(s[i], y[i]); !(math.Abs(r-1) < 1e-9) {
+					bad++
+					t.Errorf("memory %d, update %d: pair %d has ρ·(s·y) = %v", mem, updates, i, r)
+				}
+			}
+		}
+		if _, err := MaximizeLBFGS(context.Background(), f, []float64{3, 0.001}, LBFGSOptions{Memory: mem, MaxIter: 30}); err != nil {
+			t.Fatal(err)
+		}
+		if bad > 0 || updates < 10 {
+			t.Fatalf("memory %d: %d updates, %d inconsistent", mem, updates, bad)
+		}
+	}
+}
