@@ -78,8 +78,10 @@ func bernoulliSign(y float64) float64 {
 //
 //	dμ = Σ_i w_i s λ(s f_i),  dv = Σ_i w_i t_i s λ(s f_i) / √(2v),
 //
-// where λ = φ/Φ. At v = 0 the variance gradient is its limit
-// ½ d²/dμ² log Φ(sμ). rng is unused.
+// where λ = φ/Φ. A negative v (marginal variances can be rounded slightly
+// below zero) is taken as 0. When √(2v) < 1e-5, where that quotient
+// would be lost to cancellation, dv is its v → 0 limit ½ d²/dμ² log Φ(sμ)
+// instead, which it matches to O(v). rng is unused.
 func (b *Bernoulli) ExpectedLogLik(y, mu, variance []float64, dmu, dvar, dparams []float64, _ *rand.Rand) float64 {
 	n := checkLens(y, mu, variance, 1)
 	checkGradLens(dmu, dvar, n)
@@ -96,7 +98,7 @@ func (b *Bernoulli) ExpectedLogLik(y, mu, variance []float64, dmu, dvar, dparams
 				}
 				continue
 			}
-			m, v := mu[i], variance[i]
+			m, v := mu[i], math.Max(variance[i], 0)
 			a := math.Sqrt(2 * v)
 			var e, gm, gv float64
 			for q := range t {
@@ -114,7 +116,7 @@ func (b *Bernoulli) ExpectedLogLik(y, mu, variance []float64, dmu, dvar, dparams
 			sum += e
 			if dmu != nil {
 				dmu[i] = gm
-				if a > 0 {
+				if a >= minQuadScale {
 					dvar[i] = gv / a
 				} else {
 					// d²/dμ² log Φ(sμ) = −λ(λ + sμ).
@@ -127,7 +129,8 @@ func (b *Bernoulli) ExpectedLogLik(y, mu, variance []float64, dmu, dvar, dparams
 	})
 }
 
-// LogPredictive writes log Φ(s μ/√(1 + v)). rng is unused.
+// LogPredictive writes log Φ(s μ/√(1 + v)), a negative v taken as 0. rng
+// is unused.
 func (b *Bernoulli) LogPredictive(dst, y, mu, variance []float64, _ *rand.Rand) {
 	checkLens(y, mu, variance, 1)
 	if len(dst) != len(y) {
@@ -139,16 +142,16 @@ func (b *Bernoulli) LogPredictive(dst, y, mu, variance []float64, _ *rand.Rand) 
 			dst[i] = math.Inf(-1)
 			continue
 		}
-		dst[i] = logNormCDF(s * mu[i] / math.Sqrt(1+variance[i]))
+		dst[i] = logNormCDF(s * mu[i] / math.Sqrt(1+math.Max(variance[i], 0)))
 	}
 }
 
 // PredictY writes p = P(y = 1) = Φ(μ/√(1 + v)) into mean and p(1 − p)
-// into variance (if non-nil). rng is unused.
+// into variance (if non-nil), a negative v taken as 0. rng is unused.
 func (b *Bernoulli) PredictY(mean, variance, mu, fvar []float64, _ *rand.Rand) {
 	checkPredictLens(mean, variance, mu, fvar, 1, 1)
 	for i := range mu {
-		p := normCDF(mu[i] / math.Sqrt(1+fvar[i]))
+		p := normCDF(mu[i] / math.Sqrt(1+math.Max(fvar[i], 0)))
 		mean[i] = p
 		if variance != nil {
 			variance[i] = p * (1 - p)

@@ -25,6 +25,14 @@
 // gradient (no NaN is produced from a label). Mismatched slice lengths are
 // programming errors and panic with a message, as in gonum.
 //
+// Variances: the marginal variances of a GP can be rounded slightly below
+// zero, or be tiny. Expressions that are smooth in v (the Gaussian and
+// Poisson expected log-likelihoods) take v as it is; everywhere else a
+// negative v is taken as 0. The variance gradients of the quadratures
+// (Bernoulli, RobustMax) at zero and tiny v are their v → 0 limits, and
+// Softmax's at v ≤ 0 its Price-theorem estimate (see each type), so that
+// every result is finite.
+//
 // Positive parameters (the Gaussian noise variance) are stored in
 // unconstrained form, see package transform.
 package likelihood

@@ -130,14 +130,15 @@ func (g *Gaussian) ExpectedLogLik(y, mu, variance []float64, dmu, dvar, dparams 
 	return sum
 }
 
-// LogPredictive writes log N(y_n; μ_n, v_n + σ²). rng is unused.
+// LogPredictive writes log N(y_n; μ_n, v_n + σ²), a negative v_n taken as
+// 0. rng is unused.
 func (g *Gaussian) LogPredictive(dst, y, mu, variance []float64, _ *rand.Rand) {
 	checkLens(y, mu, variance, 1)
 	if len(dst) != len(y) {
 		panic(fmt.Sprintf("likelihood: LogPredictive destination has length %d, want %d", len(dst), len(y)))
 	}
 	for i := range y {
-		s := variance[i] + g.noise
+		s := math.Max(variance[i], 0) + g.noise
 		r := y[i] - mu[i]
 		if math.IsNaN(y[i]) || math.IsInf(y[i], 0) {
 			dst[i] = math.Inf(-1)
@@ -147,14 +148,14 @@ func (g *Gaussian) LogPredictive(dst, y, mu, variance []float64, _ *rand.Rand) {
 	}
 }
 
-// PredictY writes the predictive mean μ and variance v + σ² of y. variance
-// may be nil. rng is unused.
+// PredictY writes the predictive mean μ and variance v + σ² of y, a
+// negative v taken as 0. variance may be nil. rng is unused.
 func (g *Gaussian) PredictY(mean, variance, mu, fvar []float64, _ *rand.Rand) {
 	checkPredictLens(mean, variance, mu, fvar, 1, 1)
 	copy(mean, mu)
 	if variance != nil {
 		for i, v := range fvar {
-			variance[i] = v + g.noise
+			variance[i] = math.Max(v, 0) + g.noise
 		}
 	}
 }

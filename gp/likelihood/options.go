@@ -111,6 +111,14 @@ func newConfig(what string, allowed optKind, opts []Option) (config, error) {
 	return c, nil
 }
 
+// minQuadScale is the smallest node scale a = √(2v) at which Bernoulli and
+// RobustMax take the variance gradient of their quadrature as the quotient
+// Σ_i w_i t_i g'(μ + a t_i) / a. The numerator cancels to O(a), so its
+// rounding error grows as 1/a (1e-10 relative at a = 1e-5, and without
+// bound below), while the v → 0 limit that replaces it below minQuadScale
+// is within O(v) = O(1e-10) of the quotient's exact value there.
+const minQuadScale = 1e-5
+
 // ghRule holds Gauss–Hermite nodes t_i and weights w_i/√π for expectations
 // under a standard normal after the change of variable f = μ + √(2v) t:
 // E[g(f)] ≈ Σ_i w_i g(μ + √(2v) t_i).

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+
+	"github.com/solvegp/solvegp/gp/transform"
 )
 
 // Poisson is the count likelihood y ~ Poisson(exp(f)) for non-negative
@@ -105,52 +107,70 @@ func (p *Poisson) ExpectedLogLik(y, mu, variance []float64, dmu, dvar, dparams [
 	return sum
 }
 
-// logPredictive1 returns log ∫ Poisson(y; e^f) N(f; μ, v) df.
+// logPredictive1 returns log ∫ Poisson(y; e^f) N(f; μ, v) df. A v ≤ 0
+// (marginal variances can be rounded slightly below zero) is taken as 0.
 func (p *Poisson) logPredictive1(y, mu, v float64) float64 {
 	lg, _ := math.Lgamma(y + 1)
-	if v == 0 {
+	if !(v > 0) {
 		return y*mu - math.Exp(mu) - lg
 	}
-	// h(f) = log N(f; μ, v) + y f − e^f is strictly concave; find its mode
-	// by Newton's method safeguarded by the bracket [lo, hi] on which
-	// h'(f) = −(f − μ)/v + y − e^f changes sign.
-	hp := func(f float64) float64 { return -(f-mu)/v + y - math.Exp(f) }
-	// If h'(μ) > 0 the mode lies in (μ, μ + v y], where h' < 0. Otherwise
-	// it lies in [lo, μ] with lo = min(μ − v, 0) − 1: there
-	// (μ − lo)/v > 1 > e^lo, so h'(lo) > 0.
-	lo, hi := mu, mu
-	if hp(mu) > 0 {
-		hi = mu + v*y
+	// The integral is taken in standard units u = (f − μ)/√v, so that no
+	// term depends on the difference of two nearly equal values of f, nor
+	// divides by v: with a tiny v, f − μ would be lost to rounding (and 1/v
+	// would overflow for a subnormal v). The integrand is
+	// φ(u) exp(g(μ + √v u)), g(f) = y f − e^f − log Γ(y + 1), and
+	// h(u) = −u²/2 + g(μ + √v u) is strictly concave; find its mode by
+	// Newton's method safeguarded by the bracket [lo, hi] on which
+	// h'(u) = −u + √v (y − e^{μ + √v u}) changes sign.
+	sd := math.Sqrt(v)
+	hp := func(u float64) float64 { return -u + sd*(y-math.Exp(mu+sd*u)) }
+	// If h'(0) > 0 the mode lies in (0, √v y], where h' < 0. Otherwise it
+	// lies in [lo, 0], where h'(lo) > 0 both for lo = (min(−v, −μ) − 1)/√v
+	// (f = min(μ − v, 0) − 1, where (μ − f)/v > 1 > e^f) and for
+	// lo = −√v e^μ − 1 (where −u > √v e^μ > √v e^f); the larger is taken,
+	// the first being about −1/√v for a tiny v, too far for bisection.
+	lo, hi := 0.0, 0.0
+	if hp(0) > 0 {
+		hi = sd * y
 	} else {
-		lo = math.Min(mu-v, 0) - 1
-	}
-	f := 0.5 * (lo + hi)
-	for range 200 {
-		g := hp(f)
-		if g > 0 {
-			lo = f
-		} else {
-			hi = f
+		lo = math.Max((math.Min(-v, -mu)-1)/sd, -sd*math.Exp(mu)-1)
+		if math.IsInf(lo, -1) {
+			// Both bounds overflow, so does μ: the mass of N(μ, v) lies
+			// where e^f = +Inf.
+			return math.Inf(-1)
 		}
-		next := f + g/(1/v+math.Exp(f))
+	}
+	u := 0.5 * (lo + hi)
+	for range 200 {
+		g := hp(u)
+		if g > 0 {
+			lo = u
+		} else {
+			hi = u
+		}
+		next := u + g/(1+v*math.Exp(mu+sd*u))
 		if !(next > lo && next < hi) {
 			next = 0.5 * (lo + hi)
 		}
-		if math.Abs(next-f) <= 1e-15*math.Max(1, math.Abs(f)) {
-			f = next
+		if math.Abs(next-u) <= 1e-15*math.Max(1, math.Abs(u)) {
+			u = next
 			break
 		}
-		f = next
+		u = next
 	}
-	tau := 1 / math.Sqrt(1/v+math.Exp(f))
-	// With x = f + √2 τ t: ∫ e^{h(x)} dx = √2 τ ∫ e^{−t²} e^{h(x) + t²} dt
-	// ≈ √2 τ √π Σ_i w_i e^{h(x_i) + t_i²}, summed as a streaming log-sum-exp.
-	lnorm := -0.5 * math.Log(2*math.Pi*v)
+	// The rule's scale is s = 1/√(−h''(u)) = 1/√(1 + v e^f) at the mode,
+	// log s = −softplus(log v + f)/2 (which overflows neither for large v
+	// nor for large f). With u = u* + √2 s t:
+	// ∫ φ(u) e^{g} du = √2 s/√(2π) ∫ e^{−t²} e^{h(u) + t²} dt
+	// ≈ s Σ_i w_i e^{h(u_i) + t_i²} (w_i normalized by √π), summed as a
+	// streaming log-sum-exp.
+	logS := -0.5 * transform.Softplus(math.Log(v)+mu+sd*u)
+	sc := math.Sqrt2 * math.Exp(logS)
 	mx, acc := math.Inf(-1), 0.0
 	for i, ti := range p.rule.t {
-		x := f + math.Sqrt2*tau*ti
-		d := x - mu
-		term := p.rule.logW[i] + lnorm - 0.5*d*d/v + y*x - math.Exp(x) + ti*ti
+		ui := u + sc*ti
+		x := mu + sd*ui
+		term := p.rule.logW[i] - 0.5*ui*ui + y*x - math.Exp(x) + ti*ti
 		if term > mx {
 			acc = acc*math.Exp(mx-term) + 1
 			mx = term
@@ -158,11 +178,17 @@ func (p *Poisson) logPredictive1(y, mu, v float64) float64 {
 			acc += math.Exp(term - mx)
 		}
 	}
-	return mx + math.Log(acc) + math.Log(math.Sqrt2*tau*math.SqrtPi) - lg
+	if math.IsInf(mx, -1) {
+		// Every node's term is −Inf (u² overflows: N(μ, v) puts no mass
+		// within float64 range of where the count is likely).
+		return mx
+	}
+	return mx + math.Log(acc) + logS - lg
 }
 
 // LogPredictive writes log ∫ Poisson(y_n; e^f) N(f; μ_n, v_n) df by
-// mode-centred Gauss–Hermite quadrature. rng is unused.
+// mode-centred Gauss–Hermite quadrature, a negative v taken as 0. rng is
+// unused.
 func (p *Poisson) LogPredictive(dst, y, mu, variance []float64, _ *rand.Rand) {
 	checkLens(y, mu, variance, 1)
 	if len(dst) != len(y) {
@@ -178,15 +204,16 @@ func (p *Poisson) LogPredictive(dst, y, mu, variance []float64, _ *rand.Rand) {
 }
 
 // PredictY writes the predictive mean exp(μ + v/2) and variance
-// mean + (exp(v) − 1) exp(2μ + v) of the count (variance may be nil).
-// rng is unused.
+// mean + (exp(v) − 1) exp(2μ + v) of the count (variance may be nil), a
+// negative v taken as 0. rng is unused.
 func (p *Poisson) PredictY(mean, variance, mu, fvar []float64, _ *rand.Rand) {
 	checkPredictLens(mean, variance, mu, fvar, 1, 1)
 	for i := range mu {
-		m := math.Exp(mu[i] + 0.5*fvar[i])
+		v := math.Max(fvar[i], 0)
+		m := math.Exp(mu[i] + 0.5*v)
 		mean[i] = m
 		if variance != nil {
-			variance[i] = m + math.Expm1(fvar[i])*m*m
+			variance[i] = m + math.Expm1(v)*m*m
 		}
 	}
 }

@@ -22,9 +22,12 @@ import (
 // E[log p(y | f)] = log(1 − ε) P_y + log(ε/(C − 1)) (1 − P_y). It has no
 // learnable parameters (ε is fixed at construction).
 //
-// A zero variance for a competing class makes its factor a step function,
-// whose gradients are taken as zero; a zero variance for the labelled class
-// uses the exact v → 0 limit of the quadrature's gradient.
+// A negative variance (marginal variances can be rounded slightly below
+// zero) is taken as 0. A zero variance for a competing class makes its
+// factor a step function, whose gradients are taken as zero; a zero or
+// tiny variance for the labelled class (√(2v) below 1e-5, where the
+// quadrature's variance gradient would be lost to cancellation) uses the
+// exact v → 0 limit of that gradient, which is within O(v) of it.
 type RobustMax struct {
 	classes    int
 	eps        float64
@@ -178,20 +181,21 @@ func (r *RobustMax) argmaxProb(y int, mu, v, dmu, dvar []float64, w *rmWork) flo
 			dvar[k] -= g * w.z[k] / (2 * w.sig[k])
 		}
 		dmu[y] += dx
-		if a > 0 {
+		if a >= minQuadScale {
 			dvar[y] += dx * t[q] / a
 		}
 	}
-	if dmu != nil && a == 0 {
+	if dmu != nil && a < minQuadScale {
 		// lim_{a→0} Σ_q w_q t_q Π'(μ_y + a t_q)/a = Π''(μ_y) Σ w t² = Π''(μ_y)/2.
+		w.factors(mu[y], y, mu)
 		dvar[y] = 0.5 * r.secondDeriv(y, mu, w)
 	}
 	return p
 }
 
 // secondDeriv returns d²/dx² Π_{k≠y} Φ_k(x) at x = μ_y (w.factors has
-// been evaluated there). Used only for a zero variance of the labelled
-// class; O(C³).
+// been evaluated there). Used only for a zero or tiny variance of the
+// labelled class; O(C³).
 func (r *RobustMax) secondDeriv(y int, mu []float64, w *rmWork) float64 {
 	c := len(mu)
 	s := 0.0
