@@ -124,14 +124,17 @@ func (p *Poisson) logPredictive1(y, mu, v float64) float64 {
 	// h'(u) = −u + √v (y − e^{μ + √v u}) changes sign.
 	sd := math.Sqrt(v)
 	hp := func(u float64) float64 { return -u + sd*(y-math.Exp(mu+sd*u)) }
-	// If h'(0) > 0 the mode lies in (0, √v y], where h' < 0. Otherwise it
-	// lies in [lo, 0], where h'(lo) > 0 both for lo = (min(−v, −μ) − 1)/√v
-	// (f = min(μ − v, 0) − 1, where (μ − f)/v > 1 > e^f) and for
-	// lo = −√v e^μ − 1 (where −u > √v e^μ > √v e^f); the larger is taken,
-	// the first being about −1/√v for a tiny v, too far for bisection.
+	// If h'(0) > 0 the mode lies in (0, hi]: h' < 0 both at hi = √v y and
+	// at hi = (log y − μ)/√v (where e^f = y), so the smaller is taken (or
+	// 0 if rounding makes it negative, h'(0) > 0 being then a rounding
+	// error). Otherwise the mode lies in [lo, 0], where h'(lo) > 0 both for
+	// lo = (min(−v, −μ) − 1)/√v (f = min(μ − v, 0) − 1, where
+	// (μ − f)/v > 1 > e^f) and for lo = −√v e^μ − 1 (where
+	// −u > √v e^μ > √v e^f); the larger is taken, the first being about
+	// −1/√v for a tiny v, too far for bisection.
 	lo, hi := 0.0, 0.0
 	if hp(0) > 0 {
-		hi = sd * y
+		hi = math.Max(math.Min(sd*y, (math.Log(y)-mu)/sd), 0)
 	} else {
 		lo = math.Max((math.Min(-v, -mu)-1)/sd, -sd*math.Exp(mu)-1)
 		if math.IsInf(lo, -1) {
@@ -140,7 +143,12 @@ func (p *Poisson) logPredictive1(y, mu, v float64) float64 {
 			return math.Inf(-1)
 		}
 	}
+	// A Newton step is replaced by bisection when it leaves the bracket or
+	// is more than half the step before last (as in Numerical Recipes'
+	// rtsafe): above the mode, where e^f dominates, Newton's steps shrink
+	// f by only about 1 each, too slowly for large counts.
 	u := 0.5 * (lo + hi)
+	step, stepOld := hi-lo, hi-lo
 	for range 200 {
 		g := hp(u)
 		if g > 0 {
@@ -148,11 +156,13 @@ func (p *Poisson) logPredictive1(y, mu, v float64) float64 {
 		} else {
 			hi = u
 		}
-		next := u + g/(1+v*math.Exp(mu+sd*u))
-		if !(next > lo && next < hi) {
+		nstep := g / (1 + v*math.Exp(mu+sd*u))
+		next := u + nstep
+		if !(next > lo && next < hi) || math.Abs(2*nstep) > math.Abs(stepOld) {
 			next = 0.5 * (lo + hi)
 		}
-		if math.Abs(next-u) <= 1e-15*math.Max(1, math.Abs(u)) {
+		stepOld, step = step, next-u
+		if math.Abs(step) <= 1e-15*math.Max(1, math.Abs(u)) {
 			u = next
 			break
 		}

@@ -49,3 +49,33 @@ func TestPoisson(t *testing.T) {
 	checkGrad(t, "poisson", p, y, mu, v, 1e-7)
 	checkNoPanicBadLabels(t, "poisson", p, p.Validate, []float64{-1, 2.5, math.NaN(), math.Inf(1)})
 }
+
+// TestPoissonLogPredictiveLargeCounts checks the log predictive density of
+// large counts under wide posteriors, whose mode search used to stop far
+// above the mode (Newton's steps on e^f shrink f by about 1 each) and
+// returned values such as −1e130.
+func TestPoissonLogPredictiveLargeCounts(t *testing.T) {
+	p, err := NewPoisson()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ y, mu, v float64 }{
+		{200, 0.3, 4}, {200, 5, 10}, {200, -5, 10}, {1000, 0, 1}, {1000, 5, 4}, {1000, -1, 10},
+	} {
+		lg, _ := math.Lgamma(c.y + 1)
+		want := math.Log(integrate(func(f float64) float64 { return math.Exp(c.y*f - math.Exp(f) - lg) }, c.mu, c.v))
+		lp := []float64{0}
+		p.LogPredictive(lp, []float64{c.y}, []float64{c.mu}, []float64{c.v}, nil)
+		if math.Abs(lp[0]-want) > 1e-8*(1+math.Abs(want)) {
+			t.Errorf("LogPredictive(y=%g mu=%g v=%g) = %.15g, numerical %.15g", c.y, c.mu, c.v, lp[0], want)
+		}
+	}
+	// A count of a million at its mean, f narrow on the grid of integrate:
+	// the count is about N(y, y + y²v).
+	y, v := 1e6, 1e-3
+	lp := []float64{0}
+	p.LogPredictive(lp, []float64{y}, []float64{math.Log(y)}, []float64{v}, nil)
+	if want := -0.5 * math.Log(2*math.Pi*(y+y*y*v)); math.Abs(lp[0]-want) > 1e-2 {
+		t.Errorf("LogPredictive(y=%g mu=log y v=%g) = %.15g, about %.15g", y, v, lp[0], want)
+	}
+}
