@@ -456,7 +456,8 @@ func (mod *Model) Params(dst []float64) {
 // SetParams sets all parameters from the unconstrained vector src. It
 // returns an error, leaving the model unchanged, if src has the wrong
 // length or holds NaN or Inf, or if the kernel or likelihood rejects its
-// part.
+// part. Once it has set them, Backward needs a new Forward: the last one
+// was for the old parameters.
 func (mod *Model) SetParams(src []float64) error {
 	lay := mod.layout
 	if len(src) != lay.Total {
@@ -474,6 +475,10 @@ func (mod *Model) SetParams(src []float64) error {
 		return err
 	}
 	copy(mod.theta, src)
+	// Backward reads the parameters (and the kernel's) as well as the
+	// forward pass's intermediates; mixing them would give neither
+	// gradient.
+	mod.ws.valid = false
 	return nil
 }
 

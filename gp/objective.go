@@ -182,7 +182,9 @@ func (mod *Model) Forward(x *mat.Dense, mu, variance []float64) (klU, klV float6
 // the gradients of an outer objective J with respect to the marginals
 // (point-major, as in Forward) and dKL is J's derivative with respect to
 // klU + klV (−1 for an ELBO). It adds ∂J/∂θ into grad (len NumParams) and,
-// if dx is non-nil, ∂J/∂x into dx (same shape as x).
+// if dx is non-nil, ∂J/∂x into dx (same shape as x). It returns an error
+// if there was no successful Forward (or Objective) since the model was
+// built or its parameters were last set by SetParams.
 func (mod *Model) Backward(dmu, dvar []float64, dKL float64, grad []float64, dx *mat.Dense) error {
 	ws := &mod.ws
 	if !ws.valid {

@@ -3,6 +3,7 @@ package gp
 import (
 	"context"
 	"errors"
+	"math"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -139,4 +140,74 @@ func rbfGaussian(t *testing.T) (*kernel.Stationary, *likelihood.Gaussian) {
 		t.Fatal(err)
 	}
 	return k, lik
+}
+
+// TestBackwardAfterSetParams checks that SetParams invalidates the last
+// Forward: Backward would mix the old pass's intermediates with the new
+// parameters and return neither gradient. A rejected SetParams, which
+// changes nothing, and SetThreads, which changes only how the work is
+// split, leave it valid.
+func TestBackwardAfterSetParams(t *testing.T) {
+	k, lik := rbfGaussian(t)
+	rng := rand.New(rand.NewPCG(3, 9))
+	for _, kind := range []Kind{SVGP, ODVGP, SOLVEGP} {
+		mod, err := newOfKind(kind, k, lik, randDense(rng, 4, 2, -1, 1), randDense(rng, 3, 2, -1, 1), WithThreads(2))
+		if err != nil {
+			t.Fatal(err)
+		}
+		x := randDense(rng, 5, 2, -1, 1)
+		n := mod.NumParams()
+		p := make([]float64, n)
+		mod.Params(p)
+		p2 := append([]float64(nil), p...)
+		p2[0] += 1   // a lengthscale
+		p2[n-1] += 1 // a variational parameter
+		dmu := []float64{1, -1, 0.5, 2, 0.3}
+		dvar := []float64{-0.3, -0.1, -0.2, -0.4, -0.5}
+		mu, vr := make([]float64, 5), make([]float64, 5)
+		grad := func(at []float64) []float64 {
+			t.Helper()
+			if err := mod.SetParams(at); err != nil {
+				t.Fatal(err)
+			}
+			if _, _, err := mod.Forward(x, mu, vr); err != nil {
+				t.Fatal(err)
+			}
+			g := make([]float64, n)
+			if err := mod.Backward(dmu, dvar, -1, g, nil); err != nil {
+				t.Fatal(err)
+			}
+			return g
+		}
+		g1 := grad(p)
+		g2 := grad(p2)
+		if _, _, err := mod.Forward(x, mu, vr); err != nil {
+			t.Fatal(err)
+		}
+		if err := mod.SetParams(p); err != nil {
+			t.Fatal(err)
+		}
+		if err := mod.Backward(dmu, dvar, -1, make([]float64, n), nil); err == nil {
+			t.Errorf("%v: Backward after SetParams accepted", kind)
+		}
+		// A rejected SetParams, then SetThreads: the pass at p is still
+		// the last one.
+		if _, _, err := mod.Forward(x, mu, vr); err != nil {
+			t.Fatal(err)
+		}
+		if err := mod.SetParams(p[:n-1]); err == nil {
+			t.Fatalf("%v: short parameter vector accepted", kind)
+		}
+		mod.SetThreads(1)
+		g := make([]float64, n)
+		if err := mod.Backward(dmu, dvar, -1, g, nil); err != nil {
+			t.Fatalf("%v: Backward after a rejected SetParams and SetThreads: %v", kind, err)
+		}
+		for i := range g {
+			if math.Abs(g[i]-g1[i]) > 1e-10*(1+math.Abs(g1[i])) {
+				t.Errorf("%v: gradient[%d] = %g, want %g (at p2 %g)", kind, i, g[i], g1[i], g2[i])
+				break
+			}
+		}
+	}
 }
