@@ -210,8 +210,14 @@ func (mod *Model) Backward(dmu, dvar []float64, dKL float64, grad []float64, dx 
 
 // SampleMarginals draws f = mu + sqrt(variance)·eps elementwise (the
 // reparameterization used to propagate samples through deep models) into
-// dst. All slices must have the same length.
+// dst; a negative variance (rounding) is taken as 0. All slices must have
+// the same length: like a slice index, it panics if they do not, as that
+// is a programming error.
 func SampleMarginals(dst, mu, variance, eps []float64) {
+	if len(mu) != len(dst) || len(variance) != len(dst) || len(eps) != len(dst) {
+		panic(fmt.Sprintf("gp: SampleMarginals slices have lengths %d (dst), %d (mu), %d (variance), %d (eps), want equal",
+			len(dst), len(mu), len(variance), len(eps)))
+	}
 	for i := range dst {
 		dst[i] = mu[i] + math.Sqrt(math.Max(variance[i], 0))*eps[i]
 	}
@@ -219,8 +225,14 @@ func SampleMarginals(dst, mu, variance, eps []float64) {
 
 // SampleMarginalsGrad maps the gradient df of a loss with respect to the
 // samples of SampleMarginals to gradients with respect to mu and variance,
-// adding into dmu and dvar.
+// adding into dmu and dvar (the variance gradient is 0 where variance ≤ 0).
+// All slices must have the same length: like a slice index, it panics if
+// they do not, as that is a programming error.
 func SampleMarginalsGrad(dmu, dvar, df, variance, eps []float64) {
+	if len(dmu) != len(df) || len(dvar) != len(df) || len(variance) != len(df) || len(eps) != len(df) {
+		panic(fmt.Sprintf("gp: SampleMarginalsGrad slices have lengths %d (dmu), %d (dvar), %d (df), %d (variance), %d (eps), want equal",
+			len(dmu), len(dvar), len(df), len(variance), len(eps)))
+	}
 	for i := range df {
 		dmu[i] += df[i]
 		if variance[i] > 0 {

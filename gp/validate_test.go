@@ -3,8 +3,10 @@ package gp
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -209,5 +211,43 @@ func TestBackwardAfterSetParams(t *testing.T) {
 				break
 			}
 		}
+	}
+}
+
+// TestSampleMarginalsLengths checks that SampleMarginals and
+// SampleMarginalsGrad reject slices of different lengths with a panic
+// that says so (a programming error, as documented), not with an index
+// error or by silently using a prefix.
+func TestSampleMarginalsLengths(t *testing.T) {
+	mustPanic := func(name string, f func()) {
+		t.Helper()
+		defer func() {
+			t.Helper()
+			r := recover()
+			if r == nil {
+				t.Errorf("%s: no panic", name)
+				return
+			}
+			if _, ok := r.(runtime.Error); ok || !strings.Contains(fmt.Sprint(r), "lengths") {
+				t.Errorf("%s: panic %v, want one naming the lengths", name, r)
+			}
+		}()
+		f()
+	}
+	s := func(n int) []float64 { return make([]float64, n) }
+	mustPanic("SampleMarginals long dst", func() { SampleMarginals(s(3), s(2), s(2), s(2)) })
+	mustPanic("SampleMarginals short dst", func() { SampleMarginals(s(2), s(3), s(3), s(3)) })
+	mustPanic("SampleMarginals short eps", func() { SampleMarginals(s(3), s(3), s(3), s(2)) })
+	mustPanic("SampleMarginalsGrad long df", func() { SampleMarginalsGrad(s(2), s(2), s(3), s(2), s(2)) })
+	mustPanic("SampleMarginalsGrad short dvar", func() { SampleMarginalsGrad(s(3), s(2), s(3), s(3), s(3)) })
+	f := s(2)
+	SampleMarginals(f, []float64{1, 2}, []float64{4, -1e-17}, []float64{0.5, 3})
+	if f[0] != 2 || f[1] != 2 {
+		t.Errorf("SampleMarginals = %v, want [2 2]", f)
+	}
+	dmu, dvar := s(2), s(2)
+	SampleMarginalsGrad(dmu, dvar, []float64{1, 1}, []float64{4, -1e-17}, []float64{0.5, 3})
+	if dmu[0] != 1 || dmu[1] != 1 || dvar[0] != 0.125 || dvar[1] != 0 {
+		t.Errorf("SampleMarginalsGrad = %v, %v; want [1 1], [0.125 0]", dmu, dvar)
 	}
 }
