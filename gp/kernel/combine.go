@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"reflect"
 
 	"gonum.org/v1/gonum/mat"
 
@@ -33,7 +34,50 @@ func newCombo(what string, parts []Kernel) (combo, error) {
 		}
 		c.offs[i+1] = c.offs[i] + p.NumParams()
 	}
+	if err := checkShared(what, c.parts); err != nil {
+		return combo{}, err
+	}
 	return c, nil
+}
+
+// checkShared returns an error if one kernel is two of the parts, or is
+// held by two of them through nested sums and products (any part with a
+// Parts method): its parameters would appear twice in the combination's
+// vector, and setting them would leave only the later copy's values.
+// Kernels are identified by their address, so only kernels held by
+// pointer, as this package's are, can be told apart; kernels without
+// parameters have nothing to share and may repeat.
+func checkShared(what string, parts []Kernel) error {
+	owner := make(map[uintptr]int)
+	var walk func(k Kernel, i int) error
+	walk = func(k Kernel, i int) error {
+		if nilcheck.IsNil(k) {
+			return nil
+		}
+		if v := reflect.ValueOf(k); v.Kind() == reflect.Pointer && k.NumParams() > 0 {
+			if j, seen := owner[v.Pointer()]; seen {
+				if j == i {
+					return fmt.Errorf("kernel: %s part %d holds one kernel (%T) twice; each part must be a separate kernel", what, i, k)
+				}
+				return fmt.Errorf("kernel: %s parts %d and %d hold the same kernel (%T); each part must be a separate kernel", what, j, i, k)
+			}
+			owner[v.Pointer()] = i
+		}
+		if c, ok := k.(interface{ Parts() []Kernel }); ok {
+			for _, p := range c.Parts() {
+				if err := walk(p, i); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	}
+	for i, p := range parts {
+		if err := walk(p, i); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Dim returns the common input dimension of the parts.
@@ -197,6 +241,9 @@ type Sum struct{ combo }
 
 // NewSum returns the sum of one or more kernels of equal dimension. The
 // parts are shared, not copied: setting the sum's parameters sets theirs.
+// So each part must be a separate kernel: it is an error for a kernel to be
+// two parts (NewSum(a, a)) or to be held by two parts through nested sums
+// and products (NewSum(NewSum(a, b), a)).
 func NewSum(parts ...Kernel) (*Sum, error) {
 	c, err := newCombo("sum", parts)
 	if err != nil {
@@ -257,7 +304,8 @@ func (s *Sum) DiagGrad(dDiag []float64, x mat.Matrix, dx *mat.Dense, dparams []f
 type Product struct{ combo }
 
 // NewProduct returns the product of one or more kernels of equal
-// dimension. The parts are shared, not copied.
+// dimension. The parts are shared, not copied, so each part must be a
+// separate kernel, as for NewSum.
 func NewProduct(parts ...Kernel) (*Product, error) {
 	c, err := newCombo("product", parts)
 	if err != nil {

@@ -3,6 +3,7 @@ package kernel
 import (
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
@@ -268,5 +269,47 @@ func TestProductGradHugeVariance(t *testing.T) {
 	}
 	for k := 2; k < len(hp); k++ {
 		near("dparams", hp[k], sp[k])
+	}
+}
+
+// TestCombinationSharedParts checks that a kernel cannot be two parts of a
+// sum or product, directly or through nested combinations: its parameters
+// would appear twice in the vector, and SetParams would keep only the
+// later copy's values (the model's Params and the kernel's would differ).
+func TestCombinationSharedParts(t *testing.T) {
+	a, _ := NewRBF(2, 1, 1)
+	b, _ := NewMatern32(2, 1, 1)
+	c, _ := NewMatern52(2, 1, 1)
+	ab, err := NewSum(a, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ca, err := NewProduct(c, a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, build := range map[string]func() (Kernel, error){
+		"Sum(a, a)":                      func() (Kernel, error) { return NewSum(a, a) },
+		"Product(a, a)":                  func() (Kernel, error) { return NewProduct(a, a) },
+		"Sum(a, b, a)":                   func() (Kernel, error) { return NewSum(a, b, a) },
+		"Sum(Sum(a, b), a)":              func() (Kernel, error) { return NewSum(ab, a) },
+		"Product(b, Sum(a, b))":          func() (Kernel, error) { return NewProduct(b, ab) },
+		"Sum(s, s)":                      func() (Kernel, error) { return NewSum(ab, ab) },
+		"Product(Sum(a, b), Prod(c, a))": func() (Kernel, error) { return NewProduct(ab, ca) },
+	} {
+		k, err := build()
+		if err == nil {
+			t.Errorf("%s accepted (%d parameters)", name, k.NumParams())
+		} else if !strings.Contains(err.Error(), "same kernel") {
+			t.Errorf("%s: error %q does not say why", name, err)
+		}
+	}
+	// Separate kernels, and one kernel in two separate combinations, are
+	// fine.
+	if _, err := NewSum(ab, c); err != nil {
+		t.Error(err)
+	}
+	if _, err := NewProduct(ca, b); err != nil {
+		t.Error(err)
 	}
 }
