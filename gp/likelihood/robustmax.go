@@ -194,31 +194,26 @@ func (r *RobustMax) argmaxProb(y int, mu, v, dmu, dvar []float64, w *rmWork) flo
 }
 
 // secondDeriv returns d²/dx² Π_{k≠y} Φ_k(x) at x = μ_y (w.factors has
-// been evaluated there). Used only for a zero or tiny variance of the
-// labelled class; O(C³).
+// been evaluated there), by the product rule (PΦ)″ = P″Φ + 2P′Φ′ + PΦ″
+// accumulated over the factors: O(C), without divisions, so exact zeros
+// of Φ_k are harmless. Used for a zero or tiny variance of the labelled
+// class.
 func (r *RobustMax) secondDeriv(y int, mu []float64, w *rmWork) float64 {
-	c := len(mu)
-	s := 0.0
-	for k := 0; k < c; k++ {
-		if k == y || w.dens[k] == 0 {
+	p, d1, d2 := 1.0, 0.0, 0.0
+	for k := range mu {
+		if k == y {
 			continue
 		}
-		// Φ_k'' = −z φ(z)/σ² = −z dens/σ.
-		s += -w.z[k] * w.dens[k] / w.sig[k] * w.pre[k] * w.suf[k+1]
-		for j := 0; j < c; j++ {
-			if j == k || j == y || w.dens[j] == 0 {
-				continue
-			}
-			prod := w.dens[k] * w.dens[j]
-			for i := 0; i < c && prod != 0; i++ {
-				if i != k && i != j && i != y {
-					prod *= w.phi[i]
-				}
-			}
-			s += prod
+		f, f1, f2 := w.phi[k], w.dens[k], 0.0
+		if f1 != 0 {
+			// Φ_k'' = −z φ(z)/σ² = −z dens/σ.
+			f2 = -w.z[k] * f1 / w.sig[k]
 		}
+		d2 = d2*f + 2*d1*f1 + p*f2
+		d1 = d1*f + p*f1
+		p *= f
 	}
-	return s
+	return d2
 }
 
 // ExpectedLogLik returns Σ_n log(1 − ε) P_n + log(ε/(C − 1)) (1 − P_n),
