@@ -53,6 +53,17 @@ var ErrShape = errors.New("gp: bad shape")
 // ErrValue is wrapped by errors about NaN, Inf or out-of-range values.
 var ErrValue = errors.New("gp: bad value")
 
+// MaxLatent is the largest number of latent functions (lik.NumLatent())
+// a Model accepts: 2²⁰, as likelihood.MaxClasses. The model keeps an M×M
+// factor per latent function.
+const MaxLatent = 1 << 20
+
+// maxValues bounds the number of values in any one array a Model
+// allocates: 2⁴⁰ (8 TiB of float64), or less where int has 32 bits. No real
+// model comes near it, and sizes beyond it are refused before their
+// products could overflow int.
+const maxValues = min(1<<40, math.MaxInt/8)
+
 // Option configures a Model at construction.
 type Option func(*config) error
 
@@ -187,6 +198,11 @@ type Layout struct {
 
 // NewSVGP returns an SVGP model with inducing inputs z (M×d), q(u)
 // initialized to the prior.
+//
+// Like inputs of the wrong shape, a likelihood with more than MaxLatent
+// latent functions and sizes whose arrays would hold more than 2⁴⁰ values
+// (such as C·M² for C latent functions) are errors wrapping ErrShape, for
+// every model constructor.
 func NewSVGP(k Kernel, lik Likelihood, z mat.Matrix, opts ...Option) (*Model, error) {
 	return newModel(SVGP, k, lik, z, nil, opts)
 }
@@ -245,9 +261,6 @@ func newModel(kind Kind, k Kernel, lik Likelihood, z, o mat.Matrix, opts []Optio
 	if m < 1 || dz != di {
 		return nil, fmt.Errorf("%w: Z is %d×%d, kernel inducing dimension %d", ErrShape, m, dz, di)
 	}
-	if err := checkFiniteMatrix("Z", z); err != nil {
-		return nil, err
-	}
 	m2 := 0
 	if o != nil && kind != SVGP {
 		var do int
@@ -255,13 +268,21 @@ func newModel(kind Kind, k Kernel, lik Likelihood, z, o mat.Matrix, opts []Optio
 		if m2 < 1 || do != di {
 			return nil, fmt.Errorf("%w: O is %d×%d, kernel inducing dimension %d", ErrShape, m2, do, di)
 		}
+	}
+	nl := lik.NumLatent()
+	if nl < 1 || nl > MaxLatent {
+		return nil, fmt.Errorf("%w: likelihood has %d latent functions, want 1 to %d", ErrShape, nl, MaxLatent)
+	}
+	if err := checkSizes(kind, k.NumParams(), lik.NumParams(), m, m2, di, nl, cfg.colSample); err != nil {
+		return nil, err
+	}
+	if err := checkFiniteMatrix("Z", z); err != nil {
+		return nil, err
+	}
+	if m2 > 0 {
 		if err := checkFiniteMatrix("O", o); err != nil {
 			return nil, err
 		}
-	}
-	nl := lik.NumLatent()
-	if nl < 1 {
-		return nil, fmt.Errorf("%w: likelihood has %d latent functions", ErrShape, nl)
 	}
 	if cfg.threads > 0 {
 		for _, c := range []any{k, lik} {
@@ -338,6 +359,59 @@ func newModel(kind Kind, k Kernel, lik Likelihood, z, o mat.Matrix, opts []Optio
 		return nil, err
 	}
 	return mod, nil
+}
+
+// checkSizes returns an error wrapping ErrShape if an array of the model
+// would hold more than maxValues values: its parameter vector, the
+// per-latent stacks of M×M (and for SOLVE-GP M₂×M₂) matrices, or the
+// M×M₂ and M₂×M₂ (ODVGP: M₂×S for S sampled columns) matrices that its
+// evaluations keep. Each product is checked before it is formed, so none
+// overflows int.
+func checkSizes(kind Kind, nk, nlik, m, m2, di, nl, colSample int) error {
+	ok := true
+	// mul returns a·b, or clears ok when that exceeds maxValues
+	// (a, b ≥ 0).
+	mul := func(a, b int) int {
+		if b != 0 && a > maxValues/b {
+			ok = false
+			return 0
+		}
+		return a * b
+	}
+	// add returns a + b, or clears ok when that exceeds maxValues.
+	add := func(a, b int) int {
+		if a > maxValues-b {
+			ok = false
+			return 0
+		}
+		return a + b
+	}
+	perLatent := add(m, mul(m, m+1)/2) // m_u and L_u
+	switch kind {
+	case SOLVEGP:
+		perLatent = add(perLatent, add(m2, mul(m2, m2+1)/2))
+	case ODVGP:
+		perLatent = add(perLatent, m2)
+	}
+	total := add(add(max(nk, 0), max(nlik, 0)), mul(add(m, m2), di))
+	add(total, mul(nl, perLatent))
+	mul(nl, mul(m, m))
+	mul(m, m2)
+	switch kind {
+	case SOLVEGP:
+		mul(nl, mul(m2, m2))
+	case ODVGP:
+		if colSample > 0 && colSample < m2 {
+			mul(m2, colSample)
+		} else {
+			mul(m2, m2)
+		}
+	}
+	if !ok {
+		return fmt.Errorf("%w: %d inducing points, %d orthogonal ones, %d columns and %d latent functions need arrays of more than %d values",
+			ErrShape, m, m2, di, nl, maxValues)
+	}
+	return nil
 }
 
 // initPrior sets every q(u) (and q(v⊥)) to its prior: zero means, and

@@ -251,3 +251,68 @@ func TestSampleMarginalsLengths(t *testing.T) {
 		t.Errorf("SampleMarginalsGrad = %v, %v; want [1 1], [0.125 0]", dmu, dvar)
 	}
 }
+
+// manyLatent is a likelihood that reports n latent functions (only its
+// sizes are used).
+type manyLatent struct {
+	refGauss
+	n int
+}
+
+func (l *manyLatent) NumLatent() int { return l.n }
+
+// lazyMatrix is an r×c matrix of distinct values that stores none of them.
+type lazyMatrix struct{ r, c int }
+
+func (a lazyMatrix) Dims() (int, int)    { return a.r, a.c }
+func (a lazyMatrix) At(i, j int) float64 { return float64(i) + 0.5*float64(j) }
+func (a lazyMatrix) T() mat.Matrix       { return mat.Transpose{Matrix: a} }
+
+// TestHugeSizes checks that the model constructors refuse sizes whose
+// arrays could not be allocated (or whose products overflow int) with an
+// error wrapping ErrShape, instead of panicking in makeslice or trying
+// to allocate terabytes.
+func TestHugeSizes(t *testing.T) {
+	k, lik := rbfGaussian(t)
+	z := randDense(rand.New(rand.NewPCG(1, 1)), 3, 2, -1, 1)
+	for _, n := range []int{MaxLatent + 1, 1 << 31, 1 << 50, math.MaxInt} {
+		for _, kind := range []Kind{SVGP, ODVGP, SOLVEGP} {
+			if _, err := newOfKind(kind, k, &manyLatent{n: n}, z, z); !errors.Is(err, ErrShape) {
+				t.Errorf("%v with %d latent functions: %v, want ErrShape", kind, n, err)
+			}
+		}
+	}
+	k1, err := kernel.NewRBF(1, 1, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	small := randDense(rand.New(rand.NewPCG(1, 2)), 2, 1, -1, 1)
+	huge := lazyMatrix{1 << 23, 1} // M(M+1)/2 = 2⁴⁵ values in L_u alone
+	if _, err := NewSVGP(k1, lik, huge); !errors.Is(err, ErrShape) {
+		t.Errorf("SVGP with M = 2²³: %v, want ErrShape", err)
+	}
+	if _, err := NewSOLVEGP(k1, lik, small, huge); !errors.Is(err, ErrShape) {
+		t.Errorf("SOLVE-GP with M₂ = 2²³: %v, want ErrShape", err)
+	}
+	// ODVGP with M₂ = 2²¹ keeps a parameter vector of 2²² values but K_vv,
+	// M₂×M₂ = 2⁴² values; with 8 sampled columns only M₂×8 of it.
+	o := lazyMatrix{1 << 21, 1}
+	if _, err := NewODVGP(k1, lik, small, o); !errors.Is(err, ErrShape) {
+		t.Errorf("ODVGP with M₂ = 2²¹: %v, want ErrShape", err)
+	}
+	if _, err := NewODVGP(k1, lik, small, o, WithColumnSample(8)); err != nil {
+		t.Errorf("ODVGP with M₂ = 2²¹ and 8 sampled columns: %v", err)
+	}
+	// Many classes of a real likelihood are fine.
+	rm, err := likelihood.NewRobustMax(1 << 16)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mod, err := NewSVGP(k1, rm, small, WithWhitening(true))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, _, c := mod.Dims(); c != 1<<16 {
+		t.Errorf("%d latent functions, want %d", c, 1<<16)
+	}
+}

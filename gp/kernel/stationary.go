@@ -19,6 +19,12 @@ import (
 // computation; no useful model needs lengthscales anywhere near it.
 const MinLengthscale = 1e-100
 
+// MaxDim is the largest input dimension a kernel accepts (2²⁴, about 16.8
+// million). A kernel keeps a few values per dimension, and one input row
+// of that many values is already 128 MiB; larger dimensions are refused
+// rather than attempted.
+const MaxDim = 1 << 24
+
 // Family selects the radial profile of a Stationary kernel.
 type Family int
 
@@ -133,15 +139,15 @@ func NewMatern52(dim int, lengthscale, variance float64, opts ...Option) (*Stati
 }
 
 // NewStationary returns a kernel of the given family on R^dim with the
-// given initial lengthscale and variance. The dimension must be positive,
-// the lengthscale finite and at least MinLengthscale, and the variance
-// finite and positive.
+// given initial lengthscale and variance. The dimension must be positive
+// and at most MaxDim, the lengthscale finite and at least MinLengthscale,
+// and the variance finite and positive.
 func NewStationary(f Family, dim int, lengthscale, variance float64, opts ...Option) (*Stationary, error) {
 	if f < RBF || f > Matern52 {
 		return nil, fmt.Errorf("kernel: unknown family %v", f)
 	}
-	if dim < 1 {
-		return nil, fmt.Errorf("kernel: dimension %d, must be positive", dim)
+	if dim < 1 || dim > MaxDim {
+		return nil, fmt.Errorf("kernel: dimension %d, must be in [1, %d]", dim, MaxDim)
 	}
 	var o options
 	for _, opt := range opts {

@@ -398,6 +398,18 @@ func TestStationaryErrors(t *testing.T) {
 	if _, err := NewRBF(0, 1, 1); err == nil {
 		t.Error("dim 0 accepted")
 	}
+	// Dimensions whose per-dimension arrays cannot be allocated are
+	// refused, not attempted (makeslice used to panic).
+	for _, dim := range []int{MaxDim + 1, 1 << 50, math.MaxInt} {
+		for _, opts := range [][]Option{nil, {ARD()}} {
+			if _, err := NewRBF(dim, 1, 1, opts...); err == nil {
+				t.Errorf("dim %d accepted (ARD %v)", dim, opts != nil)
+			}
+		}
+	}
+	if k, err := NewRBF(1<<20, 1, 1, ARD()); err != nil || k.NumParams() != 1<<20+1 {
+		t.Errorf("dim 2²⁰: %v", err)
+	}
 	for _, bad := range []float64{0, -1, math.NaN(), math.Inf(1), 1e-200} {
 		if _, err := NewRBF(2, bad, 1); err == nil {
 			t.Errorf("lengthscale %g accepted", bad)

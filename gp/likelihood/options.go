@@ -17,6 +17,13 @@ const DefaultSamples = 100
 // DefaultEpsilon is the default RobustMax error rate ε.
 const DefaultEpsilon = 1e-3
 
+// MaxClasses is the largest number of classes RobustMax and Softmax
+// accept (2²⁰, about a million; gp.MaxLatent is the same bound on a
+// model's latent functions). A model keeps an M×M factor per class, and
+// each point's gradient has one entry per class; more classes are refused
+// rather than attempted.
+const MaxClasses = 1 << 20
+
 // maxQuadraturePoints bounds the configurable quadrature rule.
 const maxQuadraturePoints = 200
 

@@ -36,12 +36,12 @@ type RobustMax struct {
 	workerBound
 }
 
-// NewRobustMax returns a RobustMax likelihood over classes ≥ 2 classes. It
-// accepts the Epsilon (default DefaultEpsilon) and QuadraturePoints
-// (default DefaultQuadraturePoints) options.
+// NewRobustMax returns a RobustMax likelihood over 2 to MaxClasses
+// classes. It accepts the Epsilon (default DefaultEpsilon) and
+// QuadraturePoints (default DefaultQuadraturePoints) options.
 func NewRobustMax(classes int, opts ...Option) (*RobustMax, error) {
-	if classes < 2 {
-		return nil, fmt.Errorf("likelihood: RobustMax needs at least 2 classes, have %d", classes)
+	if classes < 2 || classes > MaxClasses {
+		return nil, fmt.Errorf("likelihood: RobustMax over %d classes, must be in [2, %d]", classes, MaxClasses)
 	}
 	c, err := newConfig("RobustMax", optEpsilon|optPoints, opts)
 	if err != nil {

@@ -121,6 +121,16 @@ func TestRobustMaxErrors(t *testing.T) {
 	if _, err := NewRobustMax(1); err == nil {
 		t.Error("1 class accepted")
 	}
+	// A model could not hold more classes (gp.NewSVGP used to panic in
+	// makeslice, or try to allocate for a long time).
+	for _, c := range []int{MaxClasses + 1, 1 << 31, 1 << 50, math.MaxInt} {
+		if _, err := NewRobustMax(c); err == nil {
+			t.Errorf("%d classes accepted", c)
+		}
+	}
+	if l, err := NewRobustMax(1 << 16); err != nil || l.NumLatent() != 1<<16 {
+		t.Errorf("2¹⁶ classes: %v", err)
+	}
 	for _, e := range []float64{0, 1, -0.1, math.NaN()} {
 		if _, err := NewRobustMax(3, Epsilon(e)); err == nil {
 			t.Errorf("epsilon %g accepted", e)

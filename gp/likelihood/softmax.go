@@ -29,11 +29,11 @@ type Softmax struct {
 	workerBound
 }
 
-// NewSoftmax returns a Softmax likelihood over classes ≥ 2 classes. It
-// accepts the Samples option (default DefaultSamples).
+// NewSoftmax returns a Softmax likelihood over 2 to MaxClasses classes.
+// It accepts the Samples option (default DefaultSamples).
 func NewSoftmax(classes int, opts ...Option) (*Softmax, error) {
-	if classes < 2 {
-		return nil, fmt.Errorf("likelihood: Softmax needs at least 2 classes, have %d", classes)
+	if classes < 2 || classes > MaxClasses {
+		return nil, fmt.Errorf("likelihood: Softmax over %d classes, must be in [2, %d]", classes, MaxClasses)
 	}
 	c, err := newConfig("Softmax", optSamples, opts)
 	if err != nil {

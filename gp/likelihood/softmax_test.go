@@ -112,6 +112,16 @@ func TestSoftmaxErrors(t *testing.T) {
 	if _, err := NewSoftmax(1); err == nil {
 		t.Error("1 class accepted")
 	}
+	// A model could not hold more classes (gp.NewSVGP used to panic in
+	// makeslice, or try to allocate for a long time).
+	for _, c := range []int{MaxClasses + 1, 1 << 31, 1 << 50, math.MaxInt} {
+		if _, err := NewSoftmax(c); err == nil {
+			t.Errorf("%d classes accepted", c)
+		}
+	}
+	if l, err := NewSoftmax(1 << 16); err != nil || l.NumLatent() != 1<<16 {
+		t.Errorf("2¹⁶ classes: %v", err)
+	}
 	if _, err := NewSoftmax(3, Samples(0)); err == nil {
 		t.Error("0 samples accepted")
 	}
