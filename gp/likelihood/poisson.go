@@ -111,7 +111,10 @@ func (p *Poisson) ExpectedLogLik(y, mu, variance []float64, dmu, dvar, dparams [
 // (marginal variances can be rounded slightly below zero) is taken as 0.
 func (p *Poisson) logPredictive1(y, mu, v float64) float64 {
 	lg, _ := math.Lgamma(y + 1)
-	if !(v > 0) {
+	if math.IsNaN(v) {
+		return math.NaN() // not a variance: no value to hide it behind
+	}
+	if v <= 0 {
 		return y*mu - math.Exp(mu) - lg
 	}
 	// The integral is taken in standard units u = (f − μ)/√v, so that no
@@ -158,6 +161,13 @@ func (p *Poisson) logPredictive1(y, mu, v float64) float64 {
 		}
 		nstep := g / (1 + v*math.Exp(mu+sd*u))
 		next := u + nstep
+		if math.Abs(nstep) <= 1e-15*math.Max(1, math.Abs(u)) {
+			// Newton has converged (g = 0 included): u is the mode; the
+			// bracket, one end of which is now u, would only bisect
+			// away from it.
+			u = next
+			break
+		}
 		if !(next > lo && next < hi) || math.Abs(2*nstep) > math.Abs(stepOld) {
 			next = 0.5 * (lo + hi)
 		}

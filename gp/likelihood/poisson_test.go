@@ -79,3 +79,37 @@ func TestPoissonLogPredictiveLargeCounts(t *testing.T) {
 		t.Errorf("LogPredictive(y=%g mu=log y v=%g) = %.15g, about %.15g", y, v, lp[0], want)
 	}
 }
+
+// TestPoissonLogPredictiveOrdinary checks the mode-centred quadrature
+// against numerical integration over ordinary counts, means and variances
+// (where Newton's method reaches the mode exactly and must stop there),
+// and that a NaN variance gives NaN rather than a value.
+func TestPoissonLogPredictiveOrdinary(t *testing.T) {
+	p, err := NewPoisson()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, y := range []float64{0, 1, 3, 10, 50} {
+		for _, mu := range []float64{-4, -1, 0, 0.3, 2, 5} {
+			for _, v := range []float64{1e-3, 0.05, 0.5, 2, 5} {
+				if math.Abs(math.Log(y+0.5)-mu) > 8*math.Sqrt(v) {
+					// The integrand's mass lies beyond the ±14 standard
+					// deviations that integrate covers.
+					continue
+				}
+				lg, _ := math.Lgamma(y + 1)
+				want := math.Log(integrate(func(f float64) float64 { return math.Exp(y*f - math.Exp(f) - lg) }, mu, v))
+				lp := []float64{0}
+				p.LogPredictive(lp, []float64{y}, []float64{mu}, []float64{v}, nil)
+				if math.Abs(lp[0]-want) > 1e-6*(1+math.Abs(want)) {
+					t.Errorf("LogPredictive(y=%g mu=%g v=%g) = %.15g, numerical %.15g", y, mu, v, lp[0], want)
+				}
+			}
+		}
+	}
+	lp := []float64{0}
+	p.LogPredictive(lp, []float64{2}, []float64{0.3}, []float64{math.NaN()}, nil)
+	if !math.IsNaN(lp[0]) {
+		t.Errorf("LogPredictive with a NaN variance = %v, want NaN", lp[0])
+	}
+}
