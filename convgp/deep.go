@@ -240,7 +240,7 @@ func newDeep(x *mat.Dense, cfg DeepConfig) (*Deep, error) {
 		}
 		pk, err := kernel.NewRBF(g.PatchLen(), layerLengthscale(hs.Lengthscale, cfg.Lengthscale), cfg.HiddenVariance)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("%w: hidden layer %d: %w", ErrConfig, i, err)
 		}
 		var z, o *mat.Dense
 		if proj == nil {
@@ -250,7 +250,7 @@ func newDeep(x *mat.Dense, cfg DeepConfig) (*Deep, error) {
 		}
 		carrier, err := likelihood.NewSoftmax(hs.Channels)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("%w: hidden layer %d: %w", ErrConfig, i, err)
 		}
 		var mod *gp.Model
 		if cfg.Kind == gp.SVGP {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/solvegp/solvegp/gp"
 	"github.com/solvegp/solvegp/gp/kernel"
+	"github.com/solvegp/solvegp/gp/likelihood"
 	"github.com/solvegp/solvegp/gp/train"
 )
 
@@ -316,16 +317,17 @@ func TestNewDeepErrors(t *testing.T) {
 	// Absurd sizes: errors wrapping ErrConfig, where sizes overflowed int
 	// or a slice of them could not be made.
 	for name, edit := range map[string]func(*DeepConfig){
-		"2⁵⁰ classes":           func(c *DeepConfig) { c.Classes = 1 << 50 },
-		"2²⁶ classes":           func(c *DeepConfig) { c.Classes = 1 << 26 },
-		"output M 2⁶¹":          func(c *DeepConfig) { c.Output.M = 1 << 61 },
-		"output M2 MaxInt":      func(c *DeepConfig) { c.Output.M2 = math.MaxInt },
-		"hidden M 2⁶²":          func(c *DeepConfig) { c.Hidden[0].M = 1 << 62 },
-		"hidden channels 2⁴⁰":   func(c *DeepConfig) { c.Hidden[0].Channels = 1 << 40 },
-		"hidden channels 2²⁶":   func(c *DeepConfig) { c.Hidden[0].Channels = 1 << 26 },
-		"M = MaxInt":            func(c *DeepConfig) { c.Output.M, c.Output.M2 = math.MaxInt, 1 },
-		"output M 2²⁵":          func(c *DeepConfig) { c.Output.M = 1 << 25 },
-		"SVGP M 2⁶¹, M2 MaxInt": func(c *DeepConfig) { c.Kind, c.Output.M, c.Output.M2 = gp.SVGP, 1<<61, math.MaxInt },
+		"2⁵⁰ classes":                          func(c *DeepConfig) { c.Classes = 1 << 50 },
+		"2²⁶ classes":                          func(c *DeepConfig) { c.Classes = 1 << 26 },
+		"output M 2⁶¹":                         func(c *DeepConfig) { c.Output.M = 1 << 61 },
+		"output M2 MaxInt":                     func(c *DeepConfig) { c.Output.M2 = math.MaxInt },
+		"hidden M 2⁶²":                         func(c *DeepConfig) { c.Hidden[0].M = 1 << 62 },
+		"hidden channels 2⁴⁰":                  func(c *DeepConfig) { c.Hidden[0].Channels = 1 << 40 },
+		"hidden channels 2²⁶":                  func(c *DeepConfig) { c.Hidden[0].Channels = 1 << 26 },
+		"hidden channels beyond the softmax's": func(c *DeepConfig) { c.Hidden[0].Channels = likelihood.MaxClasses + 1 },
+		"M = MaxInt":                           func(c *DeepConfig) { c.Output.M, c.Output.M2 = math.MaxInt, 1 },
+		"output M 2²⁵":                         func(c *DeepConfig) { c.Output.M = 1 << 25 },
+		"SVGP M 2⁶¹, M2 MaxInt":                func(c *DeepConfig) { c.Kind, c.Output.M, c.Output.M2 = gp.SVGP, 1<<61, math.MaxInt },
 	} {
 		cfg := good()
 		edit(&cfg)
