@@ -442,8 +442,8 @@ func Fit(ctx context.Context, m Model, x *mat.Dense, y []float64, cfg Config) (R
 
 	// A NaturalGradient's factors are checked here, as VariationalParams
 	// cannot return an error.
-	if lc, ok := m.(layoutChecker); ok && cfg.NaturalStep > 0 {
-		if err := lc.checkLayout(); err != nil {
+	if lc, ok := m.(layoutChecker); ok {
+		if err := lc.checkLayout(cfg.NaturalStep > 0); err != nil {
 			return res, fmt.Errorf("train: Fit: %w", err)
 		}
 	}
@@ -891,10 +891,11 @@ func Fit(ctx context.Context, m Model, x *mat.Dense, y []float64, cfg Config) (R
 }
 
 // layoutChecker is implemented by NaturalGradient and the types that embed
-// it: checkLayout returns an error if its Model is nil or its factors do
-// not fit in the model's parameters.
+// it: checkLayout returns an error if its Model is nil or, when factors is
+// set (natural steps will be taken), its factors do not fit in the model's
+// parameters.
 type layoutChecker interface {
-	checkLayout() error
+	checkLayout(factors bool) error
 }
 
 // checkEval returns why an evaluation is unusable, or "" if it is fine.

@@ -95,12 +95,17 @@ func (ng *NaturalGradient) VariationalParams(mask []bool) {
 	}
 }
 
-// checkLayout validates the factor layout against the model's size; Fit
-// calls it (through an interface, as the method is promoted to types that
-// embed a NaturalGradient) before its first step.
-func (ng *NaturalGradient) checkLayout() error {
+// checkLayout returns an error for a nil Model and, if factors, validates
+// the factor layout against the model's size; Fit calls it (through an
+// interface, as the method is promoted to types that embed a
+// NaturalGradient) before its first step, with factors when it will take
+// natural steps.
+func (ng *NaturalGradient) checkLayout(factors bool) error {
 	if nilcheck.IsNil(ng.Model) {
 		return errors.New("train: NaturalGradient: nil Model")
+	}
+	if !factors {
+		return nil
 	}
 	return ng.check(ng.NumParams())
 }
@@ -126,7 +131,7 @@ func (ng *NaturalGradient) NaturalStep(x *mat.Dense, y []float64, nTotal int, ga
 	if !(gamma > 0 && gamma <= 1) {
 		return fmt.Errorf("train: NaturalStep: step size %v outside (0, 1]", gamma)
 	}
-	if err := ng.checkLayout(); err != nil {
+	if err := ng.checkLayout(true); err != nil {
 		return err
 	}
 	p := ng.NumParams()
@@ -158,7 +163,7 @@ func (ng *NaturalGradient) NaturalUpdate(params, grad, next []float64, gamma flo
 	if !(gamma > 0 && gamma <= 1) {
 		return fmt.Errorf("train: NaturalUpdate: step size %v outside (0, 1]", gamma)
 	}
-	if err := ng.checkLayout(); err != nil {
+	if err := ng.checkLayout(true); err != nil {
 		return err
 	}
 	p := ng.NumParams()

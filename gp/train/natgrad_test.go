@@ -168,8 +168,16 @@ func TestNaturalGradientBadLayout(t *testing.T) {
 	if err := nilModel.NaturalUpdate(p0, make([]float64, p), make([]float64, p), 1); err == nil {
 		t.Error("NaturalUpdate without a model accepted")
 	}
-	if _, err := Fit(context.Background(), nilModel, x, y, Config{Epochs: 1, NaturalStep: 1}); err == nil {
-		t.Error("Fit of a NaturalGradient without a model accepted")
+	for _, step := range []float64{1, 0} { // natural steps or Adam alone
+		if _, err := Fit(context.Background(), nilModel, x, y, Config{Epochs: 1, NaturalStep: step}); err == nil || !strings.Contains(err.Error(), "nil Model") {
+			t.Errorf("Fit (NaturalStep %v) of a NaturalGradient without a model: %v", step, err)
+		}
+	}
+	// Factors that do not fit matter only to natural steps: Adam alone
+	// trains the wrapped model.
+	bad := &NaturalGradient{Model: newBLR(3), Factors: []GaussianFactor{{Mean: 1000, Chol: 2000, N: 3}}}
+	if res, err := Fit(context.Background(), bad, x, y, Config{Epochs: 1}); err != nil || res.Steps != 1 {
+		t.Errorf("Fit with Adam alone of a NaturalGradient with unused bad factors: %+v, %v", res, err)
 	}
 }
 

@@ -563,7 +563,6 @@ func TestResumeBadState(t *testing.T) {
 		{Batches: -1, RateScale: 1, Adam: ok},
 		{Batches: 2, RateScale: 1, Adam: ok},                                        // 20 rows in one batch
 		{Epochs: 1, Steps: 2, RateScale: 1, Adam: ok},                               // more batches than the epochs hold
-		{Epochs: 1, Steps: 1, Rejected: 2, RateScale: 1, Adam: ok},                  // more rejections than halvings of RateScale
 		{Epochs: 2, Steps: math.MaxInt - 1, Rejected: 2, RateScale: 0.25, Adam: ok}, // the counts overflow
 		{Epochs: 2, Steps: 2, RateScale: 1, Adam: ok, SinceImprove: -1},
 		{Epochs: 2, Steps: 2, RateScale: 1, Adam: ok, Best: make([]float64, p-1)},
@@ -574,6 +573,20 @@ func TestResumeBadState(t *testing.T) {
 	} {
 		if _, err := Fit(context.Background(), b, x, y, Config{Epochs: 2, Resume: &r}); err == nil {
 			t.Errorf("resume state %+v accepted", r)
+		}
+	}
+	// Two rejections need two halvings of RateScale that only an accepted
+	// step can undo: with one accepted step, RateScale 1 is impossible and
+	// 0.25 possible. Only the back-off check tells them apart (three
+	// epochs of one mini-batch hold the three drawn).
+	for _, c := range []struct {
+		scale float64
+		ok    bool
+	}{{1, false}, {0.5, true}, {0.25, true}} {
+		r := Checkpoint{Epochs: 3, Steps: 1, Rejected: 2, RateScale: c.scale, Adam: ok}
+		_, err := Fit(context.Background(), newBLR(3), x, y, Config{Epochs: 4, Resume: &r})
+		if c.ok != (err == nil) || (err != nil && !strings.Contains(err.Error(), "halvings of RateScale")) {
+			t.Errorf("1 step, 2 rejections, RateScale %v: %v", c.scale, err)
 		}
 	}
 	// A run already past its epochs does nothing.
@@ -641,9 +654,10 @@ func TestResumeHugeCounts(t *testing.T) {
 		}
 	}
 	// The epochs could only come from a run that rejected almost every
-	// mini-batch, but its RateScale was never halved.
-	r := Checkpoint{Epochs: huge, Steps: 3, Rejected: huge, RateScale: 1, Adam: adam}
-	if _, err := Fit(ctx, b, x, y, Config{MaxSteps: 5, Resume: &r}); err == nil || !strings.Contains(err.Error(), "Rejected") {
+	// mini-batch, but its RateScale was never halved: only the back-off
+	// check refuses it (its epochs hold its mini-batches).
+	r := Checkpoint{Epochs: huge + 3, Steps: 3, Rejected: huge, RateScale: 1, Adam: adam}
+	if _, err := Fit(ctx, b, x, y, Config{MaxSteps: 5, Resume: &r}); err == nil || !strings.Contains(err.Error(), "halvings of RateScale") {
 		t.Errorf("rejections beyond the back-off accepted: %v", err)
 	}
 }
