@@ -37,8 +37,11 @@ type checkpoint struct {
 	FinalObjective float64
 	Resumed        []int
 	ResumedExact   []int
-	Params         []float64
-	Train          *train.Checkpoint
+	// ResumedRandomRestarted: see Record (gob leaves it nil in older
+	// checkpoints).
+	ResumedRandomRestarted []int
+	Params                 []float64
+	Train                  *train.Checkpoint
 }
 
 // checkpointPath is the checkpoint file of the run with the given key:

@@ -101,9 +101,16 @@ type Record struct {
 	// held Adam's moments); empty for an uninterrupted run.
 	Resumed []int `json:"resumed_after_epochs,omitempty"`
 	// ResumedExact lists the epochs after which training was resumed from
-	// a checkpoint with Adam's moments and the batch order, which gives
-	// the same result as an uninterrupted run.
+	// a checkpoint with Adam's moments and the batch order (and, for an
+	// ODVGP that samples columns, its random stream), which gives the same
+	// result as an uninterrupted run.
 	ResumedExact []int `json:"resumed_exact_after_epochs,omitempty"`
+	// ResumedRandomRestarted lists the epochs after which an ODVGP that
+	// samples columns was resumed from a checkpoint with Adam's moments and
+	// the batch order but without its random stream (checkpoints written
+	// before they held it): the columns drawn next restart from the seed,
+	// so the run differs from an uninterrupted one.
+	ResumedRandomRestarted []int `json:"resumed_random_restarted_after_epochs,omitempty"`
 
 	Threads    int       `json:"threads"`
 	GOMAXPROCS int       `json:"gomaxprocs"`
@@ -239,12 +246,18 @@ func buildModel(o *options, ms modelSpec, x *mat.Dense, seed uint64) (*gp.Model,
 	case gp.SVGP:
 		return gp.NewSVGP(k, lik, z, opts...)
 	case gp.ODVGP:
-		if o.colSample > 0 && o.colSample < ms.M2 {
+		if samplesColumns(o, ms) {
 			opts = append(opts, gp.WithColumnSample(o.colSample))
 		}
 		return gp.NewODVGP(k, lik, z, ortho, opts...)
 	}
 	return gp.NewSOLVEGP(k, lik, z, ortho, opts...)
+}
+
+// samplesColumns reports whether the model ms samples columns of K_vv, the
+// only random numbers a regression run draws after its initialization.
+func samplesColumns(o *options, ms modelSpec) bool {
+	return ms.Kind == gp.ODVGP && o.colSample > 0 && o.colSample < ms.M2
 }
 
 // runOne trains and evaluates one model on one split, resuming from and
@@ -278,14 +291,20 @@ func runOne(ctx context.Context, o *options, name string, ms modelSpec, split in
 		}
 		rec.InitSeconds = ck.InitSeconds
 		how := "Adam state and batch order restored"
-		if resume = ck.Train; resume == nil {
+		switch resume = ck.Train; {
+		case resume == nil:
 			// An older checkpoint without the optimizer's state: Adam
 			// restarts from zero moments.
 			resume = &train.Checkpoint{Epochs: ck.Epochs, Steps: ck.Steps, RateScale: 1,
 				Adam: train.AdamState{M: make([]float64, model.NumParams()), V: make([]float64, model.NumParams())}}
 			ck.Resumed = append(ck.Resumed, ck.Epochs)
 			how = "fresh Adam state"
-		} else {
+		case resume.Random == nil && samplesColumns(o, ms):
+			// An older checkpoint without the random stream of the
+			// sampled columns: it restarts from its seed.
+			ck.ResumedRandomRestarted = append(ck.ResumedRandomRestarted, ck.Epochs)
+			how += "; the column-sampling stream restarts from its seed"
+		default:
 			ck.ResumedExact = append(ck.ResumedExact, ck.Epochs)
 		}
 		if resume.Epochs != ck.Epochs || resume.Steps != ck.Steps {
@@ -368,7 +387,7 @@ func runOne(ctx context.Context, o *options, name string, ms modelSpec, split in
 	rec.TrainSeconds = base.TrainSeconds + segTrainSeconds()
 	rec.Steps = res.Steps
 	rec.Rejected = res.Rejected
-	rec.Resumed, rec.ResumedExact = base.Resumed, base.ResumedExact
+	rec.Resumed, rec.ResumedExact, rec.ResumedRandomRestarted = base.Resumed, base.ResumedExact, base.ResumedRandomRestarted
 	if res.BestEpoch >= 0 {
 		rec.BestEpoch = res.BestEpoch
 	}

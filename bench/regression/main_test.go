@@ -515,3 +515,66 @@ func TestStatus(t *testing.T) {
 		t.Errorf("corrupt checkpoint: exit %d, %q", code, stderr)
 	}
 }
+
+// TestColumnStreamCheckpoint: an ODVGP that samples columns resumes
+// exactly from a checkpoint that holds its random stream (equal to an
+// uninterrupted run, and noted in ResumedExact); from one written before
+// checkpoints held it the stream restarts from its seed, which the record
+// notes in ResumedRandomRestarted, not as an exact resume.
+func TestColumnStreamCheckpoint(t *testing.T) {
+	dir := t.TempDir()
+	writeToy(t, dir, 300)
+	run := func(out string, stop, dropRandom bool) Record {
+		t.Helper()
+		o, err := parseFlags([]string{"-data-dir", dir, "-datasets", "toy", "-models", "odvgp6+24", "-colsample", "8", "-epochs", "3",
+			"-batch", "64", "-splits", "1", "-threads", "1", "-quiet", "-out", out}, io.Discard)
+		if err != nil {
+			t.Fatal(err)
+		}
+		o.checkpointEvery = 0
+		if stop {
+			ctx, cancel := context.WithCancel(context.Background())
+			o.onCheckpoint = func(epochs int) { cancel() }
+			if err := runAll(ctx, o, io.Discard, io.Discard); !errors.Is(err, context.Canceled) {
+				t.Fatalf("interrupted run: %v", err)
+			}
+			o.onCheckpoint = nil
+			if dropRandom {
+				key := runKey("toy", "ODVGP 6+24", 0, o.setup())
+				path := checkpointPath(out, key)
+				buf, err := os.ReadFile(path)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var c checkpoint
+				if err := gob.NewDecoder(bytes.NewReader(buf)).Decode(&c); err != nil || c.Train == nil || c.Train.Random == nil {
+					t.Fatalf("checkpoint without the column stream: %+v, %v", c.Train, err)
+				}
+				c.Train.Random = nil
+				if err := saveCheckpoint(path, &c); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		if err := runAll(context.Background(), o, io.Discard, io.Discard); err != nil {
+			t.Fatal(err)
+		}
+		recs, _, err := benchutil.ReadJSONL[Record](filepath.Join(out, "regression.jsonl"))
+		if err != nil || len(recs) != 1 {
+			t.Fatalf("records %v, %v", recs, err)
+		}
+		return recs[0]
+	}
+	whole := run(filepath.Join(dir, "whole"), false, false)
+	exact := run(filepath.Join(dir, "exact"), true, false)
+	restarted := run(filepath.Join(dir, "restarted"), true, true)
+	if len(whole.ResumedExact)+len(whole.ResumedRandomRestarted) != 0 {
+		t.Errorf("uninterrupted run: %v / %v", whole.ResumedExact, whole.ResumedRandomRestarted)
+	}
+	if fmt.Sprint(exact.ResumedExact) != "[1]" || len(exact.ResumedRandomRestarted) != 0 || exact.TestLogLik != whole.TestLogLik || exact.Noise != whole.Noise {
+		t.Errorf("resumed with the stream: %v / %v, log-lik %v against %v", exact.ResumedExact, exact.ResumedRandomRestarted, exact.TestLogLik, whole.TestLogLik)
+	}
+	if fmt.Sprint(restarted.ResumedRandomRestarted) != "[1]" || len(restarted.ResumedExact) != 0 || restarted.TestLogLik == whole.TestLogLik {
+		t.Errorf("resumed without the stream: %v / %v, log-lik %v against %v", restarted.ResumedExact, restarted.ResumedRandomRestarted, restarted.TestLogLik, whole.TestLogLik)
+	}
+}
