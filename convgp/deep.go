@@ -765,19 +765,43 @@ func (d *Deep) Evaluate(x *mat.Dense, y []float64, samples, batch int) (acc, mea
 	if err != nil {
 		return 0, 0, err
 	}
+	labels := make([]int, n)
+	for i, v := range y {
+		labels[i] = int(v)
+	}
+	return Score(probs, labels)
+}
+
+// Score returns the accuracy of the most probable classes of probs (n ×
+// classes, one row per image; of equal probabilities the first class) and
+// the mean log probability of the labels (each probability floored at
+// 1e-300), the metrics Evaluate reports for Predict's probabilities. It
+// returns an error wrapping ErrConfig if probs has no rows, not one row per
+// label, or a label is not one of its columns.
+func Score(probs *mat.Dense, labels []int) (acc, meanLL float64, err error) {
+	if probs == nil {
+		return 0, 0, fmt.Errorf("%w: nil probabilities", ErrConfig)
+	}
+	n, c := probs.Dims()
+	if n != len(labels) || n < 1 {
+		return 0, 0, fmt.Errorf("%w: %d rows of probabilities, %d labels", ErrConfig, n, len(labels))
+	}
 	correct, sumLL := 0, 0.0
-	for j := 0; j < n; j++ {
+	for j, l := range labels {
+		if l < 0 || l >= c {
+			return 0, 0, fmt.Errorf("%w: label %d outside 0..%d", ErrConfig, l, c-1)
+		}
 		row := probs.RawRowView(j)
 		best := 0
-		for c := range row {
-			if row[c] > row[best] {
-				best = c
+		for k := range row {
+			if row[k] > row[best] {
+				best = k
 			}
 		}
-		if best == int(y[j]) {
+		if best == l {
 			correct++
 		}
-		sumLL += math.Log(math.Max(row[int(y[j])], 1e-300))
+		sumLL += math.Log(math.Max(row[l], 1e-300))
 	}
 	return float64(correct) / float64(n), sumLL / float64(n), nil
 }

@@ -511,3 +511,34 @@ func TestDeepSetThreads(t *testing.T) {
 	}
 	sameBits(t, "objective and gradient after SetThreads(1)", eval(moved), a)
 }
+
+// TestScore checks Score's accuracy (ties go to the first class) and mean
+// log probability (floored at 1e-300) on probabilities worked by hand, and
+// its errors.
+func TestScore(t *testing.T) {
+	probs := mat.NewDense(3, 3, []float64{
+		0.2, 0.5, 0.3, // predicts 1
+		0.4, 0.4, 0.2, // a tie: predicts 0
+		0, 0, 1, // label 0 has probability 0
+	})
+	acc, ll, err := Score(probs, []int{1, 1, 0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (math.Log(0.5) + math.Log(0.4) + math.Log(1e-300)) / 3; acc != 1.0/3 || ll != want {
+		t.Errorf("Score = %v, %v; want 1/3, %v", acc, ll, want)
+	}
+	for name, c := range map[string]struct {
+		p      *mat.Dense
+		labels []int
+	}{
+		"nil":             {nil, []int{0}},
+		"too few labels":  {probs, []int{0, 1}},
+		"label too large": {probs, []int{0, 1, 3}},
+		"negative label":  {probs, []int{0, -1, 2}},
+	} {
+		if _, _, err := Score(c.p, c.labels); !errors.Is(err, ErrConfig) {
+			t.Errorf("%s: %v, want ErrConfig", name, err)
+		}
+	}
+}

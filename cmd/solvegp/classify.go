@@ -278,7 +278,9 @@ repeats exactly.`, stderr)
 	if model.NumLayers() == 1 {
 		m.Samples = 1 // a single layer draws nothing
 	}
-	m.Accuracy, m.LogLik = scoreClasses(probs, im.Labels)
+	if m.Accuracy, m.LogLik, err = convgp.Score(probs, im.Labels); err != nil {
+		return fail(stderr, "classify", err)
+	}
 	if *out == "-" {
 		stdout = stderr // standard output holds the CSV
 	}
@@ -296,22 +298,8 @@ repeats exactly.`, stderr)
 	return exitOK
 }
 
-// scoreClasses returns the accuracy of the most probable classes (the
-// first of equal ones) and the mean log probability of the labels, as
-// convgp's Deep.Evaluate computes them.
-func scoreClasses(probs *mat.Dense, labels []int) (acc, meanLL float64) {
-	correct, sum := 0, 0.0
-	for i, l := range labels {
-		row := probs.RawRowView(i)
-		if argmax(row) == l {
-			correct++
-		}
-		sum += math.Log(math.Max(row[l], 1e-300))
-	}
-	n := float64(len(labels))
-	return float64(correct) / n, sum / n
-}
-
+// argmax returns the index of the largest value of v, the first of equal
+// ones: the class convgp.Score counts as predicted.
 func argmax(v []float64) int {
 	best := 0
 	for i := range v {
