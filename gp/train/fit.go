@@ -363,6 +363,9 @@ type Result struct {
 // Fit returns; if their objective or gradient is not finite they are
 // rejected too (logged and counted in Result.Rejected) and the model goes
 // back to the last parameters whose objective and gradient were finite.
+// A run that ends with no step accepted at all, its rejections never
+// MaxFailures in a row (each step from the last good point refused, each
+// evaluation there successful), also returns an error wrapping ErrDiverged.
 //
 // Fit first checks the data: inputs and targets must be finite, and a
 // model that implements DataValidator must accept them; otherwise Fit
@@ -372,6 +375,9 @@ type Result struct {
 // errors.Is(err, context.Canceled)) together with a valid Result.
 func Fit(ctx context.Context, m Model, x *mat.Dense, y []float64, cfg Config) (Result, error) {
 	res := Result{Objective: math.NaN(), RateScale: 1, BestEpoch: -1, BestScore: math.NaN()}
+	if ctx == nil {
+		return res, errors.New("train: Fit: nil Context (use context.Background())")
+	}
 	if nilcheck.IsNil(m) || x == nil {
 		return res, errors.New("train: Fit: nil model or data")
 	}
@@ -648,9 +654,12 @@ func Fit(ctx context.Context, m Model, x *mat.Dense, y []float64, cfg Config) (R
 	}
 
 	// reject handles a failed evaluation at the current parameters.
+	lastWhy := ""
+	stepsBefore, rejectedBefore := step, res.Rejected
 	reject := func(step, epoch int, why string) error {
 		failures++
 		res.Rejected++
+		lastWhy = why
 		if failures >= maxFail {
 			return fmt.Errorf("%w: %d consecutive steps rejected, last at step %d (epoch %d): %s; kept the last parameters with a finite objective",
 				ErrDiverged, failures, step, epoch, why)
@@ -886,6 +895,14 @@ func Fit(ctx context.Context, m Model, x *mat.Dense, y []float64, cfg Config) (R
 		if cfg.MaxSteps > 0 && step >= cfg.MaxSteps {
 			break
 		}
+	}
+	if step == stepsBefore && lastWhy != "" {
+		// Every step of the run was rejected, though never MaxFailures
+		// in a row (evaluations at the last good point succeeded, the
+		// steps from it did not): the back-off did not find a rate the
+		// model could take within the run.
+		return finish(Failed, fmt.Errorf("%w: no step accepted in %d epochs: %d steps rejected, the last at epoch %d: %s; kept the last parameters with a finite objective",
+			ErrDiverged, res.Epochs-startEpoch, res.Rejected-rejectedBefore, res.Epochs-1, lastWhy))
 	}
 	return finish(Finished, nil)
 }

@@ -141,7 +141,8 @@ type quad struct {
 	// failAfter > 0 makes every evaluation after the first failAfter fail.
 	failAfter int
 	lastGood  []float64
-	errMode   bool // fail with an error rather than NaN
+	errMode   bool    // fail with an error rather than NaN
+	maxAbs    float64 // SetParams refuses |p_i| > maxAbs (if maxAbs != 0)
 }
 
 func (q *quad) NumParams() int       { return len(q.p) }
@@ -150,6 +151,9 @@ func (q *quad) SetParams(src []float64) error {
 	for _, v := range src {
 		if math.IsNaN(v) || math.IsInf(v, 0) {
 			return errors.New("quad: non-finite")
+		}
+		if q.maxAbs != 0 && math.Abs(v) > q.maxAbs {
+			return errors.New("quad: out of range")
 		}
 	}
 	copy(q.p, src)
@@ -364,6 +368,46 @@ func TestFitDivergesKeepsLastGood(t *testing.T) {
 	_, err := Fit(context.Background(), q, x, y, Config{MaxSteps: 100})
 	if !errors.Is(err, ErrDiverged) || q.p[0] != 5 {
 		t.Errorf("err %v params %v", err, q.p)
+	}
+}
+
+// A learning rate far too large leads every step to parameters the model
+// refuses, while the evaluations at the last good point succeed, so the
+// rejections are never MaxFailures in a row. A run that ends that way, with
+// no step accepted, ends in ErrDiverged with the parameters untouched, not
+// with zero steps and no error. With MaxSteps the back-off recovers.
+func TestFitNoStepAccepted(t *testing.T) {
+	q := &quad{p: []float64{0, 0}, c: []float64{1, 1}, maxAbs: 10}
+	x, y := dummyData(4)
+	res, err := Fit(context.Background(), q, x, y, Config{Epochs: 20, BatchSize: 1, Schedule: Constant(1e300)})
+	if !errors.Is(err, ErrDiverged) || res.Reason != Failed || res.Steps != 0 || res.Rejected != 80 {
+		t.Fatalf("err %v, result %+v", err, res)
+	}
+	if !strings.Contains(err.Error(), "no step accepted in 20 epochs: 80 steps rejected, the last at epoch 19: model rejected the updated parameters: quad: out of range") {
+		t.Errorf("message %q", err)
+	}
+	if q.p[0] != 0 || q.p[1] != 0 {
+		t.Errorf("parameters %v, want the initial ones", q.p)
+	}
+	q = &quad{p: []float64{0, 0}, c: []float64{1, 1}, maxAbs: 10}
+	res, err = Fit(context.Background(), q, x, y, Config{MaxSteps: 2000, Schedule: Constant(1e300)})
+	if err != nil || res.Steps != 2000 || res.Rejected < 900 || math.Abs(q.p[0]-1) > 0.1 {
+		t.Errorf("MaxSteps: err %v, result %+v, parameters %v", err, res, q.p)
+	}
+}
+
+func TestFitNilContext(t *testing.T) {
+	q := &quad{p: []float64{0}, c: []float64{1}}
+	x, y := dummyData(4)
+	//lint:ignore SA1012 a nil Context is what is tested
+	_, err := Fit(nil, q, x, y, Config{MaxSteps: 1})
+	if err == nil || !strings.Contains(err.Error(), "nil Context") {
+		t.Errorf("Fit: err %v", err)
+	}
+	//lint:ignore SA1012 a nil Context is what is tested
+	_, err = MaximizeLBFGS(nil, func(x, g []float64) (float64, error) { return 0, nil }, []float64{1}, LBFGSOptions{})
+	if err == nil || !strings.Contains(err.Error(), "nil Context") {
+		t.Errorf("MaximizeLBFGS: err %v", err)
 	}
 }
 

@@ -63,6 +63,9 @@ var testHookLBFGSPairs func(s, y [][]float64, rho []float64)
 func MaximizeLBFGS(ctx context.Context, f func(x, grad []float64) (float64, error), x0 []float64, opts LBFGSOptions) (LBFGSResult, error) {
 	n := len(x0)
 	res := LBFGSResult{X: append([]float64(nil), x0...), F: math.NaN()}
+	if ctx == nil {
+		return res, errors.New("train: MaximizeLBFGS: nil Context (use context.Background())")
+	}
 	if f == nil {
 		return res, errors.New("train: MaximizeLBFGS: nil objective")
 	}
