@@ -6,8 +6,9 @@ import (
 )
 
 // RMSE returns the root mean squared error of the predictions mean for
-// the targets y. Both must be finite; an error of +Inf (residuals beyond
-// about 1e154) is returned as such.
+// the targets y. Both must be finite. The result is finite whenever it is
+// representable: residuals too large to square (beyond about 1e154) are
+// scaled, and +Inf is returned only for an error beyond math.MaxFloat64.
 func RMSE(y, mean []float64) (float64, error) {
 	if len(y) == 0 || len(y) != len(mean) {
 		return math.NaN(), fmt.Errorf("train: RMSE: %d targets, %d predictions", len(y), len(mean))
@@ -20,7 +21,21 @@ func RMSE(y, mean []float64) (float64, error) {
 		r := v - mean[i]
 		s += r * r
 	}
-	return math.Sqrt(s / float64(len(y))), nil
+	if !math.IsInf(s, 0) {
+		return math.Sqrt(s / float64(len(y))), nil
+	}
+	// Overflow: the residuals of halves (exact for these magnitudes)
+	// scaled by the largest.
+	var big float64
+	for i, v := range y {
+		big = math.Max(big, math.Abs(v/2-mean[i]/2))
+	}
+	s = 0
+	for i, v := range y {
+		r := (v/2 - mean[i]/2) / big
+		s += r * r
+	}
+	return 2 * big * math.Sqrt(s/float64(len(y))), nil
 }
 
 // finitePairs returns an error naming the first non-finite target or mean.
@@ -39,7 +54,9 @@ func finitePairs(fn string, y, mean []float64) error {
 // GaussianLogLik returns the mean log predictive density
 // (1/n)·Σ log N(y_i | mean_i, variance_i), the paper's test
 // log-likelihood when variance includes the noise variance. Targets and
-// means must be finite, and every variance positive and finite.
+// means must be finite, and every variance positive and finite. As with
+// RMSE, overflow in the terms or their sum is avoided: the result is −Inf
+// only for a mean beyond −math.MaxFloat64.
 func GaussianLogLik(y, mean, variance []float64) (float64, error) {
 	if len(y) == 0 || len(y) != len(mean) || len(y) != len(variance) {
 		return math.NaN(), fmt.Errorf("train: GaussianLogLik: %d targets, %d means, %d variances", len(y), len(mean), len(variance))
@@ -55,5 +72,17 @@ func GaussianLogLik(y, mean, variance []float64) (float64, error) {
 		r := v - mean[i]
 		s += -0.5*math.Log(2*math.Pi*variance[i]) - 0.5*r*r/variance[i]
 	}
-	return s / float64(len(y)), nil
+	if !math.IsInf(s, 0) {
+		return s / float64(len(y)), nil
+	}
+	// Overflow (r², 2π·variance or the sum): each term with the residual
+	// standardized first and the logarithm split, over n as it is added. The mean is −Inf only when it is
+	// beyond −math.MaxFloat64.
+	s = 0
+	n := float64(len(y))
+	for i, v := range y {
+		z := (v/2 - mean[i]/2) / math.Sqrt(variance[i])
+		s += (-0.5*(math.Log(2*math.Pi)+math.Log(variance[i])) - 2*z*z) / n
+	}
+	return s, nil
 }

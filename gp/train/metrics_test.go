@@ -41,3 +41,50 @@ func TestMetrics(t *testing.T) {
 		}
 	}
 }
+
+// Residuals too large to square give the representable answer, not +Inf
+// or −Inf: the same data scaled by 2^k has RMSE scaled by 2^k and log
+// densities shifted by −k·log 2 (variances scaled by 4^k).
+func TestMetricsLargeResiduals(t *testing.T) {
+	y := []float64{1, 2, 3, -4}
+	m := []float64{1, 1, 5, 4}
+	v := []float64{1, 0.5, 2, 3}
+	r0, _ := RMSE(y, m)
+	l0, _ := GaussianLogLik(y, m, v)
+	for _, k := range []int{300, 500, 511, 1000, 1020} {
+		ys, ms, vs := make([]float64, 4), make([]float64, 4), make([]float64, 4)
+		for i := range y {
+			ys[i], ms[i] = math.Ldexp(y[i], k), math.Ldexp(m[i], k)
+			vs[i] = math.Ldexp(v[i], 2*min(k, 511))
+		}
+		r, err := RMSE(ys, ms)
+		if err != nil || math.Abs(r/math.Ldexp(r0, k)-1) > 1e-15 {
+			t.Errorf("k = %d: RMSE %v (%v), want %v", k, r, err, math.Ldexp(r0, k))
+		}
+		l, err := GaussianLogLik(ys, ms, vs)
+		want := l0 - float64(k)*math.Ln2
+		if k > 511 {
+			// Variances scaled by 4^511 only: the quadratic terms are
+			// 4^(k−511) times the unscaled ones.
+			want = 0
+			for i := range y {
+				r := y[i] - m[i]
+				want += (-0.5*(math.Log(2*math.Pi*v[i])+1022*math.Ln2) - math.Ldexp(0.5*r*r/v[i], 2*(k-511))) / 4
+			}
+		}
+		if err != nil || math.Abs(l-want) > 1e-12*math.Abs(want) {
+			t.Errorf("k = %d: GaussianLogLik %v (%v), want %v", k, l, err, want)
+		}
+	}
+	// A mean beyond −MaxFloat64 is −Inf.
+	if l, err := GaussianLogLik([]float64{1e300, 0}, []float64{-1e300, 0}, []float64{1, 1}); err != nil || !math.IsInf(l, -1) {
+		t.Errorf("GaussianLogLik %v (%v), want -Inf", l, err)
+	}
+	// Terms of −0.6·MaxFloat64 each: their sum overflows, their mean does
+	// not.
+	r := math.Sqrt(1.2) * math.Sqrt(math.MaxFloat64)
+	l, err := GaussianLogLik([]float64{r, -r, r}, []float64{0, 0, 0}, []float64{1, 1, 1})
+	if want := -0.6*math.MaxFloat64 - 0.5*math.Log(2*math.Pi); err != nil || math.Abs(l/want-1) > 1e-14 {
+		t.Errorf("GaussianLogLik %v (%v), want %v", l, err, want)
+	}
+}
