@@ -20,6 +20,10 @@ import (
 // mode of the integrand with its curvature as scale (a Laplace-adapted
 // rule), which stays accurate when the posterior variance is large
 // compared with the width of the likelihood.
+//
+// For counts above 1e4 both are computed as log Γ's Stirling series plus
+// −y·(e^d − 1 − d), d = f − log y, in which no two large terms cancel: the
+// direct form loses about y·log y·1e-16 (all its digits at y ≈ 1e15).
 type Poisson struct {
 	rule ghRule
 }
@@ -71,6 +75,40 @@ func validCount(y float64) bool {
 	return y >= 0 && y == math.Trunc(y) && !math.IsInf(y, 1)
 }
 
+// largeCount is the count above which the log-likelihood is computed in
+// the cancellation-free form of countLogLik rather than as
+// y·f − e^f − log Γ(y + 1), whose terms are about y·log y while their sum
+// is about −log(2πy)/2: at y = 1e15 that form keeps no correct digit.
+const largeCount = 1e4
+
+// countLogLik returns log Poisson(y; e^f) − stirlingRest(y) for
+// y > largeCount, given d = f − log y: with e^f = y·e^d,
+// y·f − e^f − log Γ(y + 1) = (y·log y − y − log Γ(y + 1)) − y·(e^d − 1 − d),
+// the first part being stirlingRest(y).
+func countLogLik(y, d float64) float64 { return -y * expm1mx(d) }
+
+// stirlingRest returns y·log y − y − log Γ(y + 1) for y > largeCount from
+// Stirling's series, −log(2πy)/2 − 1/(12y) + 1/(360y³) (the next term is
+// below 1e-23 there).
+func stirlingRest(y float64) float64 {
+	return -0.5*math.Log(2*math.Pi*y) - 1/(12*y) + 1/(360*y*y*y)
+}
+
+// expm1mx returns e^d − 1 − d without cancellation: by its Taylor series
+// for |d| < 1/2 (to below an ulp), and as expm1(d) − d beyond, where the
+// two differ by more than a third of expm1(d).
+func expm1mx(d float64) float64 {
+	if math.Abs(d) >= 0.5 {
+		return math.Expm1(d) - d
+	}
+	// d²/2! + d³/3! + … + d^19/19!, Horner from the highest term.
+	s := 0.0
+	for k := 19; k >= 2; k-- {
+		s = (s + 1) * d / float64(k)
+	}
+	return s * d
+}
+
 // Validate returns an error unless every label is a non-negative integer.
 func (p *Poisson) Validate(y []float64) error {
 	for i, v := range y {
@@ -97,10 +135,20 @@ func (p *Poisson) ExpectedLogLik(y, mu, variance []float64, dmu, dvar, dparams [
 			continue
 		}
 		e := math.Exp(mu[i] + 0.5*variance[i])
-		lg, _ := math.Lgamma(y[i] + 1)
-		sum += y[i]*mu[i] - e - lg
+		dm := y[i] - e
+		if yi := y[i]; yi > largeCount {
+			// yμ − e − log Γ(y + 1) with e = y·e^d, d = μ + v/2 − log y:
+			// stirlingRest(y) − y·(e^d − 1 − d) − y·v/2, and
+			// y − e = −y·(e^d − 1).
+			d := mu[i] - math.Log(yi) + 0.5*variance[i]
+			sum += stirlingRest(yi) + countLogLik(yi, d) - 0.5*yi*variance[i]
+			dm = -yi * math.Expm1(d)
+		} else {
+			lg, _ := math.Lgamma(yi + 1)
+			sum += yi*mu[i] - e - lg
+		}
 		if dmu != nil {
-			dmu[i] = y[i] - e
+			dmu[i] = dm
 			dvar[i] = -0.5 * e
 		}
 	}
@@ -110,12 +158,26 @@ func (p *Poisson) ExpectedLogLik(y, mu, variance []float64, dmu, dvar, dparams [
 // logPredictive1 returns log ∫ Poisson(y; e^f) N(f; μ, v) df. A v ≤ 0
 // (marginal variances can be rounded slightly below zero) is taken as 0.
 func (p *Poisson) logPredictive1(y, mu, v float64) float64 {
-	lg, _ := math.Lgamma(y + 1)
 	if math.IsNaN(v) {
 		return math.NaN() // not a variance: no value to hide it behind
 	}
+	// g(f) = y f − e^f − log Γ(y + 1) = rest + gs(f), where for large
+	// counts rest = stirlingRest(y) and gs(f) = countLogLik(y, f − log y),
+	// with f − log y = d0 + (f − μ) formed without rounding f itself, and
+	// otherwise rest = −log Γ(y + 1) and gs(f) = y f − e^f.
+	large := y > largeCount
+	var rest, d0 float64
+	if large {
+		rest, d0 = stirlingRest(y), mu-math.Log(y)
+	} else {
+		lg, _ := math.Lgamma(y + 1)
+		rest = -lg
+	}
 	if v <= 0 {
-		return y*mu - math.Exp(mu) - lg
+		if large {
+			return rest + countLogLik(y, d0)
+		}
+		return y*mu - math.Exp(mu) + rest
 	}
 	// The integral is taken in standard units u = (f − μ)/√v, so that no
 	// term depends on the difference of two nearly equal values of f, nor
@@ -126,7 +188,12 @@ func (p *Poisson) logPredictive1(y, mu, v float64) float64 {
 	// Newton's method safeguarded by the bracket [lo, hi] on which
 	// h'(u) = −u + √v (y − e^{μ + √v u}) changes sign.
 	sd := math.Sqrt(v)
-	hp := func(u float64) float64 { return -u + sd*(y-math.Exp(mu+sd*u)) }
+	hp := func(u float64) float64 {
+		if large {
+			return -u - sd*y*math.Expm1(d0+sd*u) // y − e^f = −y·(e^d − 1)
+		}
+		return -u + sd*(y-math.Exp(mu+sd*u))
+	}
 	// If h'(0) > 0 the mode lies in (0, hi]: h' < 0 both at hi = √v y and
 	// at hi = (log y − μ)/√v (where e^f = y), so the smaller is taken (or
 	// 0 if rounding makes it negative, h'(0) > 0 being then a rounding
@@ -186,11 +253,22 @@ func (p *Poisson) logPredictive1(y, mu, v float64) float64 {
 	// streaming log-sum-exp.
 	logS := -0.5 * transform.Softplus(math.Log(v)+mu+sd*u)
 	sc := math.Sqrt2 * math.Exp(logS)
+	// For large counts d = f − log y at the nodes is taken from its value
+	// at the mode, d* + √v·(u_i − u*): d* is small where the likelihood is
+	// narrow, so its rounding is far below that of d0 + √v·u_i, whose
+	// error of an ulp of d0 would be multiplied by y·d in g.
+	dStar := d0 + sd*u
 	mx, acc := math.Inf(-1), 0.0
 	for i, ti := range p.rule.t {
 		ui := u + sc*ti
-		x := mu + sd*ui
-		term := p.rule.logW[i] - 0.5*ui*ui + y*x - math.Exp(x) + ti*ti
+		var gs float64
+		if large {
+			gs = countLogLik(y, dStar+sd*sc*ti)
+		} else {
+			x := mu + sd*ui
+			gs = y*x - math.Exp(x)
+		}
+		term := p.rule.logW[i] - 0.5*ui*ui + gs + ti*ti
 		if term > mx {
 			acc = acc*math.Exp(mx-term) + 1
 			mx = term
@@ -203,7 +281,7 @@ func (p *Poisson) logPredictive1(y, mu, v float64) float64 {
 		// within float64 range of where the count is likely).
 		return mx
 	}
-	return mx + math.Log(acc) + logS - lg
+	return mx + math.Log(acc) + logS + rest
 }
 
 // LogPredictive writes log ∫ Poisson(y_n; e^f) N(f; μ_n, v_n) df by

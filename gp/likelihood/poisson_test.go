@@ -1,6 +1,7 @@
 package likelihood
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -77,6 +78,55 @@ func TestPoissonLogPredictiveLargeCounts(t *testing.T) {
 	p.LogPredictive(lp, []float64{y}, []float64{math.Log(y)}, []float64{v}, nil)
 	if want := -0.5 * math.Log(2*math.Pi*(y+y*y*v)); math.Abs(lp[0]-want) > 1e-2 {
 		t.Errorf("LogPredictive(y=%g mu=log y v=%g) = %.15g, about %.15g", y, v, lp[0], want)
+	}
+}
+
+// TestPoissonHugeCounts: for counts above about 1e15 the terms of
+// y·f − e^f − log Γ(y + 1) are ~y·log y and their sum ~−log(2πy)/2, so
+// that form keeps no correct digit; the values must follow Stirling's
+// formula instead. At f = log y the log probability is
+// −log(2πy)/2 − 1/(12y) + …; the log predictive of a posterior much wider
+// than the likelihood (which is ~N(log y, 1/y) in f) is
+// log N(log y; μ, v) − log y up to O(1/(y·v)); and the expected
+// log-likelihood's v-dependence is exactly −y·(e^{v/2} − 1) at μ = log y.
+func TestPoissonHugeCounts(t *testing.T) {
+	p, err := NewPoisson()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, y := range []float64{1e5, 1e9, 1e15, 1e16, 1 << 60, 1e20} {
+		ly := math.Log(y)
+		near := func(what string, got, want, tol float64) {
+			t.Helper()
+			if math.Abs(got-want) > tol {
+				t.Errorf("y = %g: %s = %.15g, want %.15g", y, what, got, want)
+			}
+		}
+		stirling := -0.5*math.Log(2*math.Pi*y) - 1/(12*y)
+		// ExpectedLogLik and LogPredictive at v = 0: log Poisson(y; e^f).
+		dmu, dv := []float64{0}, []float64{0}
+		got := p.ExpectedLogLik([]float64{y}, []float64{ly}, []float64{0}, dmu, dv, nil, nil)
+		near("ExpectedLogLik(μ = log y, v = 0)", got, stirling, 1e-12*math.Abs(stirling))
+		// y − e^μ: only the rounding of log y is left.
+		near("dμ", dmu[0], -y*math.Expm1(ly-math.Log(y)), 1e-9)
+		lp := []float64{0}
+		p.LogPredictive(lp, []float64{y}, []float64{ly}, []float64{0}, nil)
+		near("LogPredictive(μ = log y, v = 0)", lp[0], stirling, 1e-12*math.Abs(stirling))
+		// Away from the mode: log Poisson(y; y·e^d) = stirling − y·(e^d − 1 − d).
+		d := (ly + 3e-6) - ly // exact: the offset the rounded mean carries
+		want := stirling - y*(d*d/2+d*d*d/6+d*d*d*d/24)
+		p.LogPredictive(lp, []float64{y}, []float64{ly + 3e-6}, []float64{0}, nil)
+		near("LogPredictive(μ = log y + 3e-6, v = 0)", lp[0], want, 1e-10*math.Abs(want))
+		// Expected log-likelihood at v > 0.
+		v := 0.02
+		got = p.ExpectedLogLik([]float64{y}, []float64{ly}, []float64{v}, nil, nil, nil, nil)
+		near("ExpectedLogLik(μ = log y, v = 0.02)", got, stirling-y*math.Expm1(v/2), 1e-12*y*v)
+		// Log predictive of a wide posterior.
+		for _, c := range []struct{ dmu, v float64 }{{0, 0.01}, {0.05, 0.01}, {-0.3, 0.5}} {
+			want := -0.5*math.Log(2*math.Pi*c.v) - c.dmu*c.dmu/(2*c.v) - ly
+			p.LogPredictive(lp, []float64{y}, []float64{ly + c.dmu}, []float64{c.v}, nil)
+			near(fmt.Sprintf("LogPredictive(μ = log y %+g, v = %g)", c.dmu, c.v), lp[0], want, 1e-9+10/(y*c.v))
+		}
 	}
 }
 
