@@ -19,7 +19,9 @@ import (
 	"github.com/solvegp/solvegp/gp/train"
 )
 
-// idxFile encodes an unsigned-byte IDX file.
+// idxFile encodes an unsigned-byte IDX file. Unlike dataset.IDX.WriteTo
+// it writes whatever it is given, headers that do not describe the data
+// included, which the tests of malformed files need.
 func idxFile(dims []int, data []byte) []byte {
 	var b bytes.Buffer
 	b.Write([]byte{0, 0, 0x08, byte(len(dims))})

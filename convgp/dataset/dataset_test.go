@@ -11,7 +11,8 @@ import (
 	"testing"
 )
 
-// idxBytes encodes an unsigned-byte IDX file.
+// idxBytes encodes an unsigned-byte IDX file byte by byte, independently
+// of IDX.WriteTo (which TestIDXWriteTo checks against it).
 func idxBytes(dims []int, data []byte) []byte {
 	var b bytes.Buffer
 	b.Write([]byte{0, 0, 0x08, byte(len(dims))})
@@ -20,6 +21,36 @@ func idxBytes(dims []int, data []byte) []byte {
 	}
 	b.Write(data)
 	return b.Bytes()
+}
+
+func TestIDXWriteTo(t *testing.T) {
+	data := make([]byte, 2*3*5)
+	for i := range data {
+		data[i] = byte(7 * i)
+	}
+	x := &IDX{Dims: []int{2, 3, 5}, Data: data}
+	var b bytes.Buffer
+	n, err := x.WriteTo(&b)
+	if err != nil || n != int64(b.Len()) || !bytes.Equal(b.Bytes(), idxBytes(x.Dims, data)) {
+		t.Fatalf("WriteTo: %d bytes, %v; wrote % x", n, err, b.Bytes())
+	}
+	back, err := ReadIDX(&b, "round trip")
+	if err != nil || !slices.Equal(back.Dims, x.Dims) || !bytes.Equal(back.Data, data) {
+		t.Fatalf("read back %+v, %v", back, err)
+	}
+	for _, bad := range []*IDX{
+		{Dims: nil, Data: nil},
+		{Dims: make([]int, 256), Data: nil},
+		{Dims: []int{2, -1}, Data: nil},
+		{Dims: []int{1 << 32, 0}, Data: nil},
+		{Dims: []int{1 << 16, 1 << 16}, Data: nil},
+		{Dims: []int{2, 3}, Data: make([]byte, 5)},
+	} {
+		var b bytes.Buffer
+		if n, err := bad.WriteTo(&b); err == nil || n != 0 || b.Len() != 0 {
+			t.Errorf("dims %v, %d bytes: wrote %d bytes, err %v", bad.Dims, len(bad.Data), n, err)
+		}
+	}
 }
 
 func gz(b []byte) []byte {

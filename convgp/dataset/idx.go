@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"path/filepath"
 )
 
@@ -23,13 +24,9 @@ const maxIDXElements = 1 << 31
 // ReadIDX reads an IDX file of unsigned bytes (type code 0x08) from r. The
 // name is used in error messages.
 func ReadIDX(r io.Reader, name string) (*IDX, error) {
-	dims, err := readIDXHeader(r, name)
+	dims, total, err := readIDXHeader(r, name)
 	if err != nil {
 		return nil, err
-	}
-	total := 1
-	for _, d := range dims {
-		total *= d
 	}
 	data := make([]byte, total)
 	if _, err := io.ReadFull(r, data); err != nil {
@@ -50,37 +47,70 @@ func ReadIDX(r io.Reader, name string) (*IDX, error) {
 	return &IDX{Dims: dims, Data: data}, nil
 }
 
+// WriteTo writes x to w as an IDX file of unsigned bytes, the format
+// ReadIDX reads, and returns the number of bytes written. It returns an
+// error, writing nothing, unless x has 1 to 255 dimensions, each below
+// 2³², whose product is len(x.Data) and at most the 2³¹ elements ReadIDX
+// accepts.
+func (x *IDX) WriteTo(w io.Writer) (int64, error) {
+	if len(x.Dims) == 0 || len(x.Dims) > 255 {
+		return 0, fmt.Errorf("dataset: IDX with %d dimensions, want 1 to 255", len(x.Dims))
+	}
+	total := 1
+	for i, d := range x.Dims {
+		if d < 0 || uint64(d) > math.MaxUint32 || d != 0 && total > maxIDXElements/d {
+			return 0, fmt.Errorf("dataset: IDX dimensions %v: dimension %d out of range", x.Dims, i)
+		}
+		total *= d
+	}
+	if total != len(x.Data) {
+		return 0, fmt.Errorf("dataset: IDX dimensions %v hold %d elements, data has %d", x.Dims, total, len(x.Data))
+	}
+	hdr := make([]byte, 4, 4+4*len(x.Dims))
+	hdr[2], hdr[3] = 0x08, byte(len(x.Dims))
+	for _, d := range x.Dims {
+		hdr = binary.BigEndian.AppendUint32(hdr, uint32(d))
+	}
+	n, err := w.Write(hdr)
+	if err != nil {
+		return int64(n), err
+	}
+	m, err := w.Write(x.Data)
+	return int64(n + m), err
+}
+
 // readIDXHeader reads the header of an IDX file of unsigned bytes from r
-// and returns its dimensions, whose product is at most maxIDXElements.
-func readIDXHeader(r io.Reader, name string) ([]int, error) {
+// and returns its dimensions and their product, which is at most
+// maxIDXElements.
+func readIDXHeader(r io.Reader, name string) (dims []int, total int, err error) {
 	var hdr [4]byte
 	if _, err := io.ReadFull(r, hdr[:]); err != nil {
-		return nil, fmt.Errorf("dataset: %s: reading IDX header: %w", name, truncated(err))
+		return nil, 0, fmt.Errorf("dataset: %s: reading IDX header: %w", name, truncated(err))
 	}
 	if hdr[0] != 0 || hdr[1] != 0 {
-		return nil, fmt.Errorf("dataset: %s: not an IDX file (magic % x)", name, hdr)
+		return nil, 0, fmt.Errorf("dataset: %s: not an IDX file (magic % x)", name, hdr)
 	}
 	if hdr[2] != 0x08 {
-		return nil, fmt.Errorf("dataset: %s: IDX element type 0x%02x is not unsigned byte (0x08)", name, hdr[2])
+		return nil, 0, fmt.Errorf("dataset: %s: IDX element type 0x%02x is not unsigned byte (0x08)", name, hdr[2])
 	}
 	nd := int(hdr[3])
 	if nd == 0 {
-		return nil, fmt.Errorf("dataset: %s: IDX file has no dimensions", name)
+		return nil, 0, fmt.Errorf("dataset: %s: IDX file has no dimensions", name)
 	}
-	dims := make([]int, nd)
-	total := 1
+	dims = make([]int, nd)
+	total = 1
 	for i := range dims {
 		var d uint32
 		if err := binary.Read(r, binary.BigEndian, &d); err != nil {
-			return nil, fmt.Errorf("dataset: %s: reading dimension %d: %w", name, i, truncated(err))
+			return nil, 0, fmt.Errorf("dataset: %s: reading dimension %d: %w", name, i, truncated(err))
 		}
 		dims[i] = int(d)
 		if d != 0 && total > maxIDXElements/int(d) {
-			return nil, fmt.Errorf("dataset: %s: IDX dimensions %v too large", name, dims[:i+1])
+			return nil, 0, fmt.Errorf("dataset: %s: IDX dimensions %v too large", name, dims[:i+1])
 		}
 		total *= int(d)
 	}
-	return dims, nil
+	return dims, total, nil
 }
 
 // IDXDims reads only the header of an IDX file of unsigned bytes
@@ -92,7 +122,8 @@ func IDXDims(path string) ([]int, error) {
 		return nil, err
 	}
 	defer rc.Close()
-	return readIDXHeader(rc, path)
+	dims, _, err := readIDXHeader(rc, path)
+	return dims, err
 }
 
 func truncated(err error) error {
