@@ -4,6 +4,7 @@ import (
 	"errors"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
@@ -106,5 +107,49 @@ func TestInitInducingSizes(t *testing.T) {
 	x.Set(1, 2, math.NaN())
 	if _, _, err := InitInducing(x, k, 2, 0, InitOptions{}); !errors.Is(err, ErrConfig) {
 		t.Errorf("NaN image: %v, want ErrConfig", err)
+	}
+}
+
+// TestSamplePatches: below the limit the draws are those of rng.Perm, as
+// they always were; beyond it Floyd's algorithm gives want distinct
+// candidates, each about equally often over many draws.
+func TestSamplePatches(t *testing.T) {
+	const total, want = 50, 10
+	for _, limit := range []int{total, total - 1} {
+		rng := rand.New(rand.NewPCG(7, 8))
+		ref := rand.New(rand.NewPCG(7, 8))
+		count := make([]int, total)
+		const draws = 20000
+		for range draws {
+			pick := samplePatches(rng, total, want, limit)
+			if limit >= total {
+				if perm := ref.Perm(total)[:want]; !slices.Equal(pick, perm) {
+					t.Fatalf("below the limit: %v, rng.Perm gives %v", pick, perm)
+				}
+			}
+			if len(pick) != want {
+				t.Fatalf("limit %d: %d picks", limit, len(pick))
+			}
+			seen := map[int]bool{}
+			for _, v := range pick {
+				if v < 0 || v >= total || seen[v] {
+					t.Fatalf("limit %d: picks %v", limit, pick)
+				}
+				seen[v] = true
+				count[v]++
+			}
+		}
+		// Each candidate is picked with probability want/total: 4000
+		// times in expectation, standard deviation about 57.
+		for v, c := range count {
+			if math.Abs(float64(c)-draws*want/total) > 300 {
+				t.Errorf("limit %d: candidate %d picked %d times, want about %d", limit, v, c, draws*want/total)
+			}
+		}
+	}
+	// Large totals take memory in proportion to want.
+	rng := rand.New(rand.NewPCG(1, 2))
+	if pick := samplePatches(rng, 1<<40, 3, permLimit); len(pick) != 3 || pick[0] == pick[1] || pick[1] == pick[2] || pick[0] == pick[2] {
+		t.Errorf("picks %v", pick)
 	}
 }
