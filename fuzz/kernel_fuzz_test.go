@@ -489,6 +489,7 @@ func FuzzKernelLikelihoods(f *testing.F) {
 	f.Add(2.5, -40.0, 1e-12, 0.0, 3.0, 0.0)
 	f.Add(-1.0, 1e3, 50.0, 7.0, -7.0, 1e-300)
 	f.Add(math.NaN(), 0.0, 1.0, 0.0, 0.0, 1.0)
+	f.Add(1e16, 36.84, 0.01, 0.0, 0.0, 0.0) // a count of the Poisson's Stirling form
 	f.Fuzz(func(t *testing.T, y, mu0, v0, mu1, mu2, v1 float64) {
 		if !kernelFinite([]float64{mu0, v0, mu1, mu2, v1}) || v0 < 0 || v1 < 0 ||
 			math.Abs(mu0) > 1e3 || math.Abs(mu1) > 1e3 || math.Abs(mu2) > 1e3 || v0 > 1e3 || v1 > 1e3 {

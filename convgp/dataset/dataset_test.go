@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -328,5 +329,29 @@ func TestSubsetInconsistent(t *testing.T) {
 		if _, err := im.Subset([]int{2}); err == nil {
 			t.Errorf("%s: no error", name)
 		}
+	}
+}
+
+// TestReadIDXClaimsMoreThanItHolds: a header claiming 2³¹ elements in
+// front of a few bytes is refused as truncated without allocating what the
+// header claims; data larger than the first buffer (16 MiB) is read whole.
+func TestReadIDXClaimsMoreThanItHolds(t *testing.T) {
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	_, err := ReadIDX(bytes.NewReader(idxBytes([]int{1 << 16, 1 << 15}, make([]byte, 10))), "liar")
+	runtime.ReadMemStats(&after)
+	if err == nil || !strings.Contains(err.Error(), "truncated") {
+		t.Errorf("err %v, want truncated", err)
+	}
+	if got := after.TotalAlloc - before.TotalAlloc; got > 64<<20 {
+		t.Errorf("allocated %d MiB for a 26-byte file", got>>20)
+	}
+	data := make([]byte, 5*(1<<22+3)) // 20 MiB + 15
+	for i := range data {
+		data[i] = byte(i * 31)
+	}
+	x, err := ReadIDX(bytes.NewReader(idxBytes([]int{len(data) / 5, 5}, data)), "big")
+	if err != nil || !bytes.Equal(x.Data, data) {
+		t.Errorf("20 MiB file: err %v, data equal %v", err, err == nil && bytes.Equal(x.Data, data))
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"io"
 	"math"
 	"path/filepath"
+	"slices"
 )
 
 // IDX is the content of an IDX file holding unsigned bytes: its dimensions
@@ -28,9 +29,20 @@ func ReadIDX(r io.Reader, name string) (*IDX, error) {
 	if err != nil {
 		return nil, err
 	}
-	data := make([]byte, total)
-	if _, err := io.ReadFull(r, data); err != nil {
-		return nil, fmt.Errorf("dataset: %s: IDX data for dimensions %v: %w", name, dims, truncated(err))
+	// The buffer grows with the data read, from 16 MiB, so that a header
+	// claiming two billion elements in front of a few bytes (a corrupt or
+	// hostile file) costs memory in proportion to the file, not to the
+	// header's claim.
+	data := make([]byte, 0, min(total, 1<<24))
+	for len(data) < total {
+		if len(data) == cap(data) {
+			data = slices.Grow(data, min(cap(data), total-len(data)))
+		}
+		n, err := io.ReadFull(r, data[len(data):min(cap(data), total)])
+		data = data[:len(data)+n]
+		if err != nil {
+			return nil, fmt.Errorf("dataset: %s: IDX data for dimensions %v: %w", name, dims, truncated(err))
+		}
 	}
 	// Anything after the data means the header does not describe the file.
 	// Reading on to the end also lets a compressed stream check its

@@ -190,7 +190,7 @@ func (p *Poisson) logPredictive1(y, mu, v float64) float64 {
 	sd := math.Sqrt(v)
 	hp := func(u float64) float64 {
 		if large {
-			return -u - sd*y*math.Expm1(d0+sd*u) // y − e^f = −y·(e^d − 1)
+			return -u - sd*(y*math.Expm1(d0+sd*u)) // y − e^f = −y·(e^d − 1)
 		}
 		return -u + sd*(y-math.Exp(mu+sd*u))
 	}
