@@ -378,13 +378,18 @@ parameterization is whitened unless -whiten=false.`, stderr)
 	if interrupted && res.Steps == resumedSteps {
 		return notSaved(stderr, *out, "before the first training step")
 	}
+	if !interrupted && res.Steps == 0 && (fitErr == nil || errors.Is(fitErr, train.ErrDiverged)) {
+		// Every step was rejected (non-finite bound or gradient, or
+		// parameters the model refused): the model is the untrained one,
+		// not a result.
+		why := ""
+		if fitErr != nil {
+			why = ": " + fitErr.Error()
+		}
+		return fail(stderr, "train", fmt.Errorf("no training step succeeded (%d rejected; try a smaller -lr or other -variance, -lengthscale or -noise)%s; %s not written", res.Rejected, why, *out))
+	}
 	if fitErr != nil && !interrupted && res.Steps == 0 {
 		return fail(stderr, "train", fitErr)
-	}
-	if fitErr == nil && !interrupted && res.Steps == 0 {
-		// Every step was rejected (non-finite bound or gradient): the
-		// model is the untrained one, not a result.
-		return fail(stderr, "train", fmt.Errorf("no training step succeeded (%d rejected as non-finite; try a smaller -lr or other -variance, -lengthscale or -noise); %s not written", res.Rejected, *out))
 	}
 
 	sum := trainSummary{
