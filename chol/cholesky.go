@@ -62,17 +62,23 @@ func (c *Cholesky) Factor(n int, a []float64, lda int, p JitterPolicy, threads i
 	if bad := copyLower(bi, n, a, lda, l, n); bad.found {
 		return 0, &NonFiniteError{Row: bad.row, Col: bad.col, Value: bad.value}
 	}
+	scale := 0.0
+	if p.MinPivot > 0 || p.MaxTries > 0 {
+		scale = MeanDiag(n, a, lda)
+		if !(scale > 0) || math.IsInf(scale, 0) {
+			scale = 1
+		}
+	}
+	floor := p.MinPivot * scale
 	piv, val := potrfLower(bi, n, l, n)
 	if piv < 0 {
-		c.jitter, c.valid = 0, true
-		return 0, nil
+		if piv, val = belowFloor(n, l, floor); piv < 0 {
+			c.jitter, c.valid = 0, true
+			return 0, nil
+		}
 	}
 	if p.MaxTries == 0 {
-		return 0, &NotPositiveDefiniteError{Pivot: piv, Value: val}
-	}
-	scale := MeanDiag(n, a, lda)
-	if !(scale > 0) || math.IsInf(scale, 0) {
-		scale = 1
+		return 0, notPD(piv, val, 0, floor)
 	}
 	jit := p.Start * scale
 	for t := 1; t <= p.MaxTries; t++ {
@@ -83,14 +89,39 @@ func (c *Cholesky) Factor(n int, a []float64, lda int, p JitterPolicy, threads i
 		}
 		piv, val = potrfLower(bi, n, l, n)
 		if piv < 0 {
-			c.jitter, c.valid = jit, true
-			return jit, nil
+			if piv, val = belowFloor(n, l, floor); piv < 0 {
+				c.jitter, c.valid = jit, true
+				return jit, nil
+			}
 		}
 		if t < p.MaxTries {
 			jit *= p.growth()
 		}
 	}
-	return 0, &NotPositiveDefiniteError{Pivot: piv, Value: val, Jitter: jit}
+	return 0, notPD(piv, val, jit, floor)
+}
+
+// belowFloor returns the first pivot of the factor (l, n) whose square is
+// below floor, and that square, or −1 if there is none.
+func belowFloor(n int, l []float64, floor float64) (int, float64) {
+	if floor > 0 {
+		for i := 0; i < n; i++ {
+			if d := l[i*n+i]; d*d < floor {
+				return i, d * d
+			}
+		}
+	}
+	return -1, 0
+}
+
+// notPD is the error of a failed factorization at pivot piv, whose Schur
+// complement diagonal is val: positive val means it was below floor.
+func notPD(piv int, val, jitter, floor float64) error {
+	e := &NotPositiveDefiniteError{Pivot: piv, Value: val, Jitter: jitter}
+	if val > 0 {
+		e.Floor = floor
+	}
+	return e
 }
 
 // SetThreads changes the goroutine budget used by later calls on c

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"runtime"
 	"runtime/debug"
+	"strings"
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
@@ -265,6 +266,61 @@ func TestJitterPolicy(t *testing.T) {
 	}
 	if err := DefaultJitter().Validate(); err != nil {
 		t.Error(err)
+	}
+}
+
+// TestJitterMinPivot: a matrix that factors with a positive but tiny
+// pivot (squared pivot 1e-14 relative to its mean diagonal) is accepted
+// without a floor and jittered under one; without jittered tries the floor
+// makes it an error that says so; the floor applies to jittered tries too.
+func TestJitterMinPivot(t *testing.T) {
+	const eps = 1e-14
+	a := []float64{
+		1, 0, 0,
+		1, 1 + eps, 0,
+		0.5, 0.5, 2,
+	}
+	mean := (1 + 1 + eps + 2) / 3
+	var c Cholesky
+	jit, err := c.Factor(3, a, 3, JitterPolicy{Start: 1e-10, MaxTries: 7}, 1)
+	if err != nil || jit != 0 {
+		t.Fatalf("no floor: jitter %g, err %v", jit, err)
+	}
+	if l := c.RawL(); math.Abs(l[4]*l[4]-eps) > 1e-2*eps {
+		t.Fatalf("squared pivot 1 is %g, want about %g", l[4]*l[4], eps)
+	}
+	jit, err = c.Factor(3, a, 3, DefaultJitter(), 1)
+	if want := 1e-10 * mean; err != nil || jit != want {
+		t.Errorf("DefaultJitter: jitter %g, err %v; want %g", jit, err, want)
+	}
+	if l := c.RawL(); !(l[4]*l[4] >= 1e-11*mean) {
+		t.Errorf("DefaultJitter: squared pivot 1 is %g, below the floor", l[4]*l[4])
+	}
+	_, err = c.Factor(3, a, 3, JitterPolicy{MinPivot: 1e-11}, 1)
+	var npd *NotPositiveDefiniteError
+	if !errors.As(err, &npd) || npd.Pivot != 1 || !(npd.Value > 0 && npd.Value < 1e-11*mean) || npd.Floor != 1e-11*mean ||
+		!strings.Contains(err.Error(), "numerically singular: pivot 1 is") || !strings.Contains(err.Error(), "below the floor") {
+		t.Errorf("floor without jitter: err %v (%+v)", err, npd)
+	}
+	if c.Valid() {
+		t.Error("a failed factorization left a factor")
+	}
+	// A floor above the first jitter: the first try's pivot (about 1e-12)
+	// is below it, the second's (about 1e-10) is not.
+	jit, err = c.Factor(3, a, 3, JitterPolicy{Start: 1e-12, Growth: 100, MaxTries: 3, MinPivot: 1e-11}, 1)
+	if want := 1e-10 * mean; err != nil || math.Abs(jit-want) > 1e-15*want {
+		t.Errorf("floor above the first jitter: jitter %g, err %v; want %g", jit, err, want)
+	}
+	// A non-positive pivot is still reported as such, without a floor.
+	b := []float64{1, 0, 1, 1 - eps}
+	_, err = c.Factor(2, b, 2, JitterPolicy{MinPivot: 1e-11}, 1)
+	if !errors.As(err, &npd) || npd.Value > 0 || npd.Floor != 0 || !strings.Contains(err.Error(), "not positive definite") {
+		t.Errorf("negative pivot: err %v", err)
+	}
+	for _, bad := range []float64{-1, math.NaN(), math.Inf(1)} {
+		if _, err := c.Factor(3, a, 3, JitterPolicy{MinPivot: bad}, 1); !errors.Is(err, ErrPolicy) {
+			t.Errorf("MinPivot %v: err %v, want ErrPolicy", bad, err)
+		}
 	}
 }
 

@@ -51,9 +51,14 @@
 //
 // stopping at the first success and reporting the jitter used (0 when no
 // jitter was needed). Growth defaults to 10. If mean(diag(A)) is not
-// positive, the scale 1 is used instead. NoJitter() (the zero value) never
-// adds jitter; DefaultJitter() returns Start = 1e-10, Growth = 10,
-// MaxTries = 7 (up to 1e-4·mean(diag(A))). The factor, its LogDet and all
+// positive, the scale 1 is used instead. An attempt succeeds when every
+// pivot is positive and, if MinPivot is set, every squared pivot L_ii² is
+// at least MinPivot·mean(diag(A)): a factor that exists only by rounding
+// (a numerically singular A whose pivot happens to round to 1e-16 rather
+// than −1e-16) is treated as the failure it nearly was, since solves with
+// it amplify rounding by 1/L_ii². NoJitter() (the zero value) never adds
+// jitter; DefaultJitter() returns Start = 1e-10, Growth = 10, MaxTries = 7
+// (up to 1e-4·mean(diag(A))) and MinPivot = 1e-11. The factor, its LogDet and all
 // solves refer to the jittered matrix A + jitter·I. The jitter moves with
 // mean(diag(A)) (MeanDiag), so a gradient through a jittered factor needs
 // AddJitterAdjoint besides Adjoint.

@@ -31,14 +31,23 @@ type NotPositiveDefiniteError struct {
 	Pivot  int
 	Value  float64
 	Jitter float64
+	// Floor is the policy's MinPivot·scale when the pivot was positive
+	// but below it (Value < Floor), else 0.
+	Floor float64
 }
 
 // Error implements the error interface.
 func (e *NotPositiveDefiniteError) Error() string {
-	if e.Jitter != 0 {
-		return fmt.Sprintf("chol: matrix not positive definite: pivot %d is %g (with jitter %g)", e.Pivot, e.Value, e.Jitter)
+	what := "not positive definite"
+	floor := ""
+	if e.Floor > 0 {
+		what = "numerically singular"
+		floor = fmt.Sprintf(", below the floor %g", e.Floor)
 	}
-	return fmt.Sprintf("chol: matrix not positive definite: pivot %d is %g", e.Pivot, e.Value)
+	if e.Jitter != 0 {
+		return fmt.Sprintf("chol: matrix %s: pivot %d is %g%s (with jitter %g)", what, e.Pivot, e.Value, floor, e.Jitter)
+	}
+	return fmt.Sprintf("chol: matrix %s: pivot %d is %g%s", what, e.Pivot, e.Value, floor)
 }
 
 // NonFiniteError reports a NaN or ±Inf entry at (Row, Col) of an input

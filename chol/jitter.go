@@ -22,13 +22,24 @@ type JitterPolicy struct {
 	Growth float64
 	// MaxTries bounds the number of jittered attempts (0: never jitter).
 	MaxTries int
+	// MinPivot, when positive, is a relative floor on the pivots: an
+	// attempt whose factor has a squared diagonal entry L_ii² below
+	// MinPivot · scale fails at pivot i as a non-positive pivot would (the
+	// error's Floor then says why). A Cholesky factorization that succeeds
+	// with such a pivot is dominated by rounding: solves with the factor
+	// amplify the rounding errors of their right-hand sides by up to
+	// 1/L_ii², so K_vu·K_uu⁻¹·K_uv loses all accuracy as L_ii² nears
+	// ε·mean(diag(A)). It must be finite and not negative; 0 accepts any
+	// positive pivot.
+	MinPivot float64
 }
 
 // DefaultJitter returns the policy recommended for GP kernel matrices: no
-// jitter if the matrix factors, else relative jitter 1e-10, 1e-9, …, 1e-4
-// times the mean diagonal (7 tries, growth 10).
+// jitter if the matrix factors with every squared pivot at least 1e-11
+// times the mean diagonal, else relative jitter 1e-10, 1e-9, …, 1e-4 times
+// the mean diagonal (7 tries, growth 10).
 func DefaultJitter() JitterPolicy {
-	return JitterPolicy{Start: 1e-10, Growth: 10, MaxTries: 7}
+	return JitterPolicy{Start: 1e-10, Growth: 10, MaxTries: 7, MinPivot: 1e-11}
 }
 
 // NoJitter returns the policy that never adds jitter (the zero value).
@@ -37,6 +48,8 @@ func NoJitter() JitterPolicy { return JitterPolicy{} }
 // Validate reports whether p is a valid policy; the error wraps ErrPolicy.
 func (p JitterPolicy) Validate() error {
 	switch {
+	case !(p.MinPivot >= 0) || math.IsInf(p.MinPivot, 0):
+		return fmt.Errorf("%w: MinPivot = %g must be finite and not negative", ErrPolicy, p.MinPivot)
 	case p.MaxTries < 0:
 		return fmt.Errorf("%w: MaxTries = %d < 0", ErrPolicy, p.MaxTries)
 	case p.MaxTries == 0:

@@ -148,12 +148,12 @@ func (l *la) chol(name string, c *chol.Cholesky, n int, a []float64, p chol.Jitt
 }
 
 // relativeJitter returns the policy p rescaled so that, when chol applies
-// it to the n×n matrix a (which scales jitter by mean(diag(a))), the
-// jitter is relative to mean(diag(ref)) instead. C_vv = K_vv − K_vu·K_uu⁻¹·K_uv
-// can be zero up to rounding (an orthogonal point on an inducing point), so
-// its own diagonal is no scale for its jitter; K_vv's is. (When ref's mean
-// diagonal is not positive, or the rescaled start is not finite, p is
-// returned unchanged.)
+// it to the n×n matrix a (which scales jitter and the pivot floor by
+// mean(diag(a))), the jitter and the floor are relative to mean(diag(ref))
+// instead. C_vv = K_vv − K_vu·K_uu⁻¹·K_uv can be zero up to rounding (an
+// orthogonal point on an inducing point), so its own diagonal is no scale
+// for its jitter; K_vv's is. (When ref's mean diagonal is not positive, or
+// a rescaled value is not finite, p is returned unchanged.)
 func relativeJitter(p chol.JitterPolicy, n int, ref, a []float64) chol.JitterPolicy {
 	q, _ := relativeJitterOK(p, n, ref, a)
 	return q
@@ -163,7 +163,7 @@ func relativeJitter(p chol.JitterPolicy, n int, ref, a []float64) chol.JitterPol
 // was rescaled, so that the jitter it gives is proportional to
 // mean(diag(ref)).
 func relativeJitterOK(p chol.JitterPolicy, n int, ref, a []float64) (chol.JitterPolicy, bool) {
-	if p.MaxTries == 0 || n == 0 {
+	if p.MaxTries == 0 && p.MinPivot == 0 || n == 0 {
 		return p, false
 	}
 	rs, as := chol.MeanDiag(n, ref, n), chol.MeanDiag(n, a, n)
@@ -175,7 +175,8 @@ func relativeJitterOK(p chol.JitterPolicy, n int, ref, a []float64) (chol.Jitter
 	}
 	q := p
 	q.Start = p.Start * rs / as
-	if !(q.Start > 0) || math.IsInf(q.Start, 0) {
+	q.MinPivot = p.MinPivot * rs / as
+	if p.MaxTries > 0 && !(q.Start > 0) || math.IsInf(q.Start, 0) || math.IsInf(q.MinPivot, 0) {
 		return p, false
 	}
 	return q, true

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
@@ -461,4 +463,58 @@ func naturalGP(mod *gp.Model) *train.NaturalGradient {
 		factors = append(factors, train.GaussianFactor{Mean: lay.MV[0], Chol: lay.LV[0], N: m2})
 	}
 	return &train.NaturalGradient{Model: mod, Factors: factors, Threads: 1}
+}
+
+// TestNumericallySingularKuu: twenty inducing inputs on a line of six
+// lengthscales, two of them 4e-4 apart (a SOLVE-GP found by training on
+// Snelson's data), make K_uu numerically singular. Its Cholesky
+// factorization succeeds without jitter for about a third of parameter
+// vectors within 1e-13 of these, with a squared pivot near 1e-16: the
+// solves with that factor amplify rounding so far that C_vv came out with a
+// pivot of −0.057, beyond any jitter, and training froze in rejections
+// while its learning rate halved to 1e-15. The default policy's pivot
+// floor (chol.JitterPolicy.MinPivot) jitters such factors: every
+// perturbation must evaluate, to nearly the same bound.
+func TestNumericallySingularKuu(t *testing.T) {
+	zs := []float64{-0.038766714179944095, 0.6338624129906049, -1.8052595144434473, 0.8714822741857766, 0.6568006530391975,
+		-1.732100885201301, -1.6948488340919234, 1.0650277060733628, 0.6071309666089207, 0.21132681690485322,
+		0.2276870343159236, -1.7257090074174415, 0.8747215949233293, 0.2868838845584242, -1.7004749097804746,
+		-1.6097691403451266, -0.076353030924729, 0.6564307868149445, 1.0475684806420387, -0.4146159741217598}
+	ox := []float64{-1.3807739420730147, 1.0901002865668952, 0.6505882609738557, 0.8823830792159072, 1.7340144457734608,
+		-1.6020968011456986, -0.6444966048405019, -1.769167383440861, -0.4115691410357049, -0.8265127783588153,
+		0.8600119450096038, -0.37106283625128217, -1.5094201941750098, 0.538452885155108, -1.6747806629274604,
+		0.03725571537287431, 0.1874812589809508, 1.2590697938021982, -0.7850552696754066, 1.3268356477449588}
+	x, y := sinData(200, 3)
+	rng := rand.New(rand.NewPCG(4, 5))
+	for _, whiten := range []bool{true, false} {
+		var lo, hi float64 = math.Inf(1), math.Inf(-1)
+		failed := 0
+		var firstErr error
+		for range 200 {
+			z := mat.NewDense(len(zs), 1, nil)
+			for i, v := range zs {
+				z.Set(i, 0, v*(1+1e-13*rng.NormFloat64()))
+			}
+			s := setup{kind: gp.SOLVEGP, z: z, o: mat.NewDense(len(ox), 1, slices.Clone(ox)), lengthscale: 0.5102423024740127,
+				variance: 0.6093572655245423, noise: 0.1997249288138075, opts: []gp.Option{gp.WithWhitening(whiten)}}
+			mod, err := s.try()
+			var f float64
+			if err == nil {
+				f, err = mod.Objective(x, y, len(y), make([]float64, mod.NumParams()))
+			}
+			if err != nil {
+				if failed++; firstErr == nil {
+					firstErr = err
+				}
+				continue
+			}
+			lo, hi = math.Min(lo, f), math.Max(hi, f)
+		}
+		if failed > 0 {
+			t.Errorf("whiten %v: %d of 200 perturbations failed, the first with %v", whiten, failed, firstErr)
+		}
+		if hi-lo > 1e-6*math.Abs(lo) {
+			t.Errorf("whiten %v: bounds from %v to %v within 1e-13 of the same parameters", whiten, lo, hi)
+		}
+	}
 }
