@@ -31,6 +31,12 @@
 // OptimalQ returns these optimal q(u), q*(v⊥) in package gp's unwhitened
 // parameterization; the uncollapsed SVGP / SOLVE-GP bound of package gp
 // equals the collapsed bound there and is below it at any other q (tested).
+// GPModel builds from them an independent gp.Model — SVGP, or SOLVE-GP
+// when there are orthogonal inducing inputs, unwhitened — with copies of
+// the kernel, the noise, Z and O and q at that optimum, so that a
+// collapsed fit can be saved with package modelfile, used for prediction
+// through gp.Predictor, or trained further with mini-batches by package
+// train.
 //
 // Options.Tight selects instead the tighter bound of Appendix A,
 // log N(y | 0, Q_ff + σ²I) − ½·tr[(Q_ff + σ²I)⁻¹(K_ff − Q_ff)], which
@@ -102,9 +108,9 @@ type Model struct {
 // New returns a collapsed model with kernel k, Gaussian noise lik, M
 // inducing inputs z (M×d) and M₂ orthogonal inducing inputs o (M₂×d, or
 // nil for SGPR). z and o are copied; k and lik are used (and updated by
-// SetParams) in place. k may be any gp.Kernel: kernel.Kernel has the same
-// method set, and is used here so that this package does not depend on
-// the model layer in package gp.
+// SetParams) in place. k may be any gp.Kernel (kernel.Kernel has the same
+// method set); GPModel can copy only kernel.Stationary kernels and sums and
+// products of them.
 func New(k kernel.Kernel, lik *likelihood.Gaussian, z, o *mat.Dense, opts Options) (*Model, error) {
 	if nilcheck.IsNil(k) || lik == nil || z == nil {
 		return nil, errors.New("collapsed: New: nil kernel, likelihood or Z")

@@ -138,31 +138,51 @@ func colSq(v, a []float64, lda, r0, r1, nc int, sign float64) {
 // m_u = L_u·m̃_u, S_u = L_u·B_u⁻¹·L_uᵀ, m_v = L_c·m̃_v and
 // S_v = L_c·B_v⁻¹·L_cᵀ.
 func (md *Model) OptimalQ(x *mat.Dense, y []float64) (mu []float64, su *mat.SymDense, mv []float64, sv *mat.SymDense, err error) {
+	mu, tu, mv, tv, err := md.optimalFactors(x, y)
+	if err != nil {
+		return nil, nil, nil, nil, err
+	}
+	bi := blas.Implementation{Threads: md.threads}
+	cov := func(n int, t []float64) *mat.SymDense {
+		c := mat.NewSymDense(n, nil)
+		cr := c.RawSymmetric()
+		bi.Dsyrk(gblas.Upper, gblas.NoTrans, n, n, 1, t, n, 0, cr.Data, cr.Stride)
+		return c
+	}
+	su = cov(md.m, tu)
+	if md.m2 > 0 {
+		sv = cov(md.m2, tv)
+	}
+	return mu, su, mv, sv, nil
+}
+
+// optimalFactors returns the means of the optimal q(u) and q*(v⊥) (see
+// OptimalQ) and square factors of their covariances, S_u = T_u·T_uᵀ and
+// S_v = T_v·T_vᵀ (n×n row-major, T = L_blk·L_B⁻ᵀ, not triangular); mv and
+// tv are nil for SGPR.
+func (md *Model) optimalFactors(x *mat.Dense, y []float64) (mu, tu, mv, tv []float64, err error) {
 	p, err := md.Posterior(x, y)
 	if err != nil {
 		return nil, nil, nil, nil, err
 	}
 	k := md.m + md.m2
 	bi := blas.Implementation{Threads: md.threads}
-	block := func(off, n int, lb []float64) ([]float64, *mat.SymDense) {
+	block := func(off, n int, lb []float64) (mean, t []float64) {
 		// L_blk = rows/cols [off, off+n) of L; mean = L_blk·α_blk.
-		mean := make([]float64, n)
+		mean = make([]float64, n)
 		copy(mean, p.alpha[off:off+n])
 		bi.Dtrmv(gblas.Lower, gblas.NoTrans, gblas.NonUnit, n, p.lw[off*k+off:], k, mean, 1)
 		// S = L_blk·B⁻¹·L_blkᵀ = (L_blk·L_B⁻ᵀ)(L_blk·L_B⁻ᵀ)ᵀ.
-		t := make([]float64, n*n)
+		t = make([]float64, n*n)
 		for i := 0; i < n; i++ {
 			copy(t[i*n:i*n+i+1], p.lw[(off+i)*k+off:(off+i)*k+off+i+1])
 		}
 		bi.Dtrsm(gblas.Right, gblas.Lower, gblas.Trans, gblas.NonUnit, n, n, 1, lb, n, t, n)
-		cov := mat.NewSymDense(n, nil)
-		cr := cov.RawSymmetric()
-		bi.Dsyrk(gblas.Upper, gblas.NoTrans, n, n, 1, t, n, 0, cr.Data, cr.Stride)
-		return mean, cov
+		return mean, t
 	}
-	mu, su = block(0, md.m, p.lbu)
+	mu, tu = block(0, md.m, p.lbu)
 	if md.m2 > 0 {
-		mv, sv = block(md.m, md.m2, p.lbv)
+		mv, tv = block(md.m, md.m2, p.lbv)
 	}
-	return mu, su, mv, sv, nil
+	return mu, tu, mv, tv, nil
 }

@@ -1,0 +1,192 @@
+package collapsed
+
+import (
+	"errors"
+	"fmt"
+	"math"
+
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/solvegp/solvegp/gp"
+	"github.com/solvegp/solvegp/gp/kernel"
+	"github.com/solvegp/solvegp/gp/likelihood"
+	"github.com/solvegp/solvegp/gp/transform"
+)
+
+// GPModel returns a new model of package gp equivalent to md trained on
+// x, y: SVGP when md has no orthogonal inducing inputs, SOLVE-GP
+// otherwise, in the unwhitened parameterization, with
+//
+//   - a copy of md's kernel (a new kernel object of the same structure and
+//     hyperparameters; kernel.Stationary and sums and products of such
+//     kernels can be copied, other kernels are an error),
+//   - a new Gaussian likelihood with md's noise variance and noise floor,
+//   - md's inducing inputs Z and O, and
+//   - q(u) and q(v⊥) set to the collapsed optimum for x, y at md's
+//     hyperparameters (the distributions OptimalQ returns).
+//
+// The model shares nothing with md: changing md afterwards (SetParams,
+// Fit) leaves it unchanged, and it can be trained further (for example
+// with mini-batches by package train) or saved with package modelfile.
+// Its uncollapsed bound on the whole data set (Objective(x, y, N, nil)
+// with N = len(y)) equals md.Bound(x, y), and its predictions of the
+// latent function equal those of md.Posterior(x, y), to rounding. The
+// model's jitter policies (for K_uu and C_vv) and thread budget are md's;
+// where a kernel matrix needs jitter to factorize, gp and this package
+// jitter different matrices (K_uu and C_vv there, K_ww here), and the
+// agreement is only as close as the jitter is small.
+//
+// For a model with Options.Tight, q(u) is the SGPR optimum (as for
+// Posterior), and the gp model's bound is Titsias' bound, below md's.
+//
+// It returns an error for data that Bound rejects (nil, mismatched in
+// size or not finite), for a kernel it cannot copy, and when the kernel
+// matrices cannot be factorized.
+func (md *Model) GPModel(x *mat.Dense, y []float64) (*gp.Model, error) {
+	if md == nil {
+		return nil, errors.New("collapsed: GPModel: nil model")
+	}
+	k, err := copyKernel(md.kern)
+	if err != nil {
+		return nil, fmt.Errorf("collapsed: GPModel: %w", err)
+	}
+	lik, err := copyGaussian(md.lik)
+	if err != nil {
+		return nil, fmt.Errorf("collapsed: GPModel: %w", err)
+	}
+	mu, tu, mv, tv, err := md.optimalFactors(x, y)
+	if err != nil {
+		return nil, err
+	}
+	opts := []gp.Option{gp.WithWhitening(false), gp.WithKuuJitter(md.jitter), gp.WithCvvJitter(md.jitter), gp.WithThreads(md.threads)}
+	var mod *gp.Model
+	if md.m2 == 0 {
+		mod, err = gp.NewSVGP(k, lik, md.Z(), opts...)
+	} else {
+		mod, err = gp.NewSOLVEGP(k, lik, md.Z(), md.O(), opts...)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("collapsed: GPModel: %w", err)
+	}
+	p := make([]float64, mod.NumParams())
+	mod.Params(p)
+	lay := mod.Layout()
+	copy(p[lay.MU[0]:lay.MU[0]+md.m], mu)
+	if err := packFactor(p[lay.LU[0]:], md.m, tu); err != nil {
+		return nil, fmt.Errorf("collapsed: GPModel: q(u): %w", err)
+	}
+	if md.m2 > 0 {
+		copy(p[lay.MV[0]:lay.MV[0]+md.m2], mv)
+		if err := packFactor(p[lay.LV[0]:], md.m2, tv); err != nil {
+			return nil, fmt.Errorf("collapsed: GPModel: q(v⊥): %w", err)
+		}
+	}
+	if err := mod.SetParams(p); err != nil {
+		return nil, fmt.Errorf("collapsed: GPModel: %w", err)
+	}
+	return mod, nil
+}
+
+// packFactor writes the Cholesky factor L of S = T·Tᵀ (T n×n row-major)
+// into dst in package gp's packed form: the lower triangle row by row, the
+// diagonal through softplus⁻¹. L is Rᵀ for the QR factorization Tᵀ = Q·R
+// (rows of R negated where its diagonal is negative), so that S is never
+// formed and factorized.
+func packFactor(dst []float64, n int, t []float64) error {
+	var qr mat.QR
+	qr.Factorize(mat.NewDense(n, n, t).T())
+	var r mat.Dense
+	qr.RTo(&r)
+	for i := 0; i < n; i++ {
+		for j := 0; j <= i; j++ {
+			v := r.At(j, i) // L[i][j] = ±R[j][i]
+			if r.At(j, j) < 0 {
+				v = -v
+			}
+			if i == j {
+				u := transform.InvSoftplus(v)
+				if !(v > 0) || math.IsInf(u, 0) || math.IsNaN(u) {
+					return fmt.Errorf("covariance factor has diagonal entry %d = %v (covariance not numerically positive definite)", i, v)
+				}
+				v = u
+			}
+			dst[i*(i+1)/2+j] = v
+		}
+	}
+	return nil
+}
+
+// copyKernel returns a new kernel with k's structure and parameters.
+func copyKernel(k kernel.Kernel) (kernel.Kernel, error) {
+	var c kernel.Kernel
+	switch k := k.(type) {
+	case *kernel.Stationary:
+		var opts []kernel.Option
+		if k.IsARD() {
+			opts = append(opts, kernel.ARD())
+		}
+		s, err := kernel.NewStationary(k.Family(), k.Dim(), 1, 1, opts...)
+		if err != nil {
+			return nil, err
+		}
+		c = s
+	case *kernel.Sum:
+		parts, err := copyParts(k.Parts())
+		if err != nil {
+			return nil, err
+		}
+		if c, err = kernel.NewSum(parts...); err != nil {
+			return nil, err
+		}
+	case *kernel.Product:
+		parts, err := copyParts(k.Parts())
+		if err != nil {
+			return nil, err
+		}
+		if c, err = kernel.NewProduct(parts...); err != nil {
+			return nil, err
+		}
+	default:
+		return nil, fmt.Errorf("cannot copy kernel of type %T (kernel.Stationary and sums and products of them can be copied)", k)
+	}
+	p := make([]float64, k.NumParams())
+	k.Params(p)
+	if err := c.SetParams(p); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+func copyParts(parts []kernel.Kernel) ([]kernel.Kernel, error) {
+	out := make([]kernel.Kernel, len(parts))
+	for i, p := range parts {
+		c, err := copyKernel(p)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = c
+	}
+	return out, nil
+}
+
+// copyGaussian returns a new Gaussian likelihood with g's floor and
+// parameter.
+func copyGaussian(g *likelihood.Gaussian) (*likelihood.Gaussian, error) {
+	floor := g.NoiseFloor()
+	// A trained noise may have rounded to its floor, which NewGaussian
+	// refuses as a starting value; the parameter is set afterwards.
+	start := g.NoiseVariance()
+	if !(start > floor) {
+		start = 2*floor + 1
+	}
+	c, err := likelihood.NewGaussian(start, likelihood.NoiseFloor(floor))
+	if err != nil {
+		return nil, err
+	}
+	var u [1]float64
+	g.Params(u[:])
+	if err := c.SetParams(u[:]); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
