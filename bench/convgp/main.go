@@ -95,7 +95,10 @@ type Result struct {
 	SecPerIter float64 `json:"sec_per_iter"`
 	TrainHours float64 `json:"train_hours"`
 	Threads    int     `json:"threads"`
-	Finished   string  `json:"finished"`
+	// Revision is the commit the program that finished the run was built
+	// from (benchutil.Revision; empty if the build does not record it).
+	Revision string `json:"revision,omitempty"`
+	Finished string `json:"finished"`
 }
 
 func main() {
@@ -557,7 +560,7 @@ func run(o options) error {
 	row := Result{Name: o.name, Model: o.model, Layers: o.layers, M: o.m, M2: o.m2, Iters: done, Target: o.iters,
 		Batch: o.batch, TrainN: len(ye), TestN: len(yt), TrainAcc: trAcc, TrainLL: trLL, TestAcc: teAcc, TestLL: teLL,
 		SecPerIter: trainSec / math.Max(1, float64(done)), TrainHours: trainSec / 3600, Threads: o.threads,
-		Finished: time.Now().UTC().Format(time.RFC3339)}
+		Revision: benchutil.Revision(), Finished: time.Now().UTC().Format(time.RFC3339)}
 	if o.layers > 1 {
 		row.HiddenM, row.HiddenM2 = o.hm, o.hm2
 	}

@@ -112,11 +112,14 @@ type Record struct {
 	// so the run differs from an uninterrupted one.
 	ResumedRandomRestarted []int `json:"resumed_random_restarted_after_epochs,omitempty"`
 
-	Threads    int       `json:"threads"`
-	GOMAXPROCS int       `json:"gomaxprocs"`
-	GoVersion  string    `json:"go_version"`
-	GOARCH     string    `json:"goarch"`
-	Finished   time.Time `json:"finished"`
+	Threads    int    `json:"threads"`
+	GOMAXPROCS int    `json:"gomaxprocs"`
+	GoVersion  string `json:"go_version"`
+	GOARCH     string `json:"goarch"`
+	// Revision is the commit the program that finished the run was built
+	// from (benchutil.Revision; empty if the build does not record it).
+	Revision string    `json:"revision,omitempty"`
+	Finished time.Time `json:"finished"`
 }
 
 // key identifies a run for resumption.
@@ -266,7 +269,8 @@ func runOne(ctx context.Context, o *options, name string, ms modelSpec, split in
 	nTrain, d := sets.XTrain.Dims()
 	rec := &Record{Dataset: name, Model: ms.Label(), Kind: ms.Kind.String(), M: ms.M, M2: ms.M2, Split: split, Natural: ms.Natural, Setup: o.setup(),
 		NTrain: nTrain, NValid: len(sets.YValid), NTest: len(sets.YTest), D: d, BestEpoch: -1,
-		Threads: o.threads, GOMAXPROCS: runtime.GOMAXPROCS(0), GoVersion: runtime.Version(), GOARCH: runtime.GOARCH}
+		Threads: o.threads, GOMAXPROCS: runtime.GOMAXPROCS(0), GoVersion: runtime.Version(), GOARCH: runtime.GOARCH,
+		Revision: benchutil.Revision()}
 	seed := splitSeed(o.seed, split)
 	if !o.quiet {
 		fmt.Fprintf(stderr, "%s %s split %d: N_train %d, N_valid %d, N_test %d, d %d\n",

@@ -14,6 +14,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"runtime/debug"
 	"strings"
 
 	"gonum.org/v1/gonum/mat"
@@ -239,4 +240,31 @@ func FullBound(m *gp.Model, x *mat.Dense, y []float64, batch int) (float64, erro
 		total += float64(hi-lo) / float64(n) * obj
 	}
 	return total, nil
+}
+
+// Revision returns the version control revision the running program was
+// built from, as recorded by the go command (vcs.revision, with "+dirty"
+// when the working tree had uncommitted changes), or "" when the build
+// does not record it (go run of a file list, -buildvcs=false, no VCS).
+// Results carry it so that a number can be traced to the code that made
+// it.
+func Revision() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return ""
+	}
+	var rev string
+	dirty := false
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			dirty = s.Value == "true"
+		}
+	}
+	if rev != "" && dirty {
+		rev += "+dirty"
+	}
+	return rev
 }
