@@ -1,7 +1,9 @@
 package gp_test
 
 import (
+	"context"
 	"fmt"
+	"log"
 	"math"
 
 	"gonum.org/v1/gonum/mat"
@@ -9,6 +11,7 @@ import (
 	"github.com/solvegp/solvegp/gp"
 	"github.com/solvegp/solvegp/gp/kernel"
 	"github.com/solvegp/solvegp/gp/likelihood"
+	"github.com/solvegp/solvegp/gp/train"
 )
 
 // toyData returns n points on [-3, 3] with y = sin(2x).
@@ -23,8 +26,8 @@ func toyData(n int) (*mat.Dense, []float64) {
 	return x, y
 }
 
-// Fit a small SOLVE-GP regression model by gradient ascent on its bound,
-// then predict.
+// Fit a small SOLVE-GP regression model with train.Fit (Adam on shuffled
+// mini-batches), then predict.
 func Example() {
 	x, y := toyData(60)
 	k, _ := kernel.NewRBF(1, 1.0, 1.0)
@@ -33,36 +36,70 @@ func Example() {
 	o := mat.NewDense(4, 1, []float64{-1.8, -0.2, 1.2, 2.7})
 	model, err := gp.NewSOLVEGP(k, lik, z, o, gp.WithWhitening(true))
 	if err != nil {
-		fmt.Println(err)
-		return
+		log.Fatal(err)
 	}
-	theta := make([]float64, model.NumParams())
-	grad := make([]float64, model.NumParams())
-	model.Params(theta)
 	first, _ := model.Objective(x, y, 60, nil)
-	// Plain gradient ascent with a small step (use gp/train for Adam).
-	for step := 0; step < 300; step++ {
-		if _, err := model.Objective(x, y, 60, grad); err != nil {
-			fmt.Println(err)
-			return
-		}
-		for i, g := range grad {
-			theta[i] += 2e-3 * g
-		}
-		if err := model.SetParams(theta); err != nil {
-			fmt.Println(err)
-			return
-		}
+	// 200 epochs of mini-batches of 20, learning rate 0.05, seeded: the
+	// same seed gives the same parameters, bit for bit.
+	cfg := train.Config{Epochs: 200, BatchSize: 20, Schedule: train.Constant(0.05), Seed: 1}
+	res, err := train.Fit(context.Background(), model, x, y, cfg)
+	if err != nil {
+		log.Fatal(err)
 	}
 	last, _ := model.Objective(x, y, 60, nil)
-	fmt.Println("bound improved:", last > first)
+	fmt.Println("steps:", res.Steps, "bound improved:", last > first)
 
-	p, _ := model.Predictor(0)
-	mean, variance, _ := p.PredictF(mat.NewDense(1, 1, []float64{0.7}))
-	fmt.Printf("f(0.7) ≈ %.1f (true %.1f), variance positive: %v\n", mean.At(0, 0), math.Sin(1.4), variance.At(0, 0) > 0)
+	p, err := model.Predictor(0)
+	if err != nil {
+		log.Fatal(err)
+	}
+	mean, variance, err := p.PredictF(mat.NewDense(1, 1, []float64{0.7}))
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Printf("f(0.7) ≈ %.2f (true %.2f), variance positive: %v\n", mean.At(0, 0), math.Sin(1.4), variance.At(0, 0) > 0)
 	// Output:
-	// bound improved: true
-	// f(0.7) ≈ 1.0 (true 1.0), variance positive: true
+	// steps: 600 bound improved: true
+	// f(0.7) ≈ 1.00 (true 0.99), variance positive: true
+}
+
+// Binary classification: SVGP with a Bernoulli (probit) likelihood,
+// trained with train.Fit; PredictY gives the class-1 probability.
+func ExampleNewSVGP() {
+	// Label 1 where sin(2x) > 0.
+	x, f := toyData(80)
+	y := make([]float64, len(f))
+	for i, v := range f {
+		if v > 0 {
+			y[i] = 1
+		}
+	}
+	k, _ := kernel.NewMatern52(1, 1.0, 1.0)
+	lik, err := likelihood.NewBernoulli()
+	if err != nil {
+		log.Fatal(err)
+	}
+	z := mat.NewDense(8, 1, []float64{-2.8, -2, -1.2, -0.4, 0.4, 1.2, 2, 2.8})
+	model, err := gp.NewSVGP(k, lik, z, gp.WithWhitening(true))
+	if err != nil {
+		log.Fatal(err)
+	}
+	cfg := train.Config{Epochs: 300, BatchSize: 40, Schedule: train.Constant(0.03), Seed: 1}
+	if _, err := train.Fit(context.Background(), model, x, y, cfg); err != nil {
+		log.Fatal(err)
+	}
+	p, err := model.Predictor(0)
+	if err != nil {
+		log.Fatal(err)
+	}
+	prob, _, err := p.PredictY(mat.NewDense(2, 1, []float64{0.8, -0.8}))
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Printf("p(y = 1 | x = 0.8) > 0.9: %v\np(y = 1 | x = -0.8) < 0.1: %v\n", prob.At(0, 0) > 0.9, prob.At(1, 0) < 0.1)
+	// Output:
+	// p(y = 1 | x = 0.8) > 0.9: true
+	// p(y = 1 | x = -0.8) < 0.1: true
 }
 
 // The pieces of the bound and the cubic operations it performed.

@@ -30,7 +30,9 @@ func Example() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	std.TransformX(x)
+	if err := std.TransformX(x); err != nil {
+		log.Fatal(err)
+	}
 	std.TransformY(y)
 
 	// SOLVE-GP with M = 5 inducing points and M2 = 5 orthogonal ones,
