@@ -181,6 +181,9 @@ repeats exactly.`, stderr)
 	if done, code := parse(fs, args); done {
 		return code
 	}
+	if misplacedFlag(fs, args, "the image files") {
+		return exitUsage
+	}
 	if fs.NArg() < 1 {
 		fmt.Fprintln(stderr, "solvegp classify: need an image file (see solvegp classify -h)")
 		return exitUsage

@@ -19,7 +19,8 @@
 //
 // Run "solvegp <command> -h" for the flags of each command. Exit codes: 0
 // success, 1 error (invalid flag values included), 2 bad usage (an unknown
-// flag, a malformed flag value, a missing or extra argument), 130
+// flag, a malformed flag value, a missing or extra argument, a flag after
+// the file arguments, which must come last), 130
 // interrupted (train saves the best model so far before exiting, or nothing
 // if no training step had finished).
 package main
@@ -145,6 +146,26 @@ func parse(fs *flag.FlagSet, args []string) (bool, int) {
 		}
 	}
 	return false, 0
+}
+
+// misplacedFlag reports an argument that looks like a flag (it starts with
+// '-') after the first positional argument, and returns true if there is
+// one: the flag package stops at the first argument that is not a flag, so
+// that "train data.csv -m 5" would take -m for a second file. what names
+// the positional arguments ("the data file"). Arguments after "--" are
+// file names whatever they look like.
+func misplacedFlag(fs *flag.FlagSet, args []string, what string) bool {
+	rest := fs.Args()
+	if len(rest) < 2 || len(args) > len(rest) && args[len(args)-len(rest)-1] == "--" {
+		return false
+	}
+	for i, a := range rest[1:] {
+		if len(a) > 1 && a[0] == '-' {
+			fmt.Fprintf(fs.Output(), "solvegp %s: flags must come before %s: %q follows %s (see solvegp %s -h)\n", fs.Name(), what, a, rest[i], fs.Name())
+			return true
+		}
+	}
+	return false
 }
 
 // namedFile is a file a command reads or writes, with the flag or

@@ -1097,3 +1097,30 @@ func TestDemoInterruptKeepsPlot(t *testing.T) {
 		t.Error("the earlier figure was replaced")
 	}
 }
+
+// TestFlagsAfterFile: a flag after the file arguments, which the flag
+// package takes for another file, is reported as such (bad usage), before
+// any file is read.
+func TestFlagsAfterFile(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"train", "data.csv", "-m", "5"}, `solvegp train: flags must come before the data file: "-m" follows data.csv`},
+		{[]string{"train", "-quiet", "data.csv", "-epochs=3"}, `"-epochs=3" follows data.csv`},
+		{[]string{"predict", "-model", "m.json", "x.csv", "-out", "p.csv"}, `solvegp predict: flags must come before the input file: "-out" follows x.csv`},
+		{[]string{"eval", "test.csv", "-model", "m.json"}, `solvegp eval: flags must come before the data file: "-model" follows test.csv`},
+		{[]string{"classify", "-model", "m.cgp", "images.idx", "-labels", "labels.idx"}, `solvegp classify: flags must come before the image files: "-labels" follows images.idx`},
+		{[]string{"classify", "-format", "cifar10", "a.bin", "b.bin", "--json"}, `"--json" follows b.bin`},
+	} {
+		code, out, errOut := runCmd(t, tc.args...)
+		if code != exitUsage || out != "" || !strings.Contains(errOut, tc.want) || strings.Contains(errOut, "no such file") {
+			t.Errorf("%v: exit %d, stderr %q; want %d and %q", tc.args, code, errOut, exitUsage, tc.want)
+		}
+	}
+	// After "--" every argument is a file name.
+	code, _, errOut := runCmd(t, "train", "--", "data.csv", "-m")
+	if code != exitUsage || strings.Contains(errOut, "flags must come before") || !strings.Contains(errOut, "need exactly one data file") {
+		t.Errorf("train -- data.csv -m: exit %d, stderr %q", code, errOut)
+	}
+}

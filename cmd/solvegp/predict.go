@@ -87,6 +87,9 @@ ignored. For a single latent function the output columns are
 	if done, code := parse(fs, args); done {
 		return code
 	}
+	if misplacedFlag(fs, args, "the input file") {
+		return exitUsage
+	}
 	if fs.NArg() != 1 {
 		fmt.Fprintln(stderr, "solvegp predict: need exactly one input file (see solvegp predict -h)")
 		return exitUsage
@@ -169,6 +172,9 @@ the evidence lower bound of the model on that data.`, stderr)
 	csv.register(fs)
 	if done, code := parse(fs, args); done {
 		return code
+	}
+	if misplacedFlag(fs, args, "the data file") {
+		return exitUsage
 	}
 	if fs.NArg() != 1 {
 		fmt.Fprintln(stderr, "solvegp eval: need exactly one labelled data file (see solvegp eval -h)")

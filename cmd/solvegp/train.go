@@ -98,6 +98,9 @@ parameterization is whitened unless -whiten=false.`, stderr)
 	if done, code := parse(fs, args); done {
 		return code
 	}
+	if misplacedFlag(fs, args, "the data file") {
+		return exitUsage
+	}
 	if fs.NArg() != 1 {
 		fmt.Fprintln(stderr, "solvegp train: need exactly one data file (see solvegp train -h)")
 		return exitUsage
