@@ -8,8 +8,9 @@ import (
 	"time"
 )
 
-// progress draws a one-line progress bar with the running bound and an
-// estimate of the remaining time. On a terminal the line is redrawn in
+// progress draws a one-line progress bar with a moving average of the
+// mini-batch bound ("avg bound", not the bound train reports at the end)
+// and an estimate of the remaining time. On a terminal the line is redrawn in
 // place with a carriage return at most every interval; otherwise (a log
 // file, a pipe) a full line is written at every tenth of the run.
 type progress struct {
@@ -40,7 +41,7 @@ func isTerminal(w io.Writer) bool {
 }
 
 // update redraws the bar for step (1-based) of epoch (0-based) with the
-// running bound, unless it was drawn less than an interval ago.
+// moving average of the bound, unless it was drawn less than an interval ago.
 func (p *progress) update(step, epoch int, bound float64, elapsed time.Duration) {
 	if p == nil {
 		return
@@ -72,9 +73,9 @@ func (p *progress) update(step, epoch int, bound float64, elapsed time.Duration)
 		if p.epochs > 0 {
 			fmt.Fprintf(&b, "  epoch %d/%d", epoch+1, p.epochs)
 		}
-		fmt.Fprintf(&b, "  bound %.6g  elapsed %s  ETA %s", bound, formatDuration(elapsed), eta)
+		fmt.Fprintf(&b, "  avg bound %.6g  elapsed %s  ETA %s", bound, formatDuration(elapsed), eta)
 	} else {
-		fmt.Fprintf(&b, "step %d  epoch %d  bound %.6g  elapsed %s", step, epoch+1, bound, formatDuration(elapsed))
+		fmt.Fprintf(&b, "step %d  epoch %d  avg bound %.6g  elapsed %s", step, epoch+1, bound, formatDuration(elapsed))
 	}
 	line := b.String()
 	if !p.tty {

@@ -22,7 +22,7 @@ func TestProgressTerminal(t *testing.T) {
 	if len(lines) != 4 || !strings.HasSuffix(out, "\n") {
 		t.Fatalf("%d redraws in %q", len(lines)-1, out)
 	}
-	if !strings.Contains(lines[2], " 50% [============            ] step 100/200  epoch 2/4  bound -50.25  elapsed 0:10  ETA 0:10") {
+	if !strings.Contains(lines[2], " 50% [============            ] step 100/200  epoch 2/4  avg bound -50.25  elapsed 0:10  ETA 0:10") {
 		t.Fatalf("line %q", lines[2])
 	}
 	if !strings.Contains(lines[3], "100% [========================] step 200/200  epoch 4/4") || !strings.Contains(lines[3], "ETA 0:00") {
@@ -47,6 +47,19 @@ func TestProgressLog(t *testing.T) {
 	}
 	if formatDuration(3725*time.Second) != "1:02:05" || formatDuration(65*time.Second) != "1:05" {
 		t.Fatal("formatDuration")
+	}
+	// The bound shown is a moving average, labelled as one (the summary's
+	// bound is the full-data bound at the end), also without a step count.
+	for _, l := range lines {
+		if !strings.Contains(l, "  avg bound -") {
+			t.Fatalf("line %q", l)
+		}
+	}
+	buf.Reset()
+	open := newProgress(&buf, 0, 0)
+	open.update(3, 0, -2.5, time.Second)
+	if got := strings.TrimSpace(buf.String()); got != "step 3  epoch 1  avg bound -2.5  elapsed 0:01" {
+		t.Fatalf("no total: %q", got)
 	}
 	var nilBar *progress
 	nilBar.update(1, 0, 0, 0) // -quiet: a nil bar does nothing

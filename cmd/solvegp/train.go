@@ -61,8 +61,8 @@ optional header line) and saves it as a model file. Inputs, and for the
 Gaussian likelihood the targets, are standardized with statistics of the
 training rows. Z and O are placed by k-means. Training uses Adam on shuffled
 mini-batches, or with -natural natural-gradient steps for q(u) (and q(v⊥))
-and Adam for the rest; a progress bar on stderr shows the running bound and
-the time left. Ctrl-C (or SIGTERM) stops training and saves the best model so
+and Adam for the rest; a progress bar on stderr shows a moving average of
+the mini-batch bound ("avg bound") and the time left. Ctrl-C (or SIGTERM) stops training and saves the best model so
 far (exit code 130); before the first training step has finished it saves
 nothing and leaves an existing -out file as it was. With -checkpoint FILE the
 training state (the parameters, Adam's moments, the position in the batch
