@@ -103,7 +103,7 @@ func loadTrainCheckpoint(path string) (*trainCheckpoint, error) {
 	}
 	rest, ok := bytes.CutPrefix(b, []byte(trainCheckpointMagic))
 	if !ok {
-		return nil, fmt.Errorf("%s: not a solvegp train checkpoint", path)
+		return nil, wrongFile(path, kindCheckpoint, fmt.Errorf("%s: not a solvegp train checkpoint", path))
 	}
 	var ck trainCheckpoint
 	if err := gob.NewDecoder(bytes.NewReader(rest)).Decode(&ck); err != nil {

@@ -224,7 +224,7 @@ repeats exactly.`, stderr)
 		var info map[string]string
 		var err error
 		if model, info, err = convgp.LoadModel(*modelPath); err != nil {
-			return err
+			return wrongFile(*modelPath, kindConv, err)
 		}
 		if err := model.SetThreads(*threads); err != nil {
 			return err

@@ -473,3 +473,62 @@ func TestClassifyCIFAR(t *testing.T) {
 		t.Errorf("-ignore-labels: exit %d, stdout %.60q, stderr %q", code, out, errOut)
 	}
 }
+
+// TestWrongKindOfFile: a model file of the other kind, or a training
+// checkpoint, given where a model file (or a checkpoint) is read is named
+// for what it is, with the command that takes it, instead of a JSON
+// parser's error.
+func TestWrongKindOfFile(t *testing.T) {
+	dir := t.TempDir()
+	data := writeRegression(t, dir, 40, 7)
+	sn := filepath.Join(dir, "sn.json")
+	if code, _, errOut := runCmd(t, "train", "-quiet", "-m", "3", "-m2", "2", "-epochs", "1", "-out", sn, data); code != exitOK {
+		t.Fatalf("train: %d %s", code, errOut)
+	}
+	ck := filepath.Join(dir, "ck.json")
+	if err := saveTrainCheckpoint(ck, &trainCheckpoint{Version: trainCheckpointVersion}); err != nil {
+		t.Fatal(err)
+	}
+	const side = 6
+	px, _ := blobBytes(rand.New(rand.NewPCG(1, 2)), 10, side)
+	deep, err := convgp.NewDeep(standardized(px, 10, 0, 1), convgp.DeepConfig{
+		Height: side, Width: side, Channels: 1, Classes: 2, Kind: gp.SVGP, Whiten: true,
+		Variance: 1, Lengthscale: 1, Output: convgp.Output{PatchHeight: 3, PatchWidth: 3, M: 4},
+		Init: convgp.InitOptions{Seed: 1}, Seed: 1, Threads: 1,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cgp := filepath.Join(dir, "tiny.cgp")
+	if err := convgp.SaveModel(cgp, deep, nil); err != nil {
+		t.Fatal(err)
+	}
+	images := writeFile(t, dir, "images-idx3", string(idxFile([]int{10, side, side}, px)))
+	for _, tc := range []struct {
+		args []string
+		want string // the whole of stderr after "solvegp <command>: "
+	}{
+		{[]string{"predict", "-model", ck, data}, ck + " is a training checkpoint (solvegp train -checkpoint resumes from it), not a model file"},
+		{[]string{"eval", "-model", ck, data}, ck + " is a training checkpoint (solvegp train -checkpoint resumes from it), not a model file"},
+		{[]string{"classify", "-model", ck, images}, ck + " is a training checkpoint (solvegp train -checkpoint resumes from it), not a model file"},
+		{[]string{"predict", "-model", cgp, data}, cgp + " is a convolutional model file: use solvegp classify"},
+		{[]string{"eval", "-model", cgp, data}, cgp + " is a convolutional model file: use solvegp classify"},
+		{[]string{"classify", "-model", sn, images}, sn + " is a regression model file from solvegp train: use solvegp predict or eval"},
+		{[]string{"train", "-quiet", "-m", "3", "-m2", "2", "-checkpoint", sn, "-out", filepath.Join(dir, "new.json"), data},
+			sn + " is a regression model file from solvegp train, not a training checkpoint: give -checkpoint another file"},
+		{[]string{"train", "-quiet", "-m", "3", "-m2", "2", "-checkpoint", cgp, "-out", filepath.Join(dir, "new.json"), data},
+			cgp + " is a convolutional model file, not a training checkpoint: give -checkpoint another file"},
+	} {
+		code, out, errOut := runCmd(t, tc.args...)
+		if want := "solvegp " + tc.args[0] + ": " + tc.want + "\n"; code != exitError || out != "" || errOut != want {
+			t.Errorf("%v: exit %d, stderr\n%q, want %d and\n%q", tc.args, code, errOut, exitError, want)
+		}
+	}
+	// The right files still load.
+	if code, _, errOut := runCmd(t, "predict", "-model", sn, data); code != exitOK {
+		t.Errorf("predict: exit %d, stderr %q", code, errOut)
+	}
+	if code, _, errOut := runCmd(t, "classify", "-model", cgp, "-pixel-mean", "0", "-pixel-sd", "1", images); code != exitOK {
+		t.Errorf("classify: exit %d, stderr %q", code, errOut)
+	}
+}

@@ -103,7 +103,7 @@ ignored. For a single latent function the output columns are
 	}
 	b, err := modelfile.Load(*modelPath)
 	if err != nil {
-		return fail(stderr, "predict", err)
+		return fail(stderr, "predict", wrongFile(*modelPath, kindRegression, err))
 	}
 	tab, err := loadInputs(b, fs.Arg(0), &csv, false)
 	if err != nil {
@@ -182,7 +182,7 @@ the evidence lower bound of the model on that data.`, stderr)
 	}
 	b, err := modelfile.Load(*modelPath)
 	if err != nil {
-		return fail(stderr, "eval", err)
+		return fail(stderr, "eval", wrongFile(*modelPath, kindRegression, err))
 	}
 	tab, err := loadInputs(b, fs.Arg(0), &csv, true)
 	if err != nil {
