@@ -1124,3 +1124,98 @@ func TestFlagsAfterFile(t *testing.T) {
 		t.Errorf("train -- data.csv -m: exit %d, stderr %q", code, errOut)
 	}
 }
+
+// TestInputsByName: predict and eval match the columns of a file with a
+// header to the model's input names (train records them), whatever their
+// order, take the column named as the model's target for the target, and
+// refuse a header that does not name the inputs; without a header the
+// columns are taken by position.
+func TestInputsByName(t *testing.T) {
+	dir := t.TempDir()
+	trainCSV := writeRegression(t, dir, 120, 11) // a,b,target
+	model := filepath.Join(dir, "m.json")
+	if code, _, errOut := runCmd(t, "train", "-quiet", "-m", "6", "-m2", "4", "-epochs", "5", "-batch", "40", "-out", model, trainCSV); code != exitOK {
+		t.Fatalf("train: %d %s", code, errOut)
+	}
+	// Rows of (a, b, target), written in the order of the named columns.
+	rows := [][3]float64{{-1.5, 2, 9}, {0.25, -0.5, 10.5}, {2.75, 1, 13}, {-0.1, -2.9, 6}}
+	write := func(name string, header []string, order []int) string {
+		var s strings.Builder
+		if header != nil {
+			s.WriteString(strings.Join(header, ",") + "\n")
+		}
+		for _, r := range rows {
+			for j, k := range order {
+				if j > 0 {
+					s.WriteString(",")
+				}
+				fmt.Fprintf(&s, "%g", r[k])
+			}
+			s.WriteString("\n")
+		}
+		return writeFile(t, dir, name, s.String())
+	}
+	run := func(args ...string) string {
+		t.Helper()
+		code, out, errOut := runCmd(t, args...)
+		if code != exitOK {
+			t.Fatalf("%v: exit %d, stderr %q", args, code, errOut)
+		}
+		return out
+	}
+	want := run("predict", "-model", model, write("ab.csv", []string{"a", "b"}, []int{0, 1}))
+	if got := run("predict", "-model", model, write("plain.csv", nil, []int{0, 1})); got != want {
+		t.Errorf("no header: predictions differ from the named columns'")
+	}
+	for _, tc := range []struct {
+		file   string
+		header []string
+		order  []int
+		extra  []string
+	}{
+		{"ba.csv", []string{"b", "a"}, []int{1, 0}, nil},
+		{"abt.csv", []string{"a", "b", "target"}, []int{0, 1, 2}, nil},
+		{"bat.csv", []string{"b", "a", "target"}, []int{1, 0, 2}, nil},
+		{"tba.csv", []string{"target", "b", "a"}, []int{2, 1, 0}, nil},                 // the target found by its name
+		{"bta.csv", []string{"b", "y", "a"}, []int{1, 2, 0}, []string{"-target", "2"}}, // or given
+	} {
+		path := write(tc.file, tc.header, tc.order)
+		if got := run(append(append([]string{"predict", "-model", model}, tc.extra...), path)...); got != want {
+			t.Errorf("%s: predictions\n%s\nwant (as for a,b)\n%s", tc.file, got, want)
+		}
+	}
+	// eval: the same numbers however the columns are ordered.
+	evalWant := run("eval", "-model", model, "-json", filepath.Join(dir, "abt.csv"))
+	for _, args := range [][]string{{"bat.csv"}, {"tba.csv"}, {"-target", "2", "bta.csv"}} {
+		args[len(args)-1] = filepath.Join(dir, args[len(args)-1])
+		if got := run(append([]string{"eval", "-model", model, "-json"}, args...)...); got != evalWant {
+			t.Errorf("eval %v:\n%s\nwant\n%s", args, got, evalWant)
+		}
+	}
+	// Headers that do not name the inputs are refused; an input the model
+	// refuses is reported at its column in the file.
+	for _, tc := range []struct {
+		args []string
+		want string // after "solvegp <command>: <dir>/"
+	}{
+		{[]string{"predict", writeFile(t, dir, "ac.csv", "a,c\n1,2\n")},
+			`ac.csv: the header does not name the model's inputs a, b: no column "b"; column 2 ("c") is not an input (rename the columns, or remove the header line to take them by position)`},
+		{[]string{"predict", writeFile(t, dir, "abc.csv", "a,b,c,target\n1,2,3,4\n")},
+			`abc.csv: the header does not name the model's inputs a, b: column 3 ("c") is not an input (rename the columns, or remove the header line to take them by position)`},
+		{[]string{"predict", writeFile(t, dir, "aa.csv", "a,a\n1,2\n")}, `aa.csv: the header names the input "a" twice, in columns 1 and 2`},
+		{[]string{"eval", filepath.Join(dir, "ba.csv")},
+			`ba.csv: column 2 ("a"), taken for the target as the last column, is one of the model's inputs (-target chooses the target column)`},
+		{[]string{"eval", writeFile(t, dir, "xyt.csv", "x,y,target\n1,2,3\n")},
+			`xyt.csv: the header does not name the model's inputs a, b: no column "a" or "b"; columns 1 ("x") and 2 ("y") are not inputs (rename the columns, or remove the header line to take them by position)`},
+		{[]string{"eval", "-target", "1", filepath.Join(dir, "abt.csv")},
+			`abt.csv: column 1 ("a"), the target by -target 1, is one of the model's inputs`},
+		{[]string{"predict", writeFile(t, dir, "hugeba.csv", "b,a\n1,2\n\n3,1e200\n")}, "hugeba.csv:4:2: input 1e+200 is "},
+		{[]string{"eval", writeFile(t, dir, "hugetba.csv", "target,b,a\n1,2,3\n1,-1e200,3\n")}, "hugetba.csv:3:2: input -1e+200 is "},
+	} {
+		args := append([]string{tc.args[0], "-model", model}, tc.args[1:]...)
+		code, out, errOut := runCmd(t, args...)
+		if want := "solvegp " + tc.args[0] + ": " + filepath.Join(dir, tc.want); code != exitError || out != "" || !strings.HasPrefix(errOut, want) {
+			t.Errorf("%v: exit %d, stderr\n%q, want %d and\n%q", args, code, errOut, exitError, want)
+		}
+	}
+}

@@ -7,7 +7,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
+	"strings"
 
 	"gonum.org/v1/gonum/mat"
 
@@ -15,49 +17,190 @@ import (
 	"github.com/solvegp/solvegp/gp/modelfile"
 )
 
-// loadInputs reads the inputs of a CSV file for the model in b: a file
-// with exactly d columns is all inputs; one with d+1 columns has its target
-// column (-target, default last) dropped; Y is set when needTarget. Labels
-// that do not suit the likelihood are reported as file:line:column.
-func loadInputs(b *modelfile.Bundle, path string, csv *csvFlags, needTarget bool) (*data.Table, error) {
+// inputTable is the table of an input file with the columns of X in the
+// model's input order, which may not be the file's.
+type inputTable struct {
+	*data.Table
+	cols []int // the 0-based file column of each column of X
+}
+
+// Pos returns the 1-based line and column of the file at which X[row][col]
+// was read, or, when col is negative, the target Y[row] (see data.Table.Pos).
+func (t *inputTable) Pos(row, col int) (line, column int) {
+	if col < 0 {
+		return t.Table.Pos(row, col)
+	}
+	if row < 0 || row >= len(t.Lines) || col >= len(t.cols) {
+		return 0, 0
+	}
+	return t.Lines[row], t.cols[col] + 1
+}
+
+// loadInputs reads the inputs of a CSV file for the model in b. Without a
+// header, or for a model that does not record the names of its inputs, the
+// columns are taken by position: a file with exactly d columns is all
+// inputs; one with d+1 columns has its target column (-target, default
+// last) dropped. With both, the columns are matched by name, in any order:
+// the target is the column -target gives, else the one named as the
+// model's target, else (when there is one column more than inputs) the
+// last one, and the others must be the model's inputs, each once. Y is set
+// when needTarget (the file must then have a target column). Labels that
+// do not suit the likelihood are reported as file:line:column.
+func loadInputs(b *modelfile.Bundle, path string, csv *csvFlags, needTarget bool) (*inputTable, error) {
 	opts, err := csv.options()
 	if err != nil {
 		return nil, err
 	}
+	opts.NoTarget = true // every column, chosen below
+	raw, err := data.LoadCSV(path, opts)
+	if err != nil {
+		return nil, err
+	}
 	d, _, _, _ := b.Model.Dims()
-	if needTarget {
-		tab, err := data.LoadCSV(path, opts)
-		if err != nil {
+	n, c := raw.X.Dims()
+	inputs := inputNames(b, d)
+	byName := inputs != nil && raw.Names != nil
+	// t is the 0-based target column, -1 for none.
+	t := -1
+	if needTarget || c > d && (byName || c == d+1) {
+		t = c - 1
+		switch {
+		case opts.Target > c:
+			return nil, &data.ParseError{File: path, Msg: fmt.Sprintf("target column %d out of range: the file has %d columns", opts.Target, c)}
+		case opts.Target > 0:
+			t = opts.Target - 1
+		case byName:
+			if k := slices.Index(raw.Names, b.Meta.TargetName); k >= 0 && !slices.Contains(inputs, b.Meta.TargetName) {
+				t = k
+			}
+		}
+		if needTarget && c < 2 {
+			return nil, &data.ParseError{File: path, Msg: "need at least 2 columns (inputs and a target), the file has 1"}
+		}
+	}
+	var cols []int
+	if byName {
+		if cols, err = matchNames(path, raw.Names, t, inputs, opts.Target); err != nil {
 			return nil, err
 		}
-		if _, c := tab.X.Dims(); c != d {
-			return nil, fmt.Errorf("%s: %d input columns besides the target, the model was trained on %d", path, c, d)
+	} else {
+		for j := 0; j < c; j++ {
+			if j != t {
+				cols = append(cols, j)
+			}
+		}
+		switch {
+		case needTarget && len(cols) != d:
+			return nil, fmt.Errorf("%s: %d input columns besides the target, the model was trained on %d", path, len(cols), d)
+		case len(cols) != d:
+			return nil, fmt.Errorf("%s: %d columns, the model takes %d inputs", path, c, d)
+		}
+	}
+	x := mat.NewDense(n, d, nil)
+	for i := 0; i < n; i++ {
+		src, dst := raw.X.RawRowView(i), x.RawRowView(i)
+		for j, k := range cols {
+			dst[j] = src[k]
+		}
+	}
+	tab := &data.Table{X: x, Lines: raw.Lines}
+	if raw.Names != nil {
+		for _, k := range cols {
+			tab.Names = append(tab.Names, raw.Names[k])
+		}
+	}
+	if needTarget {
+		tab.Y = make([]float64, n)
+		for i := range tab.Y {
+			tab.Y[i] = raw.X.At(i, t)
+		}
+		tab.TargetColumn = t + 1
+		if raw.Names != nil {
+			tab.Names = append(tab.Names, raw.Names[t])
 		}
 		if err := checkLabels(path, tab, b.Model.Likelihood()); err != nil {
 			return nil, err
 		}
-		return tab, nil
 	}
-	opts.NoTarget = true
-	tab, err := data.LoadCSV(path, opts)
-	if err != nil {
-		return nil, err
+	return &inputTable{Table: tab, cols: cols}, nil
+}
+
+// inputNames returns the names of the model's d inputs that train
+// recorded, or nil if there are not d of them or two are the same.
+func inputNames(b *modelfile.Bundle, d int) []string {
+	names := b.Meta.InputNames
+	if len(names) != d {
+		return nil
 	}
-	switch _, c := tab.X.Dims(); {
-	case c == d:
-		return tab, nil
-	case c == d+1:
-		opts.NoTarget = false
-		return data.LoadCSV(path, opts)
-	default:
-		return nil, fmt.Errorf("%s: %d columns, the model takes %d inputs", path, c, d)
+	for i, s := range names {
+		if slices.Contains(names[:i], s) {
+			return nil
+		}
 	}
+	return names
+}
+
+// matchNames returns the 0-based column of header that holds each of the
+// model's inputs, in their order, the target column t (-1 for none) left
+// out; every other column must be an input, and each input must be there
+// once. target is the -target flag (0 if not given).
+func matchNames(path string, header []string, t int, inputs []string, target int) ([]int, error) {
+	if t >= 0 && slices.Contains(inputs, header[t]) {
+		if target > 0 {
+			return nil, fmt.Errorf("%s: column %d (%q), the target by -target %d, is one of the model's inputs", path, t+1, header[t], target)
+		}
+		return nil, fmt.Errorf("%s: column %d (%q), taken for the target as the last column, is one of the model's inputs (-target chooses the target column)", path, t+1, header[t])
+	}
+	cols := make([]int, len(inputs))
+	var missing, unknown []string
+	for j, name := range inputs {
+		cols[j] = -1
+		for k, h := range header {
+			if k == t || h != name {
+				continue
+			}
+			if cols[j] >= 0 {
+				return nil, fmt.Errorf("%s: the header names the input %q twice, in columns %d and %d", path, name, cols[j]+1, k+1)
+			}
+			cols[j] = k
+		}
+		if cols[j] < 0 {
+			missing = append(missing, strconv.Quote(name))
+		}
+	}
+	for k, h := range header {
+		if k != t && !slices.Contains(inputs, h) {
+			unknown = append(unknown, fmt.Sprintf("%d (%q)", k+1, h))
+		}
+	}
+	if missing == nil && unknown == nil {
+		return cols, nil
+	}
+	var parts []string
+	if missing != nil {
+		parts = append(parts, "no column "+joinList(missing, "or"))
+	}
+	if len(unknown) == 1 {
+		parts = append(parts, "column "+unknown[0]+" is not an input")
+	} else if unknown != nil {
+		parts = append(parts, "columns "+joinList(unknown, "and")+" are not inputs")
+	}
+	return nil, fmt.Errorf("%s: the header does not name the model's inputs %s: %s (rename the columns, or remove the header line to take them by position)",
+		path, strings.Join(inputs, ", "), strings.Join(parts, "; "))
+}
+
+// joinList joins items as "a", "a or b", "a, b or c" with conj.
+func joinList(items []string, conj string) string {
+	if len(items) < 2 {
+		return strings.Join(items, "")
+	}
+	return strings.Join(items[:len(items)-1], ", ") + " " + conj + " " + items[len(items)-1]
 }
 
 // inputError names file in an error of prediction on the inputs of tab,
 // and gives an input the model refuses (modelfile.InputError) as
 // file:line:column.
-func inputError(file string, tab *data.Table, err error) error {
+func inputError(file string, tab *inputTable, err error) error {
 	var ie *modelfile.InputError
 	if !errors.As(err, &ie) {
 		return fmt.Errorf("%s: %w", file, err)
@@ -75,7 +218,13 @@ func runPredict(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		`Writes predictions of a trained model for the rows of a CSV file as CSV, in the
 original units of the data. A file with as many columns as the model has inputs
 is read as inputs only; one with one more column has its target column (-target)
-ignored. For a single latent function the output columns are
+ignored. When the file has a header and the model records the names of its
+inputs (train keeps those of its data's header), the columns are matched by
+name, in any order: a file with more columns than inputs has as its target
+the column -target gives, else the one named as the model's target, else the
+last; a header without every input, or with a column that is neither an input
+nor the target, is an error. Without a header the columns are taken in order.
+For a single latent function the output columns are
   f_mean, f_var, y_mean, y_var
 (latent and observed mean and variance); for C classes they are
   f_mean_0..f_mean_{C-1}, f_var_0..f_var_{C-1}, p_0..p_{C-1}
@@ -165,7 +314,10 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		`Evaluates a trained model on a labelled CSV file: test RMSE and mean test
 log-likelihood (in the original units, and for Gaussian models also on
 standardized targets as in the paper's tables), accuracy for classifiers, and
-the evidence lower bound of the model on that data.`, stderr)
+the evidence lower bound of the model on that data. The target is the column
+-target gives, else (with a header) the one named as the model's target, else
+the last; with a header, the other columns are matched to the model's inputs
+by name, in any order, as in predict.`, stderr)
 	modelPath := fs.String("model", "model.json", "model file written by solvegp train")
 	asJSON := fs.Bool("json", false, "print the results as JSON")
 	var csv csvFlags
