@@ -85,6 +85,13 @@ type config struct {
 // mean m and covariance L·Lᵀ with an isotropic prior. The default is the
 // unwhitened parameterization of Algorithm 1. For ODVGP whitening applies
 // to q(u) only.
+//
+// Whitening is the better choice for first-order training (train.Fit's
+// Adam): unwhitened, q's parameters are on the scales of K_uu and C_vv,
+// which a per-coordinate step size does not account for, and C_vv is tiny
+// where O lies near the span of Z, so a step of the learning rate in
+// q(v⊥)'s factor can cost a KL term of (step)²/C_vv; whitened, the prior
+// of every coordinate is N(0, 1).
 func WithWhitening(on bool) Option {
 	return func(c *config) error { c.whiten = on; return nil }
 }
