@@ -394,7 +394,7 @@ func TestDivergenceKeepsLastGoodModel(t *testing.T) {
 	// push the bound to −Inf on every retry.
 	s := setup{kind: gp.SVGP, z: grid(6, -2, 2), lengthscale: 1, variance: 1, noise: 1e12}
 	mod := s.build(t)
-	_, _, err := fit(mod, x, y, train.Config{MaxSteps: 100, BatchSize: 50, Schedule: train.Constant(1e100)})
+	_, _, err := fit(mod, x, y, train.Config{MaxSteps: 100, BatchSize: 50, Schedule: train.Constant(1e100), MinRateScale: math.SmallestNonzeroFloat64})
 	if !errors.Is(err, train.ErrDiverged) || !strings.Contains(err.Error(), "bound is -Inf") {
 		t.Errorf("noise 1e12, rate 1e100: error %v", err)
 	}

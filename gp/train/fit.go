@@ -227,6 +227,14 @@ type Config struct {
 	// a learning-rate multiplier lowered by back-off is doubled again (up
 	// to 1). Zero means 100; a negative value never recovers.
 	RecoverAfter int
+	// MinRateScale is the smallest learning-rate multiplier the back-off
+	// may reach: a rejection that would halve it below MinRateScale ends
+	// Fit with an error wrapping ErrDiverged. Rejections scattered more
+	// often than one per RecoverAfter steps otherwise shrink the rate
+	// towards zero while the steps taken are still accepted, and training
+	// stalls without an error. Zero means 2⁻⁴⁰ (about 9e-13); it must not
+	// be negative, and math.SmallestNonzeroFloat64 disables the limit.
+	MinRateScale float64
 
 	// Frozen, if not nil, has one entry per parameter; Adam leaves the
 	// parameters marked true unchanged (for example fixed inducing inputs
@@ -356,7 +364,8 @@ type Result struct {
 // halved, the step from that point is retaken with the smaller rate, and
 // the event is logged through cfg.Logf. The multiplier doubles again
 // after every cfg.RecoverAfter consecutive accepted steps, up to 1. After
-// cfg.MaxFailures consecutive rejections Fit stops with an error wrapping
+// cfg.MaxFailures consecutive rejections, or when the multiplier would
+// fall below cfg.MinRateScale, Fit stops with an error wrapping
 // ErrDiverged that says what was non-finite. Parameters that are about to be
 // kept but were never evaluated (those reached by the last step, or the best
 // validated ones) are evaluated once more, on the last mini-batch, before
@@ -420,6 +429,13 @@ func Fit(ctx context.Context, m Model, x *mat.Dense, y []float64, cfg Config) (R
 	}
 	if !(cfg.Epsilon >= 0) || math.IsInf(cfg.Epsilon, 0) || !(cfg.NaturalStep >= 0 && cfg.NaturalStep <= 1) || math.IsNaN(cfg.MinDelta) {
 		return res, fmt.Errorf("train: Fit: bad Epsilon %v, NaturalStep %v or MinDelta %v", cfg.Epsilon, cfg.NaturalStep, cfg.MinDelta)
+	}
+	if !(cfg.MinRateScale >= 0 && cfg.MinRateScale <= 1) {
+		return res, fmt.Errorf("train: Fit: MinRateScale %v outside [0, 1]", cfg.MinRateScale)
+	}
+	minScale := cfg.MinRateScale
+	if minScale == 0 {
+		minScale = 0x1p-40
 	}
 	sched := cfg.Schedule
 	if sched == nil {
@@ -663,6 +679,10 @@ func Fit(ctx context.Context, m Model, x *mat.Dense, y []float64, cfg Config) (R
 		if failures >= maxFail {
 			return fmt.Errorf("%w: %d consecutive steps rejected, last at step %d (epoch %d): %s; kept the last parameters with a finite objective",
 				ErrDiverged, failures, step, epoch, why)
+		}
+		if res.RateScale/2 < minScale {
+			return fmt.Errorf("%w: the back-off would lower the learning-rate multiplier to %g, below MinRateScale %g, after %d rejections in all, never MaxFailures in a row; the last at step %d (epoch %d): %s; kept the last parameters with a finite objective",
+				ErrDiverged, res.RateScale/2, minScale, res.Rejected, step, epoch, why)
 		}
 		res.RateScale /= 2
 		logf("train: step %d (epoch %d) rejected: %s; learning-rate multiplier halved to %g", step, epoch, why, res.RateScale)

@@ -143,6 +143,7 @@ type quad struct {
 	lastGood  []float64
 	errMode   bool    // fail with an error rather than NaN
 	maxAbs    float64 // SetParams refuses |p_i| > maxAbs (if maxAbs != 0)
+	failEvery int     // every failEvery-th evaluation fails (if failEvery > 0)
 }
 
 func (q *quad) NumParams() int       { return len(q.p) }
@@ -161,7 +162,7 @@ func (q *quad) SetParams(src []float64) error {
 }
 func (q *quad) Objective(x *mat.Dense, y []float64, n int, grad []float64) (float64, error) {
 	q.evals++
-	bad := q.failAfter > 0 && q.evals > q.failAfter
+	bad := q.failAfter > 0 && q.evals > q.failAfter || q.failEvery > 0 && q.evals%q.failEvery == 0
 	var f float64
 	for i, v := range q.p {
 		f -= 0.5 * (v - q.c[i]) * (v - q.c[i])
@@ -375,24 +376,58 @@ func TestFitDivergesKeepsLastGood(t *testing.T) {
 // refuses, while the evaluations at the last good point succeed, so the
 // rejections are never MaxFailures in a row. A run that ends that way, with
 // no step accepted, ends in ErrDiverged with the parameters untouched, not
-// with zero steps and no error. With MaxSteps the back-off recovers.
+// with zero steps and no error; so does one whose back-off would take the
+// multiplier below MinRateScale. Without that limit the back-off recovers.
 func TestFitNoStepAccepted(t *testing.T) {
-	q := &quad{p: []float64{0, 0}, c: []float64{1, 1}, maxAbs: 10}
 	x, y := dummyData(4)
-	res, err := Fit(context.Background(), q, x, y, Config{Epochs: 20, BatchSize: 1, Schedule: Constant(1e300)})
-	if !errors.Is(err, ErrDiverged) || res.Reason != Failed || res.Steps != 0 || res.Rejected != 80 {
-		t.Fatalf("err %v, result %+v", err, res)
+	for _, c := range []struct {
+		cfg  Config
+		want string
+	}{
+		{Config{Epochs: 20, BatchSize: 1, Schedule: Constant(1e300), MinRateScale: math.SmallestNonzeroFloat64},
+			"no step accepted in 20 epochs: 80 steps rejected, the last at epoch 19: model rejected the updated parameters: quad: out of range"},
+		{Config{Epochs: 20, BatchSize: 1, Schedule: Constant(1e300)},
+			"the back-off would lower the learning-rate multiplier to 4.547473508864641e-13, below MinRateScale 9.094947017729282e-13, after 41 rejections in all"},
+		{Config{MaxSteps: 100, Schedule: Constant(1e300), MinRateScale: 0x1p-20},
+			"below MinRateScale 9.5367431640625e-07, after 21 rejections in all, never MaxFailures in a row; the last at step 0"},
+	} {
+		q := &quad{p: []float64{0, 0}, c: []float64{1, 1}, maxAbs: 10}
+		res, err := Fit(context.Background(), q, x, y, c.cfg)
+		if !errors.Is(err, ErrDiverged) || res.Reason != Failed || res.Steps != 0 {
+			t.Fatalf("%+v: err %v, result %+v", c.cfg, err, res)
+		}
+		if !strings.Contains(err.Error(), c.want) {
+			t.Errorf("message %q, want %q", err, c.want)
+		}
+		if q.p[0] != 0 || q.p[1] != 0 {
+			t.Errorf("parameters %v, want the initial ones", q.p)
+		}
 	}
-	if !strings.Contains(err.Error(), "no step accepted in 20 epochs: 80 steps rejected, the last at epoch 19: model rejected the updated parameters: quad: out of range") {
-		t.Errorf("message %q", err)
-	}
-	if q.p[0] != 0 || q.p[1] != 0 {
-		t.Errorf("parameters %v, want the initial ones", q.p)
-	}
-	q = &quad{p: []float64{0, 0}, c: []float64{1, 1}, maxAbs: 10}
-	res, err = Fit(context.Background(), q, x, y, Config{MaxSteps: 2000, Schedule: Constant(1e300)})
+	q := &quad{p: []float64{0, 0}, c: []float64{1, 1}, maxAbs: 10}
+	res, err := Fit(context.Background(), q, x, y, Config{MaxSteps: 2000, Schedule: Constant(1e300), MinRateScale: math.SmallestNonzeroFloat64})
 	if err != nil || res.Steps != 2000 || res.Rejected < 900 || math.Abs(q.p[0]-1) > 0.1 {
 		t.Errorf("MaxSteps: err %v, result %+v, parameters %v", err, res, q.p)
+	}
+	if _, err := Fit(context.Background(), q, x, y, Config{MaxSteps: 1, MinRateScale: -1}); err == nil {
+		t.Error("negative MinRateScale accepted")
+	}
+}
+
+// Rejections more frequent than one per RecoverAfter steps, accepted steps
+// in between: the multiplier halves without recovering, and Fit stops with
+// ErrDiverged when it would pass MinRateScale instead of training on at a
+// rate that no longer moves anything.
+func TestFitScatteredRejections(t *testing.T) {
+	q := &quad{p: []float64{0, 0}, c: []float64{1, -1}, failEvery: 50}
+	x, y := dummyData(4)
+	res, err := Fit(context.Background(), q, x, y, Config{MaxSteps: 100000, MinRateScale: 0x1p-10})
+	if !errors.Is(err, ErrDiverged) || !strings.Contains(err.Error(), "below MinRateScale") || res.Rejected != 11 || res.Steps != 10*49+49 {
+		t.Errorf("err %v, result %+v", err, res)
+	}
+	for i, v := range q.p {
+		if v != q.lastGood[i] {
+			t.Errorf("kept %v, last good %v", q.p, q.lastGood)
+		}
 	}
 }
 
