@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"sync"
 
 	gblas "gonum.org/v1/gonum/blas"
@@ -18,8 +19,12 @@ import (
 	"github.com/solvegp/solvegp/patches"
 )
 
-// Kernel is an inter-domain kernel for the models of package gp.
-var _ gp.InterDomainKernel = (*Kernel)(nil)
+// Kernel is an inter-domain kernel for the models of package gp, which
+// gp.Predictor snapshots by copying it.
+var (
+	_ gp.InterDomainKernel = (*Kernel)(nil)
+	_ gp.Cloner            = (*Kernel)(nil)
+)
 
 // ErrConfig is wrapped by the errors New and SetParams return for invalid
 // configurations and parameter values.
@@ -263,6 +268,26 @@ func (k *Kernel) Dim() int { return k.geom.ImageLen() }
 // Workers does (n ≤ 0: GOMAXPROCS). A gp.Model built with gp.WithThreads
 // sets it to its own budget.
 func (k *Kernel) SetWorkers(n int) { k.workers = max(n, 0) }
+
+// Clone returns a *Kernel with the same configuration, parameters and
+// goroutine budget that shares no mutable state with k (see gp.Cloner): it
+// copies the weights and, with TICK, the location tables (2·P² values), and
+// shares only the immutable patch geometry and patch locations. Its caches
+// start empty, and stay so unless MatrixGrad or DiagGrad is called on it.
+func (k *Kernel) Clone() any {
+	c := &Kernel{
+		geom: k.geom, tick: k.tick, learnW: k.learnW, workers: k.workers, cache: k.cache,
+		uVar: k.uVar, uLen: k.uLen, uLoc: k.uLoc,
+		variance: k.variance, ell: k.ell, locEll: k.locEll,
+		w:      slices.Clone(k.w),
+		locs:   k.locs,
+		ones:   k.ones,
+		klocPP: slices.Clone(k.klocPP),
+		dlocPP: slices.Clone(k.dlocPP),
+		gen:    k.gen,
+	}
+	return c
+}
 
 // InducingDim returns the number of columns of an inducing point: PatchLen,
 // plus 2 (location row and column) for a TICK kernel.

@@ -97,6 +97,25 @@ func (c *combo) SetWorkers(n int) {
 // NumParams returns the total number of parameters of the parts.
 func (c *combo) NumParams() int { return c.offs[len(c.parts)] }
 
+// clone returns a copy of c holding copies of the parts made by their
+// Clone methods, or false if a part has none or its Clone returns nil or
+// no Kernel.
+func (c *combo) clone() (combo, bool) {
+	parts := make([]Kernel, len(c.parts))
+	for i, p := range c.parts {
+		cl, ok := p.(interface{ Clone() any })
+		if !ok {
+			return combo{}, false
+		}
+		k, ok := cl.Clone().(Kernel)
+		if !ok || nilcheck.IsNil(k) {
+			return combo{}, false
+		}
+		parts[i] = k
+	}
+	return combo{parts: parts, offs: append([]int(nil), c.offs...), dim: c.dim}, true
+}
+
 // Parts returns the component kernels (the slice is a copy; the kernels
 // are shared).
 func (c *combo) Parts() []Kernel { return append([]Kernel(nil), c.parts...) }
@@ -263,6 +282,17 @@ func (s *Sum) SetParams(src []float64) error {
 	return s.setParams(src, func() error { return s.checkVariance("sum", s.Diag) })
 }
 
+// Clone returns a *Sum of copies of the parts made by their Clone methods
+// (see gp.Cloner), sharing nothing with s, or nil if a part has no Clone
+// method or its Clone returns nil.
+func (s *Sum) Clone() any {
+	c, ok := s.clone()
+	if !ok {
+		return nil
+	}
+	return &Sum{c}
+}
+
 // Matrix sets dst to Σ_i k_i(x, z).
 func (s *Sum) Matrix(dst *mat.Dense, x, z mat.Matrix) {
 	s.matrix(dst, x, z, false)
@@ -323,6 +353,17 @@ func NewProduct(parts ...Kernel) (*Product, error) {
 // when the parts' variances are valid but their product overflows float64.
 func (pr *Product) SetParams(src []float64) error {
 	return pr.setParams(src, func() error { return pr.checkVariance("product", pr.Diag) })
+}
+
+// Clone returns a *Product of copies of the parts made by their Clone
+// methods (see gp.Cloner), sharing nothing with pr, or nil if a part has no
+// Clone method or its Clone returns nil.
+func (pr *Product) Clone() any {
+	c, ok := pr.clone()
+	if !ok {
+		return nil
+	}
+	return &Product{c}
 }
 
 // Matrix sets dst to Π_i k_i(x, z) (elementwise).

@@ -11,3 +11,10 @@ var (
 	_ gp.Kernel = (*kernel.Sum)(nil)
 	_ gp.Kernel = (*kernel.Product)(nil)
 )
+
+// Every kernel can copy itself for gp.Predictor's snapshots.
+var (
+	_ gp.Cloner = (*kernel.Stationary)(nil)
+	_ gp.Cloner = (*kernel.Sum)(nil)
+	_ gp.Cloner = (*kernel.Product)(nil)
+)

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"sync"
 
 	"gonum.org/v1/gonum/blas"
@@ -213,6 +214,16 @@ func (k *Stationary) Dim() int { return k.dim }
 // uses to n (n ≤ 0, the default: GOMAXPROCS). Results do not depend on it.
 // A gp.Model built with gp.WithThreads sets it to its own budget.
 func (k *Stationary) SetWorkers(n int) { k.workers = n }
+
+// Clone returns a *Stationary with the same family, dimension, parameters
+// and goroutine budget that shares no state with k (see gp.Cloner).
+func (k *Stationary) Clone() any {
+	c := *k
+	c.u = slices.Clone(k.u)
+	c.ls = slices.Clone(k.ls)
+	c.inv = slices.Clone(k.inv)
+	return &c
+}
 
 // IsARD reports whether the kernel has one lengthscale per dimension.
 func (k *Stationary) IsARD() bool { return k.ard }

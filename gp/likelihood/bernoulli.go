@@ -31,6 +31,14 @@ func NewBernoulli(opts ...Option) (*Bernoulli, error) {
 // QuadraturePoints returns the number of Gauss–Hermite points in use.
 func (b *Bernoulli) QuadraturePoints() int { return len(b.rule.t) }
 
+// Clone returns a *Bernoulli with the same settings that shares no mutable
+// state with b (see gp.Cloner): its quadrature rule, never written after
+// construction, is shared.
+func (b *Bernoulli) Clone() any {
+	c := *b
+	return &c
+}
+
 // NumLatent returns 1.
 func (b *Bernoulli) NumLatent() int { return 1 }
 

@@ -46,6 +46,13 @@ func (g *Gaussian) NoiseVariance() float64 { return g.noise }
 // NoiseFloor returns the lower bound of σ².
 func (g *Gaussian) NoiseFloor() float64 { return g.floor }
 
+// Clone returns a *Gaussian with the same noise variance and floor that
+// shares no state with g (see gp.Cloner).
+func (g *Gaussian) Clone() any {
+	c := *g
+	return &c
+}
+
 // NumLatent returns 1.
 func (g *Gaussian) NumLatent() int { return 1 }
 

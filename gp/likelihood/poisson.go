@@ -50,6 +50,14 @@ func NewPoisson(opts ...Option) (*Poisson, error) {
 // QuadraturePoints returns the number of Gauss–Hermite points in use.
 func (p *Poisson) QuadraturePoints() int { return len(p.rule.t) }
 
+// Clone returns a *Poisson with the same settings that shares no mutable
+// state with p (see gp.Cloner): its quadrature rule, never written after
+// construction, is shared.
+func (p *Poisson) Clone() any {
+	c := *p
+	return &c
+}
+
 // NumLatent returns 1.
 func (p *Poisson) NumLatent() int { return 1 }
 

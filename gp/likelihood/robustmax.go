@@ -62,6 +62,14 @@ func (r *RobustMax) Epsilon() float64 { return r.eps }
 // QuadraturePoints returns the number of Gauss–Hermite points in use.
 func (r *RobustMax) QuadraturePoints() int { return len(r.rule.t) }
 
+// Clone returns a *RobustMax with the same settings that shares no mutable
+// state with r (see gp.Cloner): its quadrature rule, never written after
+// construction, is shared.
+func (r *RobustMax) Clone() any {
+	c := *r
+	return &c
+}
+
 // NumLatent returns the number of classes C.
 func (r *RobustMax) NumLatent() int { return r.classes }
 

@@ -45,6 +45,13 @@ func NewSoftmax(classes int, opts ...Option) (*Softmax, error) {
 // Samples returns the number of Monte Carlo samples per point.
 func (s *Softmax) Samples() int { return s.samples }
 
+// Clone returns a *Softmax with the same settings that shares no state
+// with s (see gp.Cloner).
+func (s *Softmax) Clone() any {
+	c := *s
+	return &c
+}
+
 // NumLatent returns the number of classes C.
 func (s *Softmax) NumLatent() int { return s.classes }
 
