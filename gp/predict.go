@@ -22,9 +22,15 @@ const DefaultPredictBatch = 2048
 // posterior, precomputed for prediction (Appendix D.2). Its methods are
 // safe for concurrent use: each call works in its own buffers.
 //
-// The snapshot copies the inducing inputs and variational parameters but
-// refers to the model's kernel and likelihood: do not change their
-// parameters (Model.SetParams) while predictions are running.
+// The snapshot owns copies of everything it uses: the inducing inputs, the
+// factors and variational parameters derived from them, and copies of the
+// model's kernel and likelihood made by their Clone methods (see Cloner).
+// Nothing done to the model afterwards (SetParams, Objective, Forward,
+// training, SetThreads) changes its predictions, and the model may be
+// trained while the Predictor predicts. Only a kernel or likelihood that
+// does not implement Cloner is shared with the model: its parameters must
+// then not change while predictions run, and while they differ from those
+// at the snapshot the Predictor's methods return ErrStale.
 type Predictor struct {
 	kind     Kind
 	kern     Kernel
@@ -45,15 +51,32 @@ type Predictor struct {
 
 	rngMu sync.Mutex
 	rng   *rand.Rand
+
+	// sharedKern and sharedLik are set when kern or lik is the model's
+	// own (it has no Clone method), nil when the Predictor owns a copy.
+	sharedKern, sharedLik *sharedParams
 }
 
 // Predictor returns a snapshot of the current approximate posterior for
-// prediction. batch bounds the number of test points processed at once
-// (≤ 0: DefaultPredictBatch).
+// prediction, independent of the model from then on (see Predictor for
+// the one exception: a kernel or likelihood without a Clone method). batch
+// bounds the number of test points processed at once (≤ 0:
+// DefaultPredictBatch). Besides the snapshot's O(M³ + M₂³) factorizations,
+// it copies the kernel and the likelihood once.
 func (mod *Model) Predictor(batch int) (*Predictor, error) {
 	p, err := mod.snapshot(nil)
 	if err != nil {
 		return nil, err
+	}
+	if k, ok := cloneOf(mod.kern); ok {
+		p.kern = k
+	} else {
+		p.sharedKern = newSharedParams(mod.kern)
+	}
+	if l, ok := cloneOf(mod.lik); ok {
+		p.lik = l
+	} else {
+		p.sharedLik = newSharedParams(mod.lik)
 	}
 	if batch <= 0 {
 		batch = DefaultPredictBatch
@@ -63,7 +86,9 @@ func (mod *Model) Predictor(batch int) (*Predictor, error) {
 }
 
 // snapshot builds a Predictor from the current parameters, recording its
-// cubic operations in ops when non-nil.
+// cubic operations in ops when non-nil. The Predictor copies the inducing
+// inputs and variational parameters but refers to the model's kernel and
+// likelihood, which Predictor replaces by copies.
 func (mod *Model) snapshot(ops *[]Op) (*Predictor, error) {
 	M, M2, L, d := mod.m, mod.m2, mod.nl, mod.d
 	lg := la{bi: blas.Implementation{Threads: mod.cfg.threads}, threads: mod.cfg.threads, pass: Predict, ops: ops}
@@ -137,7 +162,12 @@ func (p *Predictor) Jitter() (uu, vv float64) { return p.jitU, p.jitV }
 // NumLatent returns the number C of latent functions.
 func (p *Predictor) NumLatent() int { return p.nl }
 
+// checkX checks the shape and values of the test inputs x, and that a
+// kernel or likelihood shared with the model has not changed.
 func (p *Predictor) checkX(x mat.Matrix) (int, error) {
+	if p.sharedKern.changed() || p.sharedLik.changed() {
+		return 0, ErrStale
+	}
 	if nilcheck.IsNil(x) {
 		return 0, fmt.Errorf("%w: nil inputs", ErrShape)
 	}

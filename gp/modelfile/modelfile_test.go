@@ -619,3 +619,75 @@ func TestConcurrentPredict(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestPredictorSnapshot checks that a Predictor's predictions do not
+// change when the bundle's model and Standardizer change afterwards, while
+// a new Predictor reflects the new parameters.
+func TestPredictorSnapshot(t *testing.T) {
+	for i, c := range cases() {
+		t.Run(fmt.Sprintf("%d-%s-%v-wh=%v", i, c.name, c.kind, c.wh), func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(uint64(i), 77))
+			model := build(t, c, rng)
+			b := &Bundle{Model: model}
+			if c.name == "gauss-rbf" {
+				b.Standardizer = &data.Standardizer{XMean: []float64{1, 2}, XScale: []float64{3, 4}, YMean: 10, YScale: 2}
+			}
+			x := randMatrix(rng, 9, 2)
+			y := make([]float64, 9)
+			for j := range y {
+				y[j] = c.y(rng)
+			}
+			// Softmax predicts observations by Monte Carlo from the
+			// Predictor's own stream, so only its latent predictions
+			// repeat.
+			random := c.name == "softmax"
+			outputs := func(p *Predictor) []float64 {
+				pr, err := p.Predict(x)
+				if err != nil {
+					t.Fatal(err)
+				}
+				out := append(append([]float64(nil), pr.FMean.RawMatrix().Data...), pr.FVar.RawMatrix().Data...)
+				if random {
+					return out
+				}
+				lp, err := p.LogPredictive(x, y)
+				if err != nil {
+					t.Fatal(err)
+				}
+				out = append(append(out, pr.YMean.RawMatrix().Data...), lp...)
+				if pr.YVar != nil {
+					out = append(out, pr.YVar.RawMatrix().Data...)
+				}
+				return out
+			}
+			p, err := b.Predictor(0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := outputs(p)
+
+			th := make([]float64, model.NumParams())
+			model.Params(th)
+			for j := range th {
+				th[j] += 0.2 * rng.NormFloat64()
+			}
+			if err := model.SetParams(th); err != nil {
+				t.Fatal(err)
+			}
+			if s := b.Standardizer; s != nil {
+				s.XMean[0] += 0.5
+				s.YScale *= 3
+			}
+			if !bitsEqual(outputs(p), want) {
+				t.Errorf("changing the bundle changed the predictions of a Predictor made before")
+			}
+			p2, err := b.Predictor(0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if bitsEqual(outputs(p2), want) {
+				t.Errorf("a Predictor made after the change gives the old predictions")
+			}
+		})
+	}
+}

@@ -58,8 +58,11 @@ func (e *InputError) Unwrap() error { return gp.ErrValue }
 
 // Predictor is an immutable snapshot of a Bundle for prediction in the
 // original units of the data. Its methods are safe for concurrent use.
-// Like gp.Predictor it refers to the model's kernel and likelihood, whose
-// parameters must not change while predictions run.
+// It holds a gp.Predictor and a copy of the Standardizer, so changing the
+// bundle's model (its parameters, by training for instance) or its
+// Standardizer afterwards does not change its predictions, with the
+// exception gp.Predictor documents for a kernel or likelihood that cannot
+// be copied (those of this module can).
 type Predictor struct {
 	p   *gp.Predictor
 	std *data.Standardizer
