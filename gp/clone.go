@@ -3,6 +3,7 @@ package gp
 import (
 	"errors"
 	"math"
+	"reflect"
 
 	"github.com/solvegp/solvegp/internal/nilcheck"
 )
@@ -16,7 +17,9 @@ import (
 // Clone returns a copy of the receiver, of the same type and with the same
 // parameters and settings, that shares no mutable state with it: setting
 // the parameters (or the goroutine budget) of either leaves the other
-// unchanged, and the two may be used concurrently. The result has type any
+// unchanged, and the two may be used concurrently. A copy of another type
+// than the receiver's is not taken for one: a type that embeds a Cloner
+// must define its own Clone, or it is treated as having none. The result has type any
 // so that a package can implement Cloner without importing gp; a kernel's
 // copy must be a Kernel and a likelihood's a Likelihood. Clone returns nil
 // when the value cannot be copied.
@@ -33,7 +36,11 @@ type Cloner interface {
 var ErrStale = errors.New("gp: the model's kernel or likelihood, which the Predictor shares (it has no Clone method), has changed since the Predictor was made")
 
 // cloneOf returns v's copy by its Clone method, or false if v is not a
-// Cloner or its Clone returns nil or a value that is not a T.
+// Cloner or its Clone returns nil or a value that is not a T of v's own
+// dynamic type. The last check matters for a type that embeds a Cloner
+// (a wrapper around a *kernel.Stationary that overrides Matrix, say): it
+// has the embedded Clone method, whose copy is of the embedded type and
+// would drop the wrapper's behaviour.
 func cloneOf[T any](v T) (T, bool) {
 	var zero T
 	c, ok := any(v).(Cloner)
@@ -41,7 +48,7 @@ func cloneOf[T any](v T) (T, bool) {
 		return zero, false
 	}
 	cp, ok := c.Clone().(T)
-	if !ok || nilcheck.IsNil(cp) {
+	if !ok || nilcheck.IsNil(cp) || reflect.TypeOf(any(cp)) != reflect.TypeOf(any(v)) {
 		return zero, false
 	}
 	return cp, true

@@ -346,3 +346,57 @@ func TestPredictorSharedStale(t *testing.T) {
 		})
 	}
 }
+
+// scaledRBF embeds a *kernel.Stationary, and with it its Clone method,
+// but changes Matrix: a copy by the embedded Clone would be a plain
+// Stationary and drop the scaling. The Predictor must not take it for a
+// copy, and shares the kernel instead (ErrStale once it changes).
+type scaledRBF struct{ *kernel.Stationary }
+
+func (k scaledRBF) Matrix(dst *mat.Dense, x, z mat.Matrix) {
+	k.Stationary.Matrix(dst, x, z)
+	dst.Scale(0.5, dst)
+}
+
+func (k scaledRBF) Diag(dst []float64, x mat.Matrix) {
+	k.Stationary.Diag(dst, x)
+	for i := range dst {
+		dst[i] *= 0.5
+	}
+}
+
+func TestPredictorEmbeddedClone(t *testing.T) {
+	inner, err := kernel.NewRBF(1, 1.1, 0.9)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := scaledRBF{inner}
+	if _, ok := cloneOf[Kernel](k); ok {
+		t.Fatal("the embedded Clone was taken for a copy of the wrapper")
+	}
+	lik, _ := likelihood.NewGaussian(0.2)
+	z := mat.NewDense(4, 1, []float64{0.5, 2, 3.5, 5})
+	mod, err := NewSVGP(k, lik, z)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := mod.Predictor(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	xs := mat.NewDense(1, 1, []float64{2.5})
+	if _, v, err := p.PredictF(xs); err != nil || v.At(0, 0) > 0.45 {
+		// The prior variance of the wrapper is 0.45, the plain kernel's
+		// 0.9: a prediction above 0.45 would be the plain kernel's.
+		t.Fatalf("variance %v, err %v", v, err)
+	}
+	th := make([]float64, mod.NumParams())
+	mod.Params(th)
+	th[mod.Layout().Kernel] += 0.3
+	if err := mod.SetParams(th); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := p.PredictF(xs); !errors.Is(err, ErrStale) {
+		t.Errorf("after the shared kernel changed: err %v, want ErrStale", err)
+	}
+}

@@ -109,8 +109,7 @@ type Model struct {
 // inducing inputs z (M×d) and M₂ orthogonal inducing inputs o (M₂×d, or
 // nil for SGPR). z and o are copied; k and lik are used (and updated by
 // SetParams) in place. k may be any gp.Kernel (kernel.Kernel has the same
-// method set); GPModel can copy only kernel.Stationary kernels and sums and
-// products of them.
+// method set); GPModel copies it by its Clone method (gp.Cloner).
 func New(k kernel.Kernel, lik *likelihood.Gaussian, z, o *mat.Dense, opts Options) (*Model, error) {
 	if nilcheck.IsNil(k) || lik == nil || z == nil {
 		return nil, errors.New("collapsed: New: nil kernel, likelihood or Z")

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"reflect"
 
 	"gonum.org/v1/gonum/mat"
 
@@ -11,16 +12,16 @@ import (
 	"github.com/solvegp/solvegp/gp/kernel"
 	"github.com/solvegp/solvegp/gp/likelihood"
 	"github.com/solvegp/solvegp/gp/transform"
+	"github.com/solvegp/solvegp/internal/nilcheck"
 )
 
 // GPModel returns a new model of package gp equivalent to md trained on
 // x, y: SVGP when md has no orthogonal inducing inputs, SOLVE-GP
 // otherwise, in the unwhitened parameterization, with
 //
-//   - a copy of md's kernel (a new kernel object of the same structure and
-//     hyperparameters; kernel.Stationary and sums and products of such
-//     kernels can be copied, other kernels are an error),
-//   - a new Gaussian likelihood with md's noise variance and noise floor,
+//   - a copy of md's kernel made by its Clone method (see gp.Cloner, which
+//     every kernel of package kernel implements; others are an error),
+//   - a copy of md's Gaussian likelihood (noise variance and floor),
 //   - md's inducing inputs Z and O, and
 //   - q(u) and q(v⊥) set to the collapsed optimum for x, y at md's
 //     hyperparameters (the distributions OptimalQ returns).
@@ -116,77 +117,21 @@ func packFactor(dst []float64, n int, t []float64) error {
 	return nil
 }
 
-// copyKernel returns a new kernel with k's structure and parameters.
+// copyKernel returns k's copy by its Clone method (see gp.Cloner).
 func copyKernel(k kernel.Kernel) (kernel.Kernel, error) {
-	var c kernel.Kernel
-	switch k := k.(type) {
-	case *kernel.Stationary:
-		var opts []kernel.Option
-		if k.IsARD() {
-			opts = append(opts, kernel.ARD())
+	if c, ok := k.(gp.Cloner); ok {
+		if ck, ok := c.Clone().(kernel.Kernel); ok && !nilcheck.IsNil(ck) && reflect.TypeOf(ck) == reflect.TypeOf(k) {
+			return ck, nil
 		}
-		s, err := kernel.NewStationary(k.Family(), k.Dim(), 1, 1, opts...)
-		if err != nil {
-			return nil, err
-		}
-		c = s
-	case *kernel.Sum:
-		parts, err := copyParts(k.Parts())
-		if err != nil {
-			return nil, err
-		}
-		if c, err = kernel.NewSum(parts...); err != nil {
-			return nil, err
-		}
-	case *kernel.Product:
-		parts, err := copyParts(k.Parts())
-		if err != nil {
-			return nil, err
-		}
-		if c, err = kernel.NewProduct(parts...); err != nil {
-			return nil, err
-		}
-	default:
-		return nil, fmt.Errorf("cannot copy kernel of type %T (kernel.Stationary and sums and products of them can be copied)", k)
 	}
-	p := make([]float64, k.NumParams())
-	k.Params(p)
-	if err := c.SetParams(p); err != nil {
-		return nil, err
-	}
-	return c, nil
+	return nil, fmt.Errorf("cannot copy kernel of type %T (it does not implement gp.Cloner with a copy of its own type, as the kernels of package kernel do)", k)
 }
 
-func copyParts(parts []kernel.Kernel) ([]kernel.Kernel, error) {
-	out := make([]kernel.Kernel, len(parts))
-	for i, p := range parts {
-		c, err := copyKernel(p)
-		if err != nil {
-			return nil, err
-		}
-		out[i] = c
-	}
-	return out, nil
-}
-
-// copyGaussian returns a new Gaussian likelihood with g's floor and
-// parameter.
+// copyGaussian returns g's copy by its Clone method.
 func copyGaussian(g *likelihood.Gaussian) (*likelihood.Gaussian, error) {
-	floor := g.NoiseFloor()
-	// A trained noise may have rounded to its floor, which NewGaussian
-	// refuses as a starting value; the parameter is set afterwards.
-	start := g.NoiseVariance()
-	if !(start > floor) {
-		start = 2*floor + 1
-	}
-	c, err := likelihood.NewGaussian(start, likelihood.NoiseFloor(floor))
-	if err != nil {
-		return nil, err
-	}
-	var u [1]float64
-	g.Params(u[:])
-	if err := c.SetParams(u[:]); err != nil {
-		return nil, err
+	c, ok := g.Clone().(*likelihood.Gaussian)
+	if !ok || c == nil {
+		return nil, errors.New("cannot copy the Gaussian likelihood")
 	}
 	return c, nil
 }

@@ -108,8 +108,8 @@ func (c *combo) clone() (combo, bool) {
 			return combo{}, false
 		}
 		k, ok := cl.Clone().(Kernel)
-		if !ok || nilcheck.IsNil(k) {
-			return combo{}, false
+		if !ok || nilcheck.IsNil(k) || reflect.TypeOf(k) != reflect.TypeOf(p) {
+			return combo{}, false // no copy, or one of another type (an embedded Clone)
 		}
 		parts[i] = k
 	}
