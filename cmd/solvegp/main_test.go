@@ -212,6 +212,14 @@ func TestClassification(t *testing.T) {
 		if code != exitOK || json.Unmarshal([]byte(out), &m) != nil || m.Accuracy == nil || *m.Accuracy < 0.8 || m.RMSE != nil {
 			t.Fatalf("%s eval: exit %d, %s", lik, code, out)
 		}
+		// The softmax bound is a Monte Carlo estimate, and says so.
+		if sampled := lik == "softmax"; m.Bound == nil || m.BoundMC != sampled {
+			t.Errorf("%s eval: bound %v, Monte Carlo %v", lik, m.Bound, m.BoundMC)
+		}
+		_, text, _ := runCmd(t, "eval", "-model", model, path)
+		if sampled := lik == "softmax"; strings.Contains(text, "a Monte Carlo estimate") != sampled {
+			t.Errorf("%s eval: %q", lik, text)
+		}
 		code, out, _ = runCmd(t, "predict", "-model", model, path)
 		if code != exitOK || !strings.HasPrefix(out, "f_mean_0,f_mean_1,f_mean_2,f_var_0") {
 			t.Fatalf("%s predict: exit %d, %.80q", lik, code, out)

@@ -55,8 +55,9 @@ type metrics struct {
 	LogLikStd *float64 `json:"log_lik_standardized,omitempty"`
 	Accuracy  *float64 `json:"accuracy,omitempty"`
 	// Bound is the evidence lower bound of the model on this data set,
-	// on standardized targets.
-	Bound *float64 `json:"bound,omitempty"`
+	// on standardized targets; BoundMC says it is a Monte Carlo estimate.
+	Bound   *float64 `json:"bound,omitempty"`
+	BoundMC bool     `json:"bound_monte_carlo,omitempty"`
 }
 
 func ptr(v float64) *float64 { return &v }
@@ -122,7 +123,7 @@ func evaluate(b *modelfile.Bundle, x *mat.Dense, y []float64, withBound bool) (m
 		if err != nil {
 			return m, err
 		}
-		m.Bound = ptr(bound)
+		m.Bound, m.BoundMC = ptr(bound), sampledLikelihood(b)
 	}
 	return m, nil
 }
@@ -146,6 +147,22 @@ const boundBatch = 4096
 // fullBound evaluates the evidence lower bound of the bundle's model on all
 // of raw x, y (standardized first), in batches: with batches b_i of a data
 // set of n points, Σ_i (|b_i|/n)·Objective(b_i) = Σ_n E[log p] − KL.
+// sampledLikelihood reports whether the model's likelihood estimates its
+// expectations by Monte Carlo (softmax), so that its bound is an estimate
+// that differs from call to call.
+func sampledLikelihood(b *modelfile.Bundle) bool {
+	_, ok := b.Model.Likelihood().(*likelihood.Softmax)
+	return ok
+}
+
+// mcNote is the note printed after a bound that is a Monte Carlo estimate.
+func mcNote(mc bool) string {
+	if mc {
+		return "; a Monte Carlo estimate, as the softmax likelihood is sampled"
+	}
+	return ""
+}
+
 func fullBound(b *modelfile.Bundle, x *mat.Dense, y []float64) (float64, error) {
 	xs := mat.DenseCopyOf(x)
 	ys := append([]float64(nil), y...)

@@ -364,7 +364,7 @@ by name, in any order, as in predict.`, stderr)
 		fmt.Fprintf(stdout, "accuracy   %.6g\n", *m.Accuracy)
 	}
 	if m.Bound != nil {
-		fmt.Fprintf(stdout, "bound      %.6g (ELBO on this data, standardized)\n", *m.Bound)
+		fmt.Fprintf(stdout, "bound      %.6g (ELBO on this data, standardized%s)\n", *m.Bound, mcNote(m.BoundMC))
 	}
 	return exitOK
 }

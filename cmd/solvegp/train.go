@@ -33,24 +33,27 @@ type epochRecord struct {
 
 // trainSummary is what train reports.
 type trainSummary struct {
-	Model       string        `json:"model"`
-	Kind        string        `json:"kind"`
-	M           int           `json:"m"`
-	M2          int           `json:"m2"`
-	NTrain      int           `json:"n_train"`
-	NValid      int           `json:"n_valid"`
-	Steps       int           `json:"steps"`
-	Epochs      int           `json:"epochs"`
-	Stop        string        `json:"stop"`
-	Interrupted bool          `json:"interrupted"`
-	Bound       *float64      `json:"train_bound,omitempty"`
-	BestEpoch   *int          `json:"best_epoch,omitempty"`
-	Valid       *metrics      `json:"valid,omitempty"`
-	Rejected    int           `json:"rejected_steps"`
-	Natural     float64       `json:"natural_step,omitempty"`
-	Seconds     float64       `json:"seconds"`
-	History     []epochRecord `json:"history"`
-	Plot        string        `json:"plot,omitempty"`
+	Model       string   `json:"model"`
+	Kind        string   `json:"kind"`
+	M           int      `json:"m"`
+	M2          int      `json:"m2"`
+	NTrain      int      `json:"n_train"`
+	NValid      int      `json:"n_valid"`
+	Steps       int      `json:"steps"`
+	Epochs      int      `json:"epochs"`
+	Stop        string   `json:"stop"`
+	Interrupted bool     `json:"interrupted"`
+	Bound       *float64 `json:"train_bound,omitempty"`
+	// BoundMC says the bound is a Monte Carlo estimate (a sampled
+	// likelihood): eval's estimate on the same data differs a little.
+	BoundMC   bool          `json:"train_bound_monte_carlo,omitempty"`
+	BestEpoch *int          `json:"best_epoch,omitempty"`
+	Valid     *metrics      `json:"valid,omitempty"`
+	Rejected  int           `json:"rejected_steps"`
+	Natural   float64       `json:"natural_step,omitempty"`
+	Seconds   float64       `json:"seconds"`
+	History   []epochRecord `json:"history"`
+	Plot      string        `json:"plot,omitempty"`
 }
 
 func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -407,7 +410,7 @@ parameterization is whitened unless -whiten=false.`, stderr)
 	}
 	if !interrupted {
 		if b, err := fullBound(bundle, xTrain, yTrain); err == nil {
-			sum.Bound = &b
+			sum.Bound, sum.BoundMC = &b, sampledLikelihood(bundle)
 		}
 	}
 	if xValid != nil {
@@ -537,7 +540,7 @@ func printTrainSummary(w io.Writer, s *trainSummary) {
 	}
 	fmt.Fprintln(w)
 	if s.Bound != nil {
-		fmt.Fprintf(w, "bound      %.6g (training data, standardized)\n", *s.Bound)
+		fmt.Fprintf(w, "bound      %.6g (training data, standardized%s)\n", *s.Bound, mcNote(s.BoundMC))
 	}
 	if v := s.Valid; v != nil {
 		fmt.Fprintf(w, "validation log-lik %.4f", v.LogLik)
