@@ -160,6 +160,10 @@ func misplacedFlag(fs *flag.FlagSet, args []string, what string) bool {
 		return false
 	}
 	for i, a := range rest[1:] {
+		if a == "--" {
+			fmt.Fprintf(fs.Output(), "solvegp %s: \"--\" must come before the first file, not after %s: the files after it may begin with '-' (see solvegp %s -h)\n", fs.Name(), rest[i], fs.Name())
+			return true
+		}
 		if len(a) > 1 && a[0] == '-' {
 			fmt.Fprintf(fs.Output(), "solvegp %s: flags must come before %s: %q follows %s (see solvegp %s -h)\n", fs.Name(), what, a, rest[i], fs.Name())
 			return true

@@ -1120,6 +1120,7 @@ func TestFlagsAfterFile(t *testing.T) {
 		{[]string{"eval", "test.csv", "-model", "m.json"}, `solvegp eval: flags must come before the data file: "-model" follows test.csv`},
 		{[]string{"classify", "-model", "m.cgp", "images.idx", "-labels", "labels.idx"}, `solvegp classify: flags must come before the image files: "-labels" follows images.idx`},
 		{[]string{"classify", "-format", "cifar10", "a.bin", "b.bin", "--json"}, `"--json" follows b.bin`},
+		{[]string{"classify", "-model", "m.cgp", "a.idx", "--", "-b.idx"}, `solvegp classify: "--" must come before the first file, not after a.idx`},
 	} {
 		code, out, errOut := runCmd(t, tc.args...)
 		if code != exitUsage || out != "" || !strings.Contains(errOut, tc.want) || strings.Contains(errOut, "no such file") {

@@ -372,9 +372,10 @@ type Result struct {
 // Fit returns; if their objective or gradient is not finite they are
 // rejected too (logged and counted in Result.Rejected) and the model goes
 // back to the last parameters whose objective and gradient were finite.
-// A run that ends with no step accepted at all, its rejections never
-// MaxFailures in a row (each step from the last good point refused, each
-// evaluation there successful), also returns an error wrapping ErrDiverged.
+// A run that ends by its epoch limit or early stopping with no step
+// accepted at all, its rejections never MaxFailures in a row (each step
+// from the last good point refused, each evaluation there successful),
+// also returns an error wrapping ErrDiverged.
 //
 // Fit first checks the data: inputs and targets must be finite, and a
 // model that implements DataValidator must accept them; otherwise Fit
@@ -671,7 +672,6 @@ func Fit(ctx context.Context, m Model, x *mat.Dense, y []float64, cfg Config) (R
 
 	// reject handles a failed evaluation at the current parameters.
 	lastWhy := ""
-	stepsBefore, rejectedBefore := step, res.Rejected
 	reject := func(step, epoch int, why string) error {
 		failures++
 		res.Rejected++
@@ -699,6 +699,25 @@ func Fit(ctx context.Context, m Model, x *mat.Dense, y []float64, cfg Config) (R
 			}
 		}
 		return nil
+	}
+
+	// noneAccepted returns the error of a run that ends (by its epoch limit
+	// or early stopping) with rejected steps and no accepted one since its
+	// start (a resumed run counts those before the checkpoint, so that it
+	// ends as the uninterrupted run would): the rejections were never
+	// MaxFailures in a row (evaluations at the last good point succeeded,
+	// the steps from it did not), and the back-off did not find a rate the
+	// model could take.
+	noneAccepted := func() error {
+		if step > 0 || res.Rejected == 0 {
+			return nil
+		}
+		last := ""
+		if lastWhy != "" {
+			last = ", the last: " + lastWhy
+		}
+		return fmt.Errorf("%w: no step accepted in %d epochs: %d steps rejected%s; kept the last parameters with a finite objective",
+			ErrDiverged, res.Epochs, res.Rejected, last)
 	}
 
 	// A checkpoint from the end of a run's last epoch leaves nothing to do:
@@ -910,19 +929,17 @@ func Fit(ctx context.Context, m Model, x *mat.Dense, y []float64, cfg Config) (R
 			}
 		}
 		if stopEarly {
+			if err := noneAccepted(); err != nil {
+				return finish(Failed, err)
+			}
 			return finish(EarlyStopped, nil)
 		}
 		if cfg.MaxSteps > 0 && step >= cfg.MaxSteps {
 			break
 		}
 	}
-	if step == stepsBefore && lastWhy != "" {
-		// Every step of the run was rejected, though never MaxFailures
-		// in a row (evaluations at the last good point succeeded, the
-		// steps from it did not): the back-off did not find a rate the
-		// model could take within the run.
-		return finish(Failed, fmt.Errorf("%w: no step accepted in %d epochs: %d steps rejected, the last at epoch %d: %s; kept the last parameters with a finite objective",
-			ErrDiverged, res.Epochs-startEpoch, res.Rejected-rejectedBefore, res.Epochs-1, lastWhy))
+	if err := noneAccepted(); err != nil {
+		return finish(Failed, err)
 	}
 	return finish(Finished, nil)
 }

@@ -385,7 +385,10 @@ func TestFitNoStepAccepted(t *testing.T) {
 		want string
 	}{
 		{Config{Epochs: 20, BatchSize: 1, Schedule: Constant(1e300), MinRateScale: math.SmallestNonzeroFloat64},
-			"no step accepted in 20 epochs: 80 steps rejected, the last at epoch 19: model rejected the updated parameters: quad: out of range"},
+			"no step accepted in 20 epochs: 80 steps rejected, the last: model rejected the updated parameters: quad: out of range"},
+		{Config{Epochs: 20, BatchSize: 1, Schedule: Constant(1e300), MinRateScale: math.SmallestNonzeroFloat64,
+			Validate: func() (float64, map[string]float64, error) { return 1, nil, nil }, Patience: 3},
+			"no step accepted in 4 epochs: 16 steps rejected"},
 		{Config{Epochs: 20, BatchSize: 1, Schedule: Constant(1e300)},
 			"the back-off would lower the learning-rate multiplier to 4.547473508864641e-13, below MinRateScale 9.094947017729282e-13, after 41 rejections in all"},
 		{Config{MaxSteps: 100, Schedule: Constant(1e300), MinRateScale: 0x1p-20},
@@ -410,6 +413,47 @@ func TestFitNoStepAccepted(t *testing.T) {
 	}
 	if _, err := Fit(context.Background(), q, x, y, Config{MaxSteps: 1, MinRateScale: -1}); err == nil {
 		t.Error("negative MinRateScale accepted")
+	}
+}
+
+// switchRate is lo for the first at steps and hi after.
+type switchRate struct {
+	lo, hi float64
+	at     int
+}
+
+func (s switchRate) Rate(step int) float64 {
+	if step < s.at {
+		return s.lo
+	}
+	return s.hi
+}
+
+// A run whose steps are accepted in its first epoch and all rejected after
+// finishes without the no-step error, and so does the same run resumed
+// from its first epoch's checkpoint (a check counted from the resume made
+// the resumed run fail where the unbroken one finished).
+func TestFitNoStepAcceptedResumed(t *testing.T) {
+	x, y := dummyData(4)
+	cfg := Config{Epochs: 4, BatchSize: 1, Schedule: switchRate{0.01, 1e300, 4}, MinRateScale: math.SmallestNonzeroFloat64}
+	q0 := &quad{p: []float64{0, 0}, c: []float64{1, 1}, maxAbs: 10}
+	r0, err0 := Fit(context.Background(), q0, x, y, cfg)
+	if err0 != nil || r0.Steps != 4 || r0.Rejected != 12 {
+		t.Fatalf("unbroken run: %v, %+v", err0, r0)
+	}
+	q1 := &quad{p: []float64{0, 0}, c: []float64{1, 1}, maxAbs: 10}
+	var ck Checkpoint
+	c1 := cfg
+	c1.OnEpoch = func(e EpochInfo) error { ck = e.Checkpoint(); return ErrStop }
+	if _, err := Fit(context.Background(), q1, x, y, c1); err != nil {
+		t.Fatal(err)
+	}
+	q2 := &quad{p: slices.Clone(q1.p), c: []float64{1, 1}, maxAbs: 10}
+	c2 := cfg
+	c2.Resume = &ck
+	r2, err2 := Fit(context.Background(), q2, x, y, c2)
+	if err2 != nil || r2.Steps != r0.Steps || r2.Rejected != r0.Rejected || !slices.Equal(q2.p, q0.p) {
+		t.Errorf("resumed run: %v, %+v, parameters %v; unbroken %+v, %v", err2, r2, q2.p, r0, q0.p)
 	}
 }
 

@@ -80,9 +80,11 @@ func GaussianLogLik(y, mean, variance []float64) (float64, error) {
 	// beyond −math.MaxFloat64.
 	s = 0
 	n := float64(len(y))
+	sn := math.Sqrt(n)
 	for i, v := range y {
-		z := (v/2 - mean[i]/2) / math.Sqrt(variance[i])
-		s += (-0.5*(math.Log(2*math.Pi)+math.Log(variance[i])) - 2*z*z) / n
+		// −0.5·r²/variance/n = −2·(z/√n)², z the standardized half residual.
+		z := (v/2 - mean[i]/2) / math.Sqrt(variance[i]) / sn
+		s += -0.5*(math.Log(2*math.Pi)+math.Log(variance[i]))/n - 2*z*z
 	}
 	return s, nil
 }

@@ -76,6 +76,10 @@ func TestMetricsLargeResiduals(t *testing.T) {
 			t.Errorf("k = %d: GaussianLogLik %v (%v), want %v", k, l, err, want)
 		}
 	}
+	// One term beyond −MaxFloat64 whose mean over two is not: about −1e308.
+	if l, err := GaussianLogLik([]float64{2e154, 0}, []float64{0, 0}, []float64{1, 1}); err != nil || math.IsInf(l, 0) || math.Abs(l/(-1e308)-1) > 1e-12 {
+		t.Errorf("GaussianLogLik %v (%v), want about -1e308", l, err)
+	}
 	// A mean beyond −MaxFloat64 is −Inf.
 	if l, err := GaussianLogLik([]float64{1e300, 0}, []float64{-1e300, 0}, []float64{1, 1}); err != nil || !math.IsInf(l, -1) {
 		t.Errorf("GaussianLogLik %v (%v), want -Inf", l, err)
