@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"sync"
 
 	"gonum.org/v1/gonum/mat"
 
@@ -49,8 +48,11 @@ type Predictor struct {
 	pv, av   [][]float64 // same for v⊥
 	va, wv   [][]float64 // ODVGP: a_l and w_l = L0u⁻¹·K_uv·a_l
 
-	rngMu sync.Mutex
-	rng   *rand.Rand
+	// seed seeds the random numbers of a sampled likelihood (softmax):
+	// every PredictY and LogPredictive call draws from a generator of its
+	// own seeded with it, so that a call's Monte Carlo estimates do not
+	// depend on the calls before it or running beside it.
+	seed uint64
 
 	// sharedKern and sharedLik are set when kern or lik is the model's
 	// own (it has no Clone method), nil when the Predictor owns a copy.
@@ -94,7 +96,7 @@ func (mod *Model) snapshot(ops *[]Op) (*Predictor, error) {
 	lg := la{bi: blas.Implementation{Threads: mod.cfg.threads}, threads: mod.cfg.threads, pass: Predict, ops: ops}
 	p := &Predictor{kind: mod.kind, kern: mod.kern, lik: mod.lik, d: d, m: M, m2: M2, nl: L,
 		threads: mod.cfg.threads, batch: DefaultPredictBatch, z: mat.DenseCopyOf(mod.z),
-		rng: rand.New(rand.NewPCG(mod.cfg.seed+1, 7))}
+		seed: mod.cfg.seed + 1}
 	if mod.o != nil {
 		p.o = mat.DenseCopyOf(mod.o)
 	}
@@ -292,9 +294,20 @@ func finitePredictions(what string, L int, vs ...[]float64) error {
 	return nil
 }
 
+// newRand returns the generator of one call's Monte Carlo estimates.
+func (p *Predictor) newRand() *rand.Rand { return rand.New(rand.NewPCG(p.seed, 7)) }
+
 // PredictY returns the predictive mean and variance of the observations at
 // the rows of x, as computed by the likelihood's PredictY: n×C matrices
 // (for C-class likelihoods the class probabilities are in mean).
+//
+// For a likelihood that samples (softmax), the values are Monte Carlo
+// estimates from random numbers that each call draws afresh from the
+// model's seed (gp.WithSeed): the same x gives the same estimates on every
+// call, but a point's estimate depends on its row in x (its random numbers
+// are those of that row), within the estimate's Monte Carlo error. The same
+// holds for LogPredictive, whose random numbers also depend on the
+// Predictor's batch size.
 func (p *Predictor) PredictY(x mat.Matrix) (mean, variance *mat.Dense, err error) {
 	fm, fv, err := p.PredictF(x)
 	if err != nil {
@@ -303,9 +316,7 @@ func (p *Predictor) PredictY(x mat.Matrix) (mean, variance *mat.Dense, err error
 	n, L := fm.Dims()
 	ym := make([]float64, n*L)
 	yv := make([]float64, n*L)
-	p.rngMu.Lock()
-	p.lik.PredictY(ym, yv, fm.RawMatrix().Data, fv.RawMatrix().Data, p.rng)
-	p.rngMu.Unlock()
+	p.lik.PredictY(ym, yv, fm.RawMatrix().Data, fv.RawMatrix().Data, p.newRand())
 	if err := finitePredictions("observation", L, ym, yv); err != nil {
 		return nil, nil, err
 	}
@@ -331,13 +342,12 @@ func (p *Predictor) LogPredictive(x mat.Matrix, y []float64) ([]float64, error) 
 	out := make([]float64, n)
 	var buf predBuf
 	var mu, vr []float64
+	rng := p.newRand()
 	p.forBatches(x, n, func(xb mat.Matrix, i0, nb int) {
 		mu = grow(mu, nb*L)
 		vr = grow(vr, nb*L)
 		p.marginals(&buf, xb, nb, mu, vr)
-		p.rngMu.Lock()
-		p.lik.LogPredictive(out[i0:i0+nb], y[i0:i0+nb], mu, vr, p.rng)
-		p.rngMu.Unlock()
+		p.lik.LogPredictive(out[i0:i0+nb], y[i0:i0+nb], mu, vr, rng)
 	})
 	if err := finitePredictions("log predictive", 1, out); err != nil {
 		return nil, err

@@ -400,3 +400,68 @@ func TestPredictorEmbeddedClone(t *testing.T) {
 		t.Errorf("after the shared kernel changed: err %v, want ErrStale", err)
 	}
 }
+
+// TestPredictorSampledRepeatable: with the softmax likelihood, whose
+// predictions are Monte Carlo estimates, PredictY and LogPredictive give
+// the same values on every call and from concurrent calls (each call draws
+// its random numbers afresh from the model's seed; they used to come from
+// one generator that every call advanced).
+func TestPredictorSampledRepeatable(t *testing.T) {
+	rng := rand.New(rand.NewPCG(41, 42))
+	const n, C = 40, 3
+	x := mat.NewDense(n, 2, nil)
+	y := make([]float64, n)
+	for i := range y {
+		x.Set(i, 0, rng.NormFloat64())
+		x.Set(i, 1, rng.NormFloat64())
+		y[i] = float64(rng.IntN(C))
+	}
+	k, _ := kernel.NewRBF(2, 1, 1)
+	lik, err := likelihood.NewSoftmax(C, likelihood.Samples(4))
+	if err != nil {
+		t.Fatal(err)
+	}
+	z := mat.NewDense(5, 2, nil)
+	for i := 0; i < 5; i++ {
+		z.Set(i, 0, rng.NormFloat64())
+		z.Set(i, 1, rng.NormFloat64())
+	}
+	mod, err := NewSVGP(k, lik, z, WithWhitening(true))
+	if err != nil {
+		t.Fatal(err)
+	}
+	perturbQ(mod, rng, 0.5)
+	p, err := mod.Predictor(16)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m0, _, err := p.PredictY(x)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l0, err := p.LogPredictive(x, y)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	errs := make(chan string, 8)
+	for g := 0; g < 4; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 3 {
+				m, _, err := p.PredictY(x)
+				l, err2 := p.LogPredictive(x, y)
+				if err != nil || err2 != nil || !mat.Equal(m, m0) || fmt.Sprint(l) != fmt.Sprint(l0) {
+					errs <- fmt.Sprintf("a later call differs (%v, %v)", err, err2)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for e := range errs {
+		t.Error(e)
+	}
+}
