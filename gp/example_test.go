@@ -123,3 +123,56 @@ func ExampleModel_LastProfile() {
 	// matmul: 1 cholesky: 1 trisolve: 3
 	// q(u) starts at the prior (KL_u ≈ 0): true
 }
+
+// Multi-class classification: SOLVE-GP with the robust-max likelihood
+// (one latent function per class), trained with train.Fit; PredictY gives
+// the class probabilities, one column per class.
+func ExampleNewSOLVEGP_multiclass() {
+	// Three classes on a line: x < −1, −1 ≤ x < 1, x ≥ 1.
+	x, _ := toyData(90)
+	y := make([]float64, 90)
+	for i := range y {
+		switch v := x.At(i, 0); {
+		case v >= 1:
+			y[i] = 2
+		case v >= -1:
+			y[i] = 1
+		}
+	}
+	k, _ := kernel.NewMatern32(1, 1.0, 1.0)
+	lik, err := likelihood.NewRobustMax(3)
+	if err != nil {
+		log.Fatal(err)
+	}
+	z := mat.NewDense(6, 1, []float64{-2.5, -1.5, -0.5, 0.5, 1.5, 2.5})
+	o := mat.NewDense(6, 1, []float64{-3, -2, -1, 0, 1, 2})
+	model, err := gp.NewSOLVEGP(k, lik, z, o, gp.WithWhitening(true))
+	if err != nil {
+		log.Fatal(err)
+	}
+	cfg := train.Config{Epochs: 300, BatchSize: 30, Schedule: train.Constant(0.03), Seed: 1}
+	if _, err := train.Fit(context.Background(), model, x, y, cfg); err != nil {
+		log.Fatal(err)
+	}
+	p, err := model.Predictor(0)
+	if err != nil {
+		log.Fatal(err)
+	}
+	prob, _, err := p.PredictY(mat.NewDense(3, 1, []float64{-2, 0, 2}))
+	if err != nil {
+		log.Fatal(err)
+	}
+	for i, xi := range []float64{-2, 0, 2} {
+		best := 0
+		for c := 1; c < 3; c++ {
+			if prob.At(i, c) > prob.At(i, best) {
+				best = c
+			}
+		}
+		fmt.Printf("x = %g: class %d (p > 0.8: %v)\n", xi, best, prob.At(i, best) > 0.8)
+	}
+	// Output:
+	// x = -2: class 0 (p > 0.8: true)
+	// x = 0: class 1 (p > 0.8: true)
+	// x = 2: class 2 (p > 0.8: true)
+}
