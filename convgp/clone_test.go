@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
+
+	"github.com/solvegp/solvegp/internal/floats"
 )
 
 // cloneOutputs returns K(z, x), K(z, z) (InducingMatrix) and diag K(x, x).
@@ -43,7 +45,7 @@ func TestKernelClone(t *testing.T) {
 			step()
 			c := k.Clone().(*Kernel)
 			want := cloneOutputs(k, z, x)
-			if got := cloneOutputs(c, z, x); !equalBits(got, want) {
+			if got := cloneOutputs(c, z, x); !floats.EqualBits(got, want) {
 				t.Fatalf("the copy's values differ from the original's")
 			}
 			old := make([]float64, k.NumParams())
@@ -59,16 +61,16 @@ func TestKernelClone(t *testing.T) {
 			step()
 			got := make([]float64, len(old))
 			c.Params(got)
-			if !equalBits(got, old) {
+			if !floats.EqualBits(got, old) {
 				t.Errorf("setting the original's parameters changed the copy's")
 			}
-			if !equalBits(cloneOutputs(c, z, x), want) {
+			if !floats.EqualBits(cloneOutputs(c, z, x), want) {
 				t.Errorf("setting the original's parameters changed the copy's values")
 			}
 			if err := c.SetParams(th); err != nil {
 				t.Fatal(err)
 			}
-			if !equalBits(cloneOutputs(c, z, x), cloneOutputs(k, z, x)) {
+			if !floats.EqualBits(cloneOutputs(c, z, x), cloneOutputs(k, z, x)) {
 				t.Errorf("the copy with the original's new parameters disagrees with it")
 			}
 		})

@@ -1,12 +1,11 @@
 package convgp
 
 import (
-	"math"
-
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/solvegp/solvegp/asm"
 	"github.com/solvegp/solvegp/gp/transform"
+	"github.com/solvegp/solvegp/internal/floats"
 )
 
 // ---------------------------------------------------------------------------
@@ -65,7 +64,7 @@ type diagEntry struct {
 // matches reports whether e holds the pieces of images x (n × L) for the
 // parameter generation gen, with the pixel gradients if needX.
 func (e *diagEntry) matches(gen uint64, x []float64, n int, needX bool) bool {
-	return e != nil && e.gen == gen && e.n == n && (e.hasX || !needX) && equalBits(e.x, x)
+	return e != nil && e.gen == gen && e.n == n && (e.hasX || !needX) && floats.EqualBits(e.x, x)
 }
 
 // diagState is the cache of the last batch's pieces. An entry is only
@@ -77,18 +76,6 @@ type diagState struct {
 	// wantPieces makes Diag compute the pieces (a DiagGrad followed an
 	// earlier Diag); wantX makes it include the pixel gradients.
 	wantPieces, wantX bool
-}
-
-func equalBits(a, b []float64) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if math.Float64bits(a[i]) != math.Float64bits(b[i]) {
-			return false
-		}
-	}
-	return true
 }
 
 // diagBlock is the number of patch rows whose pairs imageSums forms at a

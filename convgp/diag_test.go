@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
+
+	"github.com/solvegp/solvegp/internal/floats"
 )
 
 // diagGradOf returns DiagGrad's parameter and pixel gradients for the
@@ -32,7 +34,7 @@ func sameParams(dst, src *Kernel) {
 
 func sameBits(t *testing.T, what string, got, want []float64) {
 	t.Helper()
-	if !equalBits(got, want) {
+	if !floats.EqualBits(got, want) {
 		for i := range got {
 			if math.Float64bits(got[i]) != math.Float64bits(want[i]) {
 				t.Fatalf("%s[%d] = %v, want %v (bitwise)", what, i, got[i], want[i])
@@ -147,13 +149,13 @@ func TestDiagConcurrent(t *testing.T) {
 			for it := 0; it < 20; it++ {
 				k.Diag(v, xs[g])
 				got, _ := diagGradOf(k, dd, xs[g], false)
-				if !equalBits(got, want[g]) {
+				if !floats.EqualBits(got, want[g]) {
 					errs[g] = "Diag gradient differs from the serial one"
 					return
 				}
 				k.Matrix(K, zs[g], xs[g])
 				gp, gz, _ := matGradOf(k, dK, zs[g], xs[g])
-				if !equalBits(gp, wantM[g]) || !equalBits(gz.RawMatrix().Data, wantZ[g]) {
+				if !floats.EqualBits(gp, wantM[g]) || !floats.EqualBits(gz.RawMatrix().Data, wantZ[g]) {
 					errs[g] = "Matrix gradient differs from the serial one"
 					return
 				}

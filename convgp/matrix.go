@@ -7,6 +7,7 @@ import (
 
 	"github.com/solvegp/solvegp/asm"
 	"github.com/solvegp/solvegp/gp/transform"
+	"github.com/solvegp/solvegp/internal/floats"
 )
 
 // ---------------------------------------------------------------------------
@@ -44,7 +45,7 @@ type matEntry struct {
 }
 
 func (e *matEntry) matches(gen uint64, z, x []float64, m, n int) bool {
-	return e != nil && !e.spent && e.gen == gen && e.m == m && e.n == n && equalBits(e.z, z) && equalBits(e.x, x)
+	return e != nil && !e.spent && e.gen == gen && e.m == m && e.n == n && floats.EqualBits(e.z, z) && floats.EqualBits(e.x, x)
 }
 
 // matState is the cache: entries most recent first. An entry is only

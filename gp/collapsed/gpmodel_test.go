@@ -15,6 +15,7 @@ import (
 	"github.com/solvegp/solvegp/gp/likelihood"
 	"github.com/solvegp/solvegp/gp/modelfile"
 	"github.com/solvegp/solvegp/gp/train"
+	"github.com/solvegp/solvegp/internal/floats"
 )
 
 // gpCase is a collapsed model, trained briefly on planeData, for the
@@ -108,7 +109,7 @@ func TestGPModelBound(t *testing.T) {
 			if any(mod.Kernel()) == any(cm.Kernel()) {
 				t.Error("kernel shared")
 			}
-			if got, want := kparams(mod.Kernel()), kparams(cm.Kernel()); !equalBits(got, want) {
+			if got, want := kparams(mod.Kernel()), kparams(cm.Kernel()); !floats.EqualBits(got, want) {
 				t.Errorf("kernel parameters %v, want %v", got, want)
 			}
 			if _, ok := cm.Kernel().(*kernel.Sum); ok {
@@ -261,7 +262,7 @@ func TestGPModelIndependent(t *testing.T) {
 			if _, err := cm.Fit(context.Background(), c.x, c.y, train.LBFGSOptions{MaxIter: 5}); err != nil {
 				t.Fatal(err)
 			}
-			if !equalBits(gpParams(mod), gp0) {
+			if !floats.EqualBits(gpParams(mod), gp0) {
 				t.Error("gp model parameters changed with the collapsed model's")
 			}
 			b1, _ := mod.Objective(c.x, c.y, n, nil)
@@ -281,7 +282,7 @@ func TestGPModelIndependent(t *testing.T) {
 			}
 			c1 := make([]float64, cm.NumParams())
 			cm.Params(c1)
-			if !equalBits(c0, c1) {
+			if !floats.EqualBits(c0, c1) {
 				t.Error("collapsed model changed with the gp model's parameters")
 			}
 		})
@@ -308,7 +309,7 @@ func TestGPModelModelfile(t *testing.T) {
 				t.Fatal(err)
 			}
 			got := b.Model
-			if got.Kind() != mod.Kind() || got.Whitened() || !equalBits(gpParams(got), gpParams(mod)) {
+			if got.Kind() != mod.Kind() || got.Whitened() || !floats.EqualBits(gpParams(got), gpParams(mod)) {
 				t.Fatalf("loaded %v model (whitened %v) with other parameters", got.Kind(), got.Whitened())
 			}
 			wm, wv, err := mod.PredictF(c.xs)
@@ -377,7 +378,7 @@ func TestGPModelErrors(t *testing.T) {
 	}
 	after := make([]float64, cm.NumParams())
 	cm.Params(after)
-	if !equalBits(before, after) {
+	if !floats.EqualBits(before, after) {
 		t.Error("collapsed model changed")
 	}
 
@@ -422,16 +423,4 @@ func gpParams(mod *gp.Model) []float64 {
 	p := make([]float64, mod.NumParams())
 	mod.Params(p)
 	return p
-}
-
-func equalBits(a, b []float64) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if math.Float64bits(a[i]) != math.Float64bits(b[i]) {
-			return false
-		}
-	}
-	return true
 }

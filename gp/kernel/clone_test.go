@@ -1,11 +1,12 @@
 package kernel
 
 import (
-	"math"
 	"math/rand/v2"
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
+
+	"github.com/solvegp/solvegp/internal/floats"
 )
 
 // kernelOutputs returns k(x, z), k(x, x) and diag k(x, x).
@@ -17,18 +18,6 @@ func kernelOutputs(k Kernel, x, z *mat.Dense) []float64 {
 	k.Matrix(mat.NewDense(n, n, out[n*m:n*m+n*n]), x, x)
 	k.Diag(out[n*m+n*n:], x)
 	return out
-}
-
-func sameBits(a, b []float64) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if math.Float64bits(a[i]) != math.Float64bits(b[i]) {
-			return false
-		}
-	}
-	return true
 }
 
 // TestClone checks that a kernel's Clone gives the same values to the bit
@@ -49,7 +38,7 @@ func TestClone(t *testing.T) {
 			t.Fatalf("%s: Clone did not return a Kernel", name)
 		}
 		want := kernelOutputs(k, x, z)
-		if !sameBits(kernelOutputs(c, x, z), want) {
+		if !floats.EqualBits(kernelOutputs(c, x, z), want) {
 			t.Errorf("%s: the copy's values differ from the original's", name)
 		}
 		old := make([]float64, k.NumParams())
@@ -64,16 +53,16 @@ func TestClone(t *testing.T) {
 		k.(interface{ SetWorkers(int) }).SetWorkers(1)
 		got := make([]float64, len(old))
 		c.Params(got)
-		if !sameBits(got, old) {
+		if !floats.EqualBits(got, old) {
 			t.Errorf("%s: setting the original's parameters changed the copy's", name)
 		}
-		if !sameBits(kernelOutputs(c, x, z), want) {
+		if !floats.EqualBits(kernelOutputs(c, x, z), want) {
 			t.Errorf("%s: setting the original's parameters changed the copy's values", name)
 		}
 		if err := c.SetParams(th); err != nil {
 			t.Fatal(err)
 		}
-		if !sameBits(kernelOutputs(c, x, z), kernelOutputs(k, x, z)) {
+		if !floats.EqualBits(kernelOutputs(c, x, z), kernelOutputs(k, x, z)) {
 			t.Errorf("%s: the copy with the original's new parameters disagrees with it", name)
 		}
 	}

@@ -1,9 +1,10 @@
 package likelihood
 
 import (
-	"math"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/solvegp/solvegp/internal/floats"
 )
 
 // TestClone checks that a likelihood's Clone predicts the same values to
@@ -37,7 +38,7 @@ func TestClone(t *testing.T) {
 			return append(append(m, vr...), lp...)
 		}
 		want := outputs(l)
-		if got := outputs(c); !sameBitsL(got, want) {
+		if got := outputs(c); !floats.EqualBits(got, want) {
 			t.Errorf("%s: the copy predicts %v, the original %v", name, got, want)
 		}
 		old := make([]float64, l.NumParams())
@@ -54,20 +55,8 @@ func TestClone(t *testing.T) {
 		}
 		got := make([]float64, len(old))
 		c.Params(got)
-		if !sameBitsL(got, old) || !sameBitsL(outputs(c), want) {
+		if !floats.EqualBits(got, old) || !floats.EqualBits(outputs(c), want) {
 			t.Errorf("%s: changing the original changed the copy", name)
 		}
 	}
-}
-
-func sameBitsL(a, b []float64) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if math.Float64bits(a[i]) != math.Float64bits(b[i]) {
-			return false
-		}
-	}
-	return true
 }

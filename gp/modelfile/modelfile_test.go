@@ -19,6 +19,7 @@ import (
 	"github.com/solvegp/solvegp/gp/data"
 	"github.com/solvegp/solvegp/gp/kernel"
 	"github.com/solvegp/solvegp/gp/likelihood"
+	"github.com/solvegp/solvegp/internal/floats"
 )
 
 func randMatrix(rng *rand.Rand, r, c int) *mat.Dense {
@@ -116,18 +117,6 @@ func build(t *testing.T, c modelCase, rng *rand.Rand) *gp.Model {
 	return model
 }
 
-func bitsEqual(a, b []float64) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if math.Float64bits(a[i]) != math.Float64bits(b[i]) {
-			return false
-		}
-	}
-	return true
-}
-
 func TestRoundTrip(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	for _, c := range cases() {
@@ -154,13 +143,13 @@ func TestRoundTrip(t *testing.T) {
 			p2 := make([]float64, m2.NumParams())
 			model.Params(p1)
 			m2.Params(p2)
-			if !bitsEqual(p1, p2) {
+			if !floats.EqualBits(p1, p2) {
 				t.Fatalf("parameters differ after the round trip")
 			}
 			if got.Meta.TargetName != "y" || got.Meta.Info["k"] != "v" || len(got.Meta.InputNames) != 2 {
 				t.Fatalf("meta %+v", got.Meta)
 			}
-			if !bitsEqual(got.Standardizer.XScale, std.XScale) || got.Standardizer.YMean != std.YMean {
+			if !floats.EqualBits(got.Standardizer.XScale, std.XScale) || got.Standardizer.YMean != std.YMean {
 				t.Fatalf("standardizer %+v", got.Standardizer)
 			}
 			// Predictions are identical bit for bit.
@@ -174,7 +163,7 @@ func TestRoundTrip(t *testing.T) {
 				t.Fatal(err)
 			}
 			for _, pair := range [][2]*mat.Dense{{a.FMean, bb.FMean}, {a.FVar, bb.FVar}, {a.YMean, bb.YMean}} {
-				if !bitsEqual(pair[0].RawMatrix().Data, pair[1].RawMatrix().Data) {
+				if !floats.EqualBits(pair[0].RawMatrix().Data, pair[1].RawMatrix().Data) {
 					t.Fatalf("predictions differ after the round trip")
 				}
 			}
@@ -196,7 +185,7 @@ func TestRoundTrip(t *testing.T) {
 				t.Fatal(err)
 			}
 			l2, _ := got.LogPredictive(xt, y)
-			if c.name != "softmax" && !bitsEqual(l1, l2) {
+			if c.name != "softmax" && !floats.EqualBits(l1, l2) {
 				t.Fatalf("log predictive differs: %v vs %v", l1, l2)
 			}
 		})
@@ -229,7 +218,7 @@ func TestNoiseAtFloorRoundTrip(t *testing.T) {
 	}
 	p2 := make([]float64, got.Model.NumParams())
 	got.Model.Params(p2)
-	if !bitsEqual(p, p2) {
+	if !floats.EqualBits(p, p2) {
 		t.Fatal("parameters differ after the round trip")
 	}
 	// A noise_variance below the floor is still refused.
@@ -608,7 +597,7 @@ func TestConcurrentPredict(t *testing.T) {
 				errs <- err
 				return
 			}
-			if !bitsEqual(got.YMean.RawMatrix().Data, want.YMean.RawMatrix().Data) || !bitsEqual(got.FVar.RawMatrix().Data, want.FVar.RawMatrix().Data) {
+			if !floats.EqualBits(got.YMean.RawMatrix().Data, want.YMean.RawMatrix().Data) || !floats.EqualBits(got.FVar.RawMatrix().Data, want.FVar.RawMatrix().Data) {
 				errs <- errors.New("concurrent prediction differs")
 			}
 		}()
@@ -678,14 +667,14 @@ func TestPredictorSnapshot(t *testing.T) {
 				s.XMean[0] += 0.5
 				s.YScale *= 3
 			}
-			if !bitsEqual(outputs(p), want) {
+			if !floats.EqualBits(outputs(p), want) {
 				t.Errorf("changing the bundle changed the predictions of a Predictor made before")
 			}
 			p2, err := b.Predictor(0)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if bitsEqual(outputs(p2), want) {
+			if floats.EqualBits(outputs(p2), want) {
 				t.Errorf("a Predictor made after the change gives the old predictions")
 			}
 		})

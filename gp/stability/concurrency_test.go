@@ -3,7 +3,6 @@ package stability
 import (
 	"context"
 	"fmt"
-	"math"
 	"sync"
 	"testing"
 
@@ -11,20 +10,8 @@ import (
 
 	"github.com/solvegp/solvegp/gp"
 	"github.com/solvegp/solvegp/gp/train"
+	"github.com/solvegp/solvegp/internal/floats"
 )
-
-// sameBits reports whether two slices are equal bit for bit.
-func sameBits(a, b []float64) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if math.Float64bits(a[i]) != math.Float64bits(b[i]) {
-			return false
-		}
-	}
-	return true
-}
 
 // predictAll runs every prediction method of p on x (and y), returning the
 // results flattened in a fixed order.
@@ -103,7 +90,7 @@ func TestPredictorConcurrent(t *testing.T) {
 				for r := 0; r < rounds; r++ {
 					i := (w + r) % len(tests)
 					got, err := predictAll(p, tests[i], ys[i])
-					if err == nil && !sameBits(got, want[i]) {
+					if err == nil && !floats.EqualBits(got, want[i]) {
 						err = fmt.Errorf("worker %d round %d: predictions on test set %d differ from the sequential ones", w, r, i)
 					}
 					if err != nil {

@@ -1,8 +1,11 @@
 // Package floats holds the finiteness checks that the training loop and
 // the models run over whole parameter and gradient vectors every step.
 // They check four values per iteration without a branch per value, which
-// matters at ten million parameters.
+// matters at ten million parameters. EqualBits is the bit-for-bit
+// comparison that reproducibility checks and tests use.
 package floats
+
+import "math"
 
 // AllFinite reports whether every element of s is finite (neither NaN nor
 // ±Inf).
@@ -35,4 +38,19 @@ func FirstNonFinite(s []float64) int {
 		}
 	}
 	return -1 // not reached
+}
+
+// EqualBits reports whether a and b have the same length and the same
+// bits in every element: NaNs of the same payload are equal, and 0 and
+// −0 are not.
+func EqualBits(a, b []float64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if math.Float64bits(a[i]) != math.Float64bits(b[i]) {
+			return false
+		}
+	}
+	return true
 }

@@ -51,3 +51,23 @@ func BenchmarkAllFinite(b *testing.B) {
 		}
 	}
 }
+
+func TestEqualBits(t *testing.T) {
+	nan := math.NaN()
+	for _, c := range []struct {
+		a, b []float64
+		want bool
+	}{
+		{nil, nil, true},
+		{[]float64{}, nil, true},
+		{[]float64{1, 2}, []float64{1, 2}, true},
+		{[]float64{1, 2}, []float64{1}, false},
+		{[]float64{1, nan}, []float64{1, nan}, true},
+		{[]float64{0}, []float64{math.Copysign(0, -1)}, false},
+		{[]float64{1, 2}, []float64{1, math.Nextafter(2, 3)}, false},
+	} {
+		if got := EqualBits(c.a, c.b); got != c.want {
+			t.Errorf("EqualBits(%v, %v) = %v", c.a, c.b, got)
+		}
+	}
+}
