@@ -693,10 +693,35 @@ func (d *Deep) Objective(x *mat.Dense, y []float64, nTotal int, grad []float64) 
 	return obj, nil
 }
 
+// DefaultPredictBatch is the batch size of Predict and Evaluate when they
+// are given 0.
+const DefaultPredictBatch = 256
+
 // Predict returns the predictive class probabilities (n × Classes) of the
 // images x, averaged over `samples` draws of the hidden feature maps (one
 // draw suffices for a single-layer model, whose probabilities are exact up
 // to the likelihood's quadrature), computed in batches of `batch` images.
+// A samples or batch of 0 means the default, 1 sample and
+// DefaultPredictBatch (256) images; a negative one is an error wrapping
+// ErrConfig.
+//
+// The probabilities of a deep model (one with hidden layers) depend on the
+// batch size as well as on samples: its hidden feature maps are sampled
+// batch by batch, from a generator that every call restarts from
+// DeepConfig.Seed, so that an image's draws depend on where its batch
+// starts and how many images it holds. Predict(x, 3, 50) and
+// Predict(x, 3, 20) are two Monte Carlo estimates of the same
+// probabilities, which differ by their Monte Carlo error (less for more
+// samples), as do the probabilities of an image predicted alone and
+// within x.
+//
+// A call repeats exactly, to the bit, with the same model (parameters and
+// seed), images in the same order, samples, batch and thread budget
+// (SetThreads): to reproduce a number, such as bench/convgp's test
+// log-likelihood (250 images a batch) or that of solvegp classify (its
+// -batch, 250 by default), use the same samples and batch. A single-layer
+// model draws nothing: its probabilities do not depend on samples, nor on
+// batch beyond the rounding of the batched linear algebra.
 func (d *Deep) Predict(x *mat.Dense, samples, batch int) (*mat.Dense, error) {
 	if x == nil {
 		return nil, fmt.Errorf("%w: nil images", ErrConfig)
@@ -705,11 +730,14 @@ func (d *Deep) Predict(x *mat.Dense, samples, batch int) (*mat.Dense, error) {
 	if n < 1 || c != d.cfg.Height*d.cfg.Width*d.cfg.Channels {
 		return nil, fmt.Errorf("%w: images are %d×%d, want n×%d", ErrConfig, n, c, d.cfg.Height*d.cfg.Width*d.cfg.Channels)
 	}
-	if samples < 1 || len(d.hidden) == 0 {
+	if samples < 0 || batch < 0 {
+		return nil, fmt.Errorf("%w: %d samples, batches of %d images: must be ≥ 1, or 0 for the default", ErrConfig, samples, batch)
+	}
+	if samples == 0 || len(d.hidden) == 0 {
 		samples = 1
 	}
-	if batch < 1 {
-		batch = 256
+	if batch == 0 {
+		batch = DefaultPredictBatch
 	}
 	pred, err := d.out.Predictor(batch)
 	if err != nil {
@@ -745,8 +773,14 @@ func (d *Deep) Predict(x *mat.Dense, samples, batch int) (*mat.Dense, error) {
 }
 
 // Evaluate returns the classification accuracy and the mean log predictive
-// density of the labels y of the images x under Predict's class
-// probabilities.
+// density of the labels y (class indices 0 … Classes−1) of the images x under
+// Predict(x, samples, batch)'s class probabilities (Score computes the
+// metrics of probabilities and int labels). For a deep model they depend
+// on batch as well as on samples, as Predict's probabilities do: a number
+// is reproduced, to the bit, with the same model, images, samples and
+// batch (bench/convgp evaluates with batch 250). A samples or batch of 0
+// means Predict's default (1 sample, DefaultPredictBatch images); a
+// negative one is an error wrapping ErrConfig.
 func (d *Deep) Evaluate(x *mat.Dense, y []float64, samples, batch int) (acc, meanLL float64, err error) {
 	if x == nil {
 		return 0, 0, fmt.Errorf("%w: nil images", ErrConfig)

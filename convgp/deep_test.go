@@ -542,3 +542,39 @@ func TestScore(t *testing.T) {
 		}
 	}
 }
+
+// TestDeepPredictSamplesBatch checks Predict's contract on samples and
+// batch: 0 means the defaults (1 sample, DefaultPredictBatch images),
+// a negative value is an error wrapping ErrConfig (it was silently the
+// default), a call repeats to the bit, and a deep model's probabilities
+// depend on the batch size, which its documentation says.
+func TestDeepPredictSamplesBatch(t *testing.T) {
+	for _, hidden := range []int{0, 1} {
+		d, x, y := tinyDeep(t, gp.SOLVEGP, hidden, true, true, rand.New(rand.NewPCG(41, 42)))
+		pred := func(samples, batch int) *mat.Dense {
+			t.Helper()
+			p, err := d.Predict(x, samples, batch)
+			if err != nil {
+				t.Fatalf("%d hidden: Predict(x, %d, %d): %v", hidden, samples, batch, err)
+			}
+			return p
+		}
+		if a, b := pred(0, 0), pred(1, DefaultPredictBatch); !mat.Equal(a, b) {
+			t.Errorf("%d hidden: Predict(x, 0, 0) is not Predict(x, 1, %d)", hidden, DefaultPredictBatch)
+		}
+		if a, b := pred(3, 2), pred(3, 2); !mat.Equal(a, b) {
+			t.Errorf("%d hidden: Predict(x, 3, 2) does not repeat", hidden)
+		}
+		if hidden > 0 && mat.Equal(pred(3, 2), pred(3, 5)) {
+			t.Errorf("%d hidden: the probabilities do not depend on the batch size", hidden)
+		}
+		for _, sb := range [][2]int{{-1, 5}, {1, -1}, {-3, -3}} {
+			if _, err := d.Predict(x, sb[0], sb[1]); !errors.Is(err, ErrConfig) {
+				t.Errorf("%d hidden: Predict(x, %d, %d): %v, want ErrConfig", hidden, sb[0], sb[1], err)
+			}
+			if _, _, err := d.Evaluate(x, y, sb[0], sb[1]); !errors.Is(err, ErrConfig) {
+				t.Errorf("%d hidden: Evaluate(x, y, %d, %d): %v, want ErrConfig", hidden, sb[0], sb[1], err)
+			}
+		}
+	}
+}
