@@ -407,7 +407,8 @@ func glorotProject(x *mat.Dense, g *patches.Geometry, w []float64, c int, rng *r
 	return out, nil
 }
 
-// NumLayers returns the number of layers (hidden layers + 1).
+// NumLayers returns the number of layers (hidden layers + 1), which Layer
+// indexes.
 func (d *Deep) NumLayers() int { return len(d.hidden) + 1 }
 
 // SetThreads changes the goroutine budget of every layer (the linear
@@ -449,9 +450,19 @@ func (d *Deep) Config() DeepConfig {
 // Output returns the output layer's model and its convolutional kernel.
 func (d *Deep) Output() (*gp.Model, *Kernel) { return d.out, d.kern }
 
-// Layer returns the model of hidden layer i (0 ≤ i < the number of hidden
-// layers; it panics otherwise, as a slice index does).
-func (d *Deep) Layer(i int) *gp.Model { return d.hidden[i].model }
+// Layer returns the gp model of layer i, 0 ≤ i < NumLayers(), in the order
+// of the parameter vector: the hidden layers from the input's, then the
+// output layer (Layer(NumLayers()-1) is Output's model). An i out of that
+// range panics, as a slice index does, with a message naming it.
+func (d *Deep) Layer(i int) *gp.Model {
+	switch {
+	case i >= 0 && i < len(d.hidden):
+		return d.hidden[i].model
+	case i == len(d.hidden):
+		return d.out
+	}
+	panic(fmt.Sprintf("convgp: Layer(%d) of a model of %d layers (0 … %d)", i, d.NumLayers(), d.NumLayers()-1))
+}
 
 // NumParams returns the length of the flat parameter vector.
 func (d *Deep) NumParams() int { return d.offs[len(d.offs)-1] }

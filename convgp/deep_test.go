@@ -578,3 +578,40 @@ func TestDeepPredictSamplesBatch(t *testing.T) {
 		}
 	}
 }
+
+// TestDeepLayer checks that Layer indexes the NumLayers layers, the output
+// layer last (Layer(NumLayers()-1) panicked with an index out of range),
+// and that an index outside them panics with a message naming it.
+func TestDeepLayer(t *testing.T) {
+	for _, hidden := range []int{0, 2} {
+		d, _, _ := tinyDeep(t, gp.SVGP, hidden, false, false, rand.New(rand.NewPCG(43, 44)))
+		n := d.NumLayers()
+		for i := 0; i < hidden; i++ {
+			if d.Layer(i) != d.hidden[i].model {
+				t.Errorf("%d hidden: Layer(%d) is not hidden layer %d", hidden, i, i)
+			}
+		}
+		out, _ := d.Output()
+		func() {
+			defer func() {
+				if r := recover(); r != nil {
+					t.Errorf("%d hidden: Layer(NumLayers()-1) panicked: %v", hidden, r)
+				}
+			}()
+			if d.Layer(n-1) != out {
+				t.Errorf("%d hidden: Layer(%d) is not the output layer", hidden, n-1)
+			}
+		}()
+		for _, i := range []int{-1, n} {
+			func() {
+				defer func() {
+					r := recover()
+					if s, _ := r.(string); !strings.Contains(s, fmt.Sprintf("Layer(%d)", i)) {
+						t.Errorf("%d hidden: Layer(%d) recovered %v, want a panic naming it", hidden, i, r)
+					}
+				}()
+				d.Layer(i)
+			}()
+		}
+	}
+}
