@@ -230,8 +230,11 @@ func newDeep(x *mat.Dense, cfg DeepConfig) (*Deep, error) {
 	H, W, C := cfg.Height, cfg.Width, cfg.Channels
 	proj := x // images projected to the current layer (for initialization)
 	for i, hs := range cfg.Hidden {
-		if hs.Channels < 2 || hs.M < 1 || (cfg.Kind == gp.SOLVEGP && hs.M2 < 1) {
-			return nil, fmt.Errorf("%w: hidden layer %d: %d channels, M = %d, M2 = %d", ErrConfig, i, hs.Channels, hs.M, hs.M2)
+		if why := sizeProblem(cfg.Kind, hs.M, m2of(hs.M2), hs.Channels); hs.Channels < 2 || why != "" {
+			if why == "" {
+				why = "a hidden layer needs at least 2 channels"
+			}
+			return nil, fmt.Errorf("%w: hidden layer %d: %d channels, M = %d, M2 = %d: %s", ErrConfig, i, hs.Channels, hs.M, hs.M2, why)
 		}
 		g, err := patches.New(patches.Config{Height: H, Width: W, Channels: C, PatchHeight: hs.PatchHeight,
 			PatchWidth: hs.PatchWidth, StrideH: hs.Stride, StrideW: hs.Stride, Workers: cfg.Threads})
@@ -284,8 +287,8 @@ func newDeep(x *mat.Dense, cfg DeepConfig) (*Deep, error) {
 		H, W, C = g.OutHeight(), g.OutWidth(), hs.Channels
 	}
 	os := cfg.Output
-	if os.M < 1 || (cfg.Kind == gp.SOLVEGP && os.M2 < 1) {
-		return nil, fmt.Errorf("%w: output layer: M = %d, M2 = %d", ErrConfig, os.M, os.M2)
+	if why := sizeProblem(cfg.Kind, os.M, m2of(os.M2), cfg.Classes); why != "" {
+		return nil, fmt.Errorf("%w: output layer: M = %d, M2 = %d, %d classes: %s", ErrConfig, os.M, os.M2, cfg.Classes, why)
 	}
 	k, err := New(Config{Patches: patches.Config{Height: H, Width: W, Channels: C, PatchHeight: os.PatchHeight,
 		PatchWidth: os.PatchWidth, StrideH: os.Stride, StrideW: os.Stride},
@@ -320,6 +323,21 @@ func newDeep(x *mat.Dense, cfg DeepConfig) (*Deep, error) {
 	}
 	d.offs = append(d.offs, off, off+d.out.NumParams())
 	return d, nil
+}
+
+// sizeProblem returns what is wrong with a layer of kind k with m inducing
+// and m2 orthogonal inducing points (0 for SVGP) and the given number of
+// latent functions, or "" if nothing is.
+func sizeProblem(k gp.Kind, m, m2, latent int) string {
+	switch {
+	case m < 1:
+		return "M must be at least 1"
+	case k == gp.SOLVEGP && m2 < 1:
+		return "SOLVE-GP needs M2 ≥ 1 orthogonal inducing patches (a model without them is SVGP)"
+	case latent < 1:
+		return "no latent functions (classes, or channels of a hidden layer)"
+	}
+	return ""
 }
 
 // zeroInducing returns zero inducing points (m × dim) and orthogonal ones

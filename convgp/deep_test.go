@@ -615,3 +615,46 @@ func TestDeepLayer(t *testing.T) {
 		}
 	}
 }
+
+// TestNewDeepSizeMessages checks that a configuration of wrong sizes is
+// refused with a message that says what is wrong, not only the sizes
+// ("output layer: M = 20, M2 = 0, 10 latent functions" left a SOLVE-GP
+// user to guess that M2 must be at least 1).
+func TestNewDeepSizeMessages(t *testing.T) {
+	x := randDense(rand.New(rand.NewPCG(45, 46)), 20, 8*8)
+	good := func() DeepConfig {
+		return DeepConfig{Height: 8, Width: 8, Channels: 1, Classes: 3, Kind: gp.SOLVEGP, Threads: 1,
+			Init:   InitOptions{Images: 10, PerCentre: 5, Seed: 1},
+			Hidden: []Hidden{{PatchHeight: 3, PatchWidth: 3, Channels: 2, M: 3, M2: 2}},
+			Output: Output{PatchHeight: 2, PatchWidth: 2, M: 4, M2: 2}}
+	}
+	for _, c := range []struct {
+		name string
+		edit func(*DeepConfig)
+		want []string
+	}{
+		{"output M2 = 0", func(c *DeepConfig) { c.Output.M2 = 0 }, []string{"output layer", "M2 = 0", "SOLVE-GP needs M2 ≥ 1"}},
+		{"hidden M2 = 0", func(c *DeepConfig) { c.Hidden[0].M2 = 0 }, []string{"hidden layer 0", "SOLVE-GP needs M2 ≥ 1"}},
+		{"output M = 0", func(c *DeepConfig) { c.Output.M = 0 }, []string{"output layer", "M must be at least 1"}},
+		{"hidden channels", func(c *DeepConfig) { c.Hidden[0].Channels = 1 }, []string{"hidden layer 0", "at least 2 channels"}},
+	} {
+		cfg := good()
+		c.edit(&cfg)
+		_, err := NewDeep(x, cfg)
+		if !errors.Is(err, ErrConfig) {
+			t.Errorf("%s: %v, want ErrConfig", c.name, err)
+			continue
+		}
+		for _, w := range c.want {
+			if !strings.Contains(err.Error(), w) {
+				t.Errorf("%s: %q does not say %q", c.name, err, w)
+			}
+		}
+	}
+	// SVGP ignores M2.
+	cfg := good()
+	cfg.Kind, cfg.Output.M2, cfg.Hidden[0].M2 = gp.SVGP, 0, 0
+	if _, err := NewDeep(x, cfg); err != nil {
+		t.Errorf("SVGP with M2 = 0: %v", err)
+	}
+}

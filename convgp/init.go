@@ -55,7 +55,7 @@ func initFromGeom(x *mat.Dense, g *patches.Geometry, tick bool, m, m2 int, opts 
 		return nil, nil, fmt.Errorf("%w: images are %d×%d, want n×%d", ErrConfig, n, c, g.ImageLen())
 	}
 	if m < 1 || m2 < 0 {
-		return nil, nil, fmt.Errorf("%w: M = %d, M2 = %d", ErrConfig, m, m2)
+		return nil, nil, fmt.Errorf("%w: M = %d, M2 = %d: want M ≥ 1 and M2 ≥ 0", ErrConfig, m, m2)
 	}
 	ID := g.PatchLen()
 	if tick {

@@ -257,8 +257,8 @@ func countParams(cfg DeepConfig, kind error) (int, error) {
 		if m > MaxModelParams || m2 > MaxModelParams || latent > MaxModelParams {
 			return fmt.Errorf("%w: %s: M = %d, M2 = %d, %d latent functions: more than %d parameters", kind, what, m, m2, latent, MaxModelParams)
 		}
-		if m < 1 || m2 < 0 || (cfg.Kind == gp.SOLVEGP && m2 < 1) || latent < 1 {
-			return fmt.Errorf("%w: %s: M = %d, M2 = %d, %d latent functions", kind, what, m, m2, latent)
+		if why := sizeProblem(cfg.Kind, m, m2, latent); why != "" {
+			return fmt.Errorf("%w: %s: M = %d, M2 = %d, %d latent functions: %s", kind, what, m, m2, latent, why)
 		}
 		total += kp + float64(m+m2)*float64(pl) + float64(latent)*(tri(m)+tri(m2))
 		return nil
