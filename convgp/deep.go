@@ -802,7 +802,8 @@ func (d *Deep) Predict(x *mat.Dense, samples, batch int) (*mat.Dense, error) {
 }
 
 // Evaluate returns the classification accuracy and the mean log predictive
-// density of the labels y (class indices 0 … Classes−1) of the images x under
+// density of the labels y (class indices 0 … Classes−1, as
+// dataset.Images.FloatLabels gives them) of the images x under
 // Predict(x, samples, batch)'s class probabilities (Score computes the
 // metrics of probabilities and int labels). For a deep model they depend
 // on batch as well as on samples, as Predict's probabilities do: a number

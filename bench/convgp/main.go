@@ -334,15 +334,6 @@ func (o options) config(h, w, c, classes int) convgp.DeepConfig {
 	return cfg
 }
 
-func toDense(im *dataset.Images) (*mat.Dense, []float64) {
-	x := mat.NewDense(im.N, im.ImageSize(), im.Pixels)
-	y := make([]float64, im.N)
-	for i, l := range im.Labels {
-		y[i] = float64(l)
-	}
-	return x, y
-}
-
 // standardize maps the pixels of both sets to (v − mean)/sd with the
 // training set's mean and standard deviation over all pixels, which it
 // returns.
@@ -417,8 +408,15 @@ func run(o options) error {
 		info["pixel_sd"] = strconv.FormatFloat(sd, 'g', -1, 64)
 		info["pixels"] = "in [0, 1] (byte / 255), then standardized as (v − pixel_mean) / pixel_sd, the training images' mean and standard deviation"
 	}
-	x, y := toDense(trainSet)
-	xt, yt := toDense(testSet)
+	x, err := trainSet.Matrix()
+	if err != nil {
+		return err
+	}
+	xt, err := testSet.Matrix()
+	if err != nil {
+		return err
+	}
+	y, yt := trainSet.FloatLabels(), testSet.FloatLabels()
 	if o.testN > 0 && o.testN < testSet.N {
 		xt, yt = xt.Slice(0, o.testN, 0, xt.RawMatrix().Cols).(*mat.Dense), yt[:o.testN]
 	}

@@ -247,7 +247,10 @@ repeats exactly.`, stderr)
 		if testHookBeforePredict != nil {
 			testHookBeforePredict()
 		}
-		x := mat.NewDense(im.N, im.ImageSize(), im.Pixels)
+		x, err := im.Matrix()
+		if err != nil {
+			return err
+		}
 		probs, err = model.Predict(x, *samples, *batch)
 		return err
 	})

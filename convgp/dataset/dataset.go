@@ -17,6 +17,8 @@ import (
 	"io"
 	"math"
 	"os"
+
+	"gonum.org/v1/gonum/mat"
 )
 
 // Images is a batch of images, labelled or not.
@@ -39,6 +41,36 @@ func (im *Images) ImageSize() int { return im.Height * im.Width * im.Channels }
 func (im *Images) Image(i int) []float64 {
 	s := im.ImageSize()
 	return im.Pixels[i*s : (i+1)*s]
+}
+
+// Matrix returns the images as the N × ImageSize() matrix, one image per
+// row, that convgp.NewDeep, Deep.Predict and Deep.Evaluate take. The
+// matrix shares Pixels (nothing is copied): a change to either shows in
+// the other, so standardize the pixels before or after, not both. It
+// returns an error if there are no images (a matrix has at least one row)
+// or if im's fields disagree, as Subset does.
+func (im *Images) Matrix() (*mat.Dense, error) {
+	if err := im.check(); err != nil {
+		return nil, err
+	}
+	if im.N == 0 {
+		return nil, fmt.Errorf("dataset: no images")
+	}
+	return mat.NewDense(im.N, im.ImageSize(), im.Pixels), nil
+}
+
+// FloatLabels returns the labels as the float64 class indices that
+// Deep.Evaluate, Deep.Objective and gp/train.Fit take (a new slice), or
+// nil for unlabelled images. convgp.Score takes Labels as they are.
+func (im *Images) FloatLabels() []float64 {
+	if im.Labels == nil {
+		return nil
+	}
+	y := make([]float64, len(im.Labels))
+	for i, l := range im.Labels {
+		y[i] = float64(l)
+	}
+	return y
 }
 
 // Subset returns a new Images holding the images at the given indices, in

@@ -355,3 +355,42 @@ func TestReadIDXClaimsMoreThanItHolds(t *testing.T) {
 		t.Errorf("20 MiB file: err %v, data equal %v", err, err == nil && bytes.Equal(x.Data, data))
 	}
 }
+
+// TestMatrixAndFloatLabels checks the conversions to what convgp's
+// models take: the matrix shares the pixels, one image per row, and the
+// labels become float64 class indices.
+func TestMatrixAndFloatLabels(t *testing.T) {
+	im := &Images{N: 3, Height: 1, Width: 2, Channels: 2, Pixels: []float64{0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1, 0.5},
+		Labels: []int{2, 0, 1}, Classes: 3}
+	x, err := im.Matrix()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r, c := x.Dims(); r != 3 || c != 4 {
+		t.Fatalf("matrix %d×%d, want 3×4", r, c)
+	}
+	for i := 0; i < im.N; i++ {
+		if !slices.Equal(x.RawRowView(i), im.Image(i)) {
+			t.Errorf("row %d %v, image %v", i, x.RawRowView(i), im.Image(i))
+		}
+	}
+	im.Pixels[5] = 7
+	if x.At(1, 1) != 7 {
+		t.Error("the matrix does not share the pixels")
+	}
+	if y := im.FloatLabels(); !slices.Equal(y, []float64{2, 0, 1}) {
+		t.Errorf("FloatLabels %v", y)
+	}
+	if y := (&Images{N: 3}).FloatLabels(); y != nil {
+		t.Errorf("FloatLabels of unlabelled images %v, want nil", y)
+	}
+	for name, bad := range map[string]*Images{
+		"no images":    {N: 0, Height: 1, Width: 1, Channels: 1},
+		"short pixels": {N: 2, Height: 1, Width: 2, Channels: 1, Pixels: make([]float64, 3)},
+		"no channels":  {N: 1, Height: 1, Width: 1, Pixels: make([]float64, 1)},
+	} {
+		if x, err := bad.Matrix(); err == nil {
+			t.Errorf("%s: matrix %v, no error", name, x)
+		}
+	}
+}
