@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -81,12 +82,10 @@ func TestCheckpointRoundTrip(t *testing.T) {
 	}
 }
 
-// TestResumeEndToEnd runs the program on small synthetic IDX files: one
-// run straight through, and one interrupted twice (the second time after a
-// resume) and resumed to the end. A single-layer model resumes bit for bit,
-// so both record the same accuracies and log-likelihoods.
-func TestResumeEndToEnd(t *testing.T) {
-	dir := t.TempDir()
+// writeTinyFashion writes a Fashion-MNIST look-alike of 12×12 images to
+// dir: 120 training and 40 test images of 10 classes.
+func writeTinyFashion(t *testing.T, dir string) {
+	t.Helper()
 	rng := rand.New(rand.NewPCG(3, 4))
 	write := func(name string, dims []int, data []byte) {
 		var b bytes.Buffer
@@ -118,6 +117,15 @@ func TestResumeEndToEnd(t *testing.T) {
 		write(set.prefix+"-images-idx3-ubyte", []int{set.n, 12, 12}, px)
 		write(set.prefix+"-labels-idx1-ubyte", []int{set.n}, labels)
 	}
+}
+
+// TestResumeEndToEnd runs the program on small synthetic IDX files: one
+// run straight through, and one interrupted twice (the second time after a
+// resume) and resumed to the end. A single-layer model resumes bit for bit,
+// so both record the same accuracies and log-likelihoods.
+func TestResumeEndToEnd(t *testing.T) {
+	dir := t.TempDir()
+	writeTinyFashion(t, dir)
 	// Two layers draw hidden feature maps at random: their resume is exact
 	// only with the model's random state in the checkpoint.
 	for _, layers := range []int{1, 2} {
@@ -179,6 +187,67 @@ func TestResumeEndToEnd(t *testing.T) {
 				t.Error("the saved models of the straight and the resumed run differ")
 			}
 		})
+	}
+}
+
+// TestTestImagesAsClassify checks that a run with -test N records, to the
+// bit, the numbers solvegp classify -first N -samples S gives for its saved
+// model on the test files: what classify does (dataset.LoadIDX, the pixel
+// standardization of the model file's info, the first N images,
+// Deep.Evaluate in batches of 250; cmd/solvegp's TestClassifyFirst checks
+// that it does that) is redone here on the model file. A two-layer model
+// with several samples, whose numbers depend on the batches drawn.
+func TestTestImagesAsClassify(t *testing.T) {
+	dir, out := t.TempDir(), t.TempDir()
+	writeTinyFashion(t, dir)
+	const testN, samples = 25, 3 // of 40 test images
+	o := options{model: "solvegp", m: 4, m2: 4, hm: 4, hm2: 4, layers: 2, iters: 10, batch: 16, lr: 0.1, decay: 0.5, decayEvery: 10,
+		data: dir, out: out, name: "tiny", checkpoint: 50, trainN: 40, testN: testN, samples: samples, threads: 1, seed: 1,
+		whiten: "auto", logEvery: 100, variance: 5, lengthscale: 5, locLengthscale: 3, eps: 1e-3, standardize: true}
+	if err := o.validate(); err != nil {
+		t.Fatal(err)
+	}
+	if err := run(o); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := readResults(filepath.Join(out, "results.jsonl"))
+	if err != nil || len(rows) != 1 {
+		t.Fatalf("%d result rows, %v", len(rows), err)
+	}
+	model, info, err := convgp.LoadModel(filepath.Join(out, "tiny.cgp"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	im, err := dataset.LoadIDX(filepath.Join(dir, "t10k-images-idx3-ubyte"), filepath.Join(dir, "t10k-labels-idx1-ubyte"), 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mean, err1 := strconv.ParseFloat(info["pixel_mean"], 64)
+	sd, err2 := strconv.ParseFloat(info["pixel_sd"], 64)
+	if err1 != nil || err2 != nil {
+		t.Fatalf("the model file's info %v", info)
+	}
+	for i, v := range im.Pixels {
+		im.Pixels[i] = (v - mean) / sd
+	}
+	idx := make([]int, testN)
+	for i := range idx {
+		idx[i] = i
+	}
+	if im, err = im.Subset(idx); err != nil {
+		t.Fatal(err)
+	}
+	x, err := im.Matrix()
+	if err != nil {
+		t.Fatal(err)
+	}
+	acc, ll, err := model.Evaluate(x, im.FloatLabels(), samples, 250)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := rows[0]; r.TestN != testN || r.TestAcc != acc || r.TestLL != ll {
+		t.Errorf("recorded %d test images, accuracy %v, log-lik %v; the first %d of the file under the saved model: accuracy %v, log-lik %v",
+			r.TestN, r.TestAcc, r.TestLL, testN, acc, ll)
 	}
 }
 
