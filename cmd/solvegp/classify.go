@@ -52,45 +52,59 @@ type classifyMetrics struct {
 // (bench/convgp writes them), else none (mean 0, sd 1). A file that does not
 // record how its pixels were prepared (no "pixels" key, as in bench/convgp's
 // files before it recorded them) and gets no flags is used without
-// standardization, with a warning.
-func pixelScaling(info map[string]string, mean, sd optionalFloat) (float64, float64, error) {
-	get := func(flagName, key string, f optionalFloat, def float64) (float64, error) {
+// standardization, with a warning. The flags' values are checked by
+// checkPixelFlags; an error about the file's values names modelPath.
+func pixelScaling(modelPath string, info map[string]string, mean, sd optionalFloat) (float64, float64, error) {
+	get := func(flagName, key string, f optionalFloat, def float64, ok func(float64) bool, want string) (float64, error) {
 		if f.set {
 			return f.v, nil
 		}
-		s, ok := info[key]
-		if !ok {
+		s, present := info[key]
+		if !present {
 			return def, nil
 		}
 		v, err := strconv.ParseFloat(s, 64)
 		if err != nil {
-			return 0, fmt.Errorf("the model file's info %s %q is not a number (give -%s)", key, s, flagName)
+			return 0, fmt.Errorf("%s: the model file's info %s %q is not a number (give -%s)", modelPath, key, s, flagName)
+		}
+		if !ok(v) {
+			return 0, fmt.Errorf("%s: the model file's info %s %q: must be %s (give -%s)", modelPath, key, s, want, flagName)
 		}
 		return v, nil
 	}
-	m, err := get("pixel-mean", "pixel_mean", mean, 0)
+	m, err := get("pixel-mean", "pixel_mean", mean, 0, meanOK, "finite")
 	if err != nil {
 		return 0, 0, err
 	}
-	s, err := get("pixel-sd", "pixel_sd", sd, 1)
+	s, err := get("pixel-sd", "pixel_sd", sd, 1, sdOK, "positive and finite")
 	if err != nil {
 		return 0, 0, err
-	}
-	if math.IsNaN(m) || math.IsInf(m, 0) {
-		return 0, 0, fmt.Errorf("pixel mean %g: must be finite", m)
-	}
-	if !(s > 0) || math.IsInf(s, 0) {
-		return 0, 0, fmt.Errorf("pixel standard deviation %g: must be positive and finite", s)
 	}
 	return m, s, nil
+}
+
+func meanOK(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
+func sdOK(v float64) bool   { return v > 0 && !math.IsInf(v, 0) }
+
+// checkPixelFlags checks the values of -pixel-mean and -pixel-sd, if
+// given, and names the flag of a wrong one.
+func checkPixelFlags(mean, sd optionalFloat) error {
+	if mean.set && !meanOK(mean.v) {
+		return fmt.Errorf("-pixel-mean %g: must be finite", mean.v)
+	}
+	if sd.set && !sdOK(sd.v) {
+		return fmt.Errorf("-pixel-sd %g: must be positive and finite", sd.v)
+	}
+	return nil
 }
 
 // loadImages reads the images to classify in the given format and checks
 // them against the model's configuration: for IDX files the header first,
 // so that a file of the wrong size is refused before its data is read.
 // Labels are read when a label file is given or the format holds them
-// (cifar10), unless ignoreLabels.
-func loadImages(format string, paths []string, labels string, ignoreLabels bool, cfg convgp.DeepConfig) (*dataset.Images, error) {
+// (cifar10), unless ignoreLabels. If first > 0, only the first images (at
+// most first) are kept, as bench/convgp -test keeps its test images.
+func loadImages(format string, paths []string, labels string, ignoreLabels bool, first int, cfg convgp.DeepConfig) (*dataset.Images, error) {
 	shapeErr := func(h, w, c int) error {
 		return fmt.Errorf("%s: images are %d×%d×%d (height×width×channels), the model takes %d×%d×%d",
 			paths[0], h, w, c, cfg.Height, cfg.Width, cfg.Channels)
@@ -134,6 +148,12 @@ func loadImages(format string, paths []string, labels string, ignoreLabels bool,
 	if ignoreLabels {
 		im.Labels, im.Classes = nil, 0
 	}
+	if first > 0 && first < im.N {
+		im.N, im.Pixels = first, im.Pixels[:first*im.ImageSize()]
+		if im.Labels != nil {
+			im.Labels = im.Labels[:first]
+		}
+	}
 	for i, l := range im.Labels {
 		if l >= cfg.Classes {
 			return nil, fmt.Errorf("%s: label %d of image %d is not one of the model's %d classes (-ignore-labels classifies the images without them)", paths[0], l, i, cfg.Classes)
@@ -165,14 +185,22 @@ as CSV to -out (the results then go to standard error if -out is -), with the co
   p_0..p_{C-1}, class[, label]
 (class is the most probable one). Deep models average their probabilities over
 -samples draws of the hidden feature maps, from the model's seed, so a run
-repeats exactly.`, stderr)
+repeats exactly; the draws are made batch by batch, so that their numbers
+depend on -batch (and on which images are classified) too.
+
+-first N classifies only the first N images of the file(s), which are
+bench/convgp's test images for a run with -test N: with its -samples and the
+default -batch, the numbers are the ones it reports for them. (Classifying
+all the images and keeping the first N rows draws the samples of other
+batches, and gives other numbers for deep models.)`, stderr)
 	modelPath := fs.String("model", "model.cgp", "convolutional model file")
 	labels := fs.String("labels", "", "IDX label file for IDX images")
 	format := fs.String("format", "idx", "image file format: idx or cifar10")
 	out := fs.String("out", "", "CSV file of class probabilities, - for standard output (default: standard output without labels, no file with them)")
 	samples := fs.Int("samples", 5, "Monte Carlo samples through the hidden layers of deep models")
 	batch := fs.Int("batch", 250, "images per prediction batch (deep models draw their samples per batch; bench/convgp evaluates with 250)")
-	ignoreLabels := fs.Bool("ignore-labels", false, "classify CIFAR-10 images without their labels (no accuracy)")
+	ignoreLabels := fs.Bool("ignore-labels", false, "classify CIFAR-10 images without their labels (no accuracy); not with -labels")
+	first := fs.Int("first", 0, "classify only the first N images (0: all), as bench/convgp -test N evaluates its test images")
 	threads := fs.Int("threads", 0, "goroutines per linear-algebra call (0: all CPUs)")
 	asJSON := fs.Bool("json", false, "print the results as JSON")
 	var pixelMean, pixelSD optionalFloat
@@ -192,11 +220,21 @@ repeats exactly.`, stderr)
 		fmt.Fprintf(stderr, "solvegp classify: -format idx takes one image file, got %d (see solvegp classify -h)\n", fs.NArg())
 		return exitUsage
 	}
+	if *ignoreLabels && *labels != "" {
+		fmt.Fprintln(stderr, "solvegp classify: -labels and -ignore-labels contradict each other: give -labels for accuracy, or leave it out to classify without labels (see solvegp classify -h)")
+		return exitUsage
+	}
 	if *format == "cifar10" && *labels != "" {
 		return fail(stderr, "classify", fmt.Errorf("-labels: CIFAR-10 files hold their labels"))
 	}
 	if *samples < 1 || *batch < 1 {
 		return fail(stderr, "classify", fmt.Errorf("-samples %d and -batch %d: must be ≥ 1", *samples, *batch))
+	}
+	if *first < 0 {
+		return fail(stderr, "classify", fmt.Errorf("-first %d: must be ≥ 0 (0: all the images)", *first))
+	}
+	if err := checkPixelFlags(pixelMean, pixelSD); err != nil {
+		return fail(stderr, "classify", err)
 	}
 	// -out must not overwrite an input; the inputs may repeat.
 	outFile := namedFile{what: "-out", path: *out, stdio: true}
@@ -234,11 +272,11 @@ repeats exactly.`, stderr)
 		if !described && !standardized && !(pixelMean.set && pixelSD.set) {
 			warning = fmt.Sprintf("solvegp classify: warning: %s does not record how its pixels were prepared; using them in [0, 1] unless -pixel-mean and -pixel-sd say otherwise\n", *modelPath)
 		}
-		mean, sd, err := pixelScaling(info, pixelMean, pixelSD)
+		mean, sd, err := pixelScaling(*modelPath, info, pixelMean, pixelSD)
 		if err != nil {
-			return fmt.Errorf("%s: %w", *modelPath, err)
+			return err
 		}
-		if im, err = loadImages(*format, fs.Args(), *labels, *ignoreLabels, model.Config()); err != nil {
+		if im, err = loadImages(*format, fs.Args(), *labels, *ignoreLabels, *first, model.Config()); err != nil {
 			return err
 		}
 		for i, v := range im.Pixels {

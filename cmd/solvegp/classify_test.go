@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/binary"
 	"encoding/json"
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -259,6 +260,10 @@ func TestClassifyErrors(t *testing.T) {
 	if err := convgp.SaveModel(badInfo, f.deep, map[string]string{"pixel_sd": "wide"}); err != nil {
 		t.Fatal(err)
 	}
+	zeroSD := filepath.Join(dir, "zerosd.cgp")
+	if err := convgp.SaveModel(zeroSD, f.deep, map[string]string{"pixel_sd": "0"}); err != nil {
+		t.Fatal(err)
+	}
 	cases := []struct {
 		name string
 		args []string
@@ -277,8 +282,13 @@ func TestClassifyErrors(t *testing.T) {
 		{"image size from the header", []string{"-model", f.model, writeFile(t, dir, "header-only", string(idxFile([]int{1 << 20, 28, 28}, nil)))}, exitError, "images are 28×28×1"},
 		{"image dims", []string{"-model", f.model, writeFile(t, dir, "vector-idx", string(idxFile([]int{64}, make([]byte, 64))))}, exitError, "want 3"},
 		{"bad info", []string{"-model", badInfo, f.images}, exitError, `pixel_sd "wide"`},
-		{"pixel sd", []string{"-model", f.model, "-pixel-sd", "0", f.images}, exitError, "must be positive"},
-		{"pixel mean", []string{"-model", f.model, "-pixel-mean", "NaN", f.images}, exitError, "must be finite"},
+		// A wrong flag value is named as the flag's, not blamed on the
+		// model file (it was "<model>.cgp: pixel standard deviation 0").
+		{"pixel sd", []string{"-model", f.model, "-pixel-sd", "0", f.images}, exitError, "classify: -pixel-sd 0: must be positive and finite\n"},
+		{"pixel mean", []string{"-model", f.model, "-pixel-mean", "NaN", f.images}, exitError, "classify: -pixel-mean NaN: must be finite\n"},
+		{"info pixel sd 0", []string{"-model", zeroSD, f.images}, exitError, zeroSD + `: the model file's info pixel_sd "0": must be positive and finite (give -pixel-sd)`},
+		{"labels ignored", []string{"-model", f.model, "-labels", f.labels, "-ignore-labels", f.images}, exitUsage, "-labels and -ignore-labels contradict each other"},
+		{"first", []string{"-model", f.model, "-first", "-1", f.images}, exitError, "-first -1: must be ≥ 0"},
 		{"pixel flag syntax", []string{"-model", f.model, "-pixel-mean", "dark", f.images}, exitUsage, "invalid value"},
 		{"samples", []string{"-model", f.model, "-samples", "0", f.images}, exitError, "-samples 0"},
 		{"missing model", []string{"-model", filepath.Join(dir, "none.cgp"), f.images}, exitError, "no such file"},
@@ -317,6 +327,67 @@ func TestClassifyErrors(t *testing.T) {
 		if b, err := os.ReadFile(out); err != nil || string(b) != "earlier results\n" {
 			t.Errorf("interrupted at %s: -out holds %q, %v", when, b, err)
 		}
+	}
+}
+
+// TestClassifyFirst checks that -first N classifies the first N images as
+// bench/convgp -test N evaluates its test images: Deep.Evaluate of the
+// first N images with the same samples and batch, to the bit, which is not
+// the first N rows of the probabilities of all the images (a deep model
+// draws its samples batch by batch).
+func TestClassifyFirst(t *testing.T) {
+	f := newClassifyFixture(t)
+	const n, samples = 20, 3
+	xn := f.x.Slice(0, n, 0, 64).(*mat.Dense)
+	code, out, errOut := runCmd(t, "classify", "-model", f.model, "-labels", f.labels, "-json",
+		"-samples", strconv.Itoa(samples), "-first", strconv.Itoa(n), f.images)
+	if code != exitOK {
+		t.Fatalf("classify -first: exit %d: %s", code, errOut)
+	}
+	var m classifyMetrics
+	if err := json.Unmarshal([]byte(out), &m); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	acc, ll, err := f.deep.Evaluate(xn, f.y[:n], samples, 250)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.N != n || m.Accuracy != acc || m.LogLik != ll {
+		t.Errorf("-first %d: classify %+v, Evaluate of the first %d images: accuracy %v log-lik %v", n, m, n, acc, ll)
+	}
+	// The probabilities: those of the first n images predicted alone.
+	code, out, errOut = runCmd(t, "classify", "-model", f.model, "-samples", strconv.Itoa(samples), "-first", strconv.Itoa(n), f.images)
+	if code != exitOK {
+		t.Fatalf("classify -first: exit %d: %s", code, errOut)
+	}
+	probs, _, _ := readProbCSV(t, out, 2, false)
+	want, err := f.deep.Predict(xn, samples, 250)
+	if err != nil {
+		t.Fatal(err)
+	}
+	all, err := f.deep.Predict(f.x, samples, 250)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(probs) != n {
+		t.Fatalf("-first %d: %d rows", n, len(probs))
+	}
+	same := true
+	for i, row := range probs {
+		for j, p := range row {
+			if p != want.At(i, j) {
+				t.Fatalf("-first %d: p[%d][%d] = %v, Predict of the first %d images gives %v", n, i, j, p, n, want.At(i, j))
+			}
+			same = same && p == all.At(i, j)
+		}
+	}
+	if same {
+		t.Error("the first rows of all the images' probabilities are those of the first images alone: the test does not tell them apart")
+	}
+	// More than the file holds: all of them, as bench/convgp -test does.
+	code, out, errOut = runCmd(t, "classify", "-model", f.model, "-labels", f.labels, "-json", "-first", "1000", f.images)
+	if code != exitOK || !strings.Contains(out, fmt.Sprintf(`"n": %d`, len(f.y))) {
+		t.Errorf("-first 1000: exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
 }
 
