@@ -22,12 +22,14 @@ import (
 // checkpoint.
 const defaultCheckpointEvery = 60 * time.Second
 
-// checkpoint is the state of an unfinished run at the end of an epoch: the
-// model's flat parameter vector, the training loop's state (Adam's moments,
-// step and epoch counts; see train.Checkpoint) and the bookkeeping of the
-// record. Checkpoints written before Train existed decode with Train nil;
-// such a run resumes with a fresh Adam state, which the record notes in
-// Resumed.
+// checkpoint is the state of an unfinished run at the end of an epoch, or,
+// when the program was interrupted, after its last step (Epochs counts the
+// finished epochs, Train.Batches the mini-batches of the next one already
+// drawn): the model's flat parameter vector, the training loop's state
+// (Adam's moments, step and epoch counts; see train.Checkpoint) and the
+// bookkeeping of the record. Checkpoints written before Train existed
+// decode with Train nil; such a run resumes with a fresh Adam state, which
+// the record notes in Resumed.
 type checkpoint struct {
 	Key            string
 	Epochs         int
@@ -40,8 +42,11 @@ type checkpoint struct {
 	// ResumedRandomRestarted: see Record (gob leaves it nil in older
 	// checkpoints).
 	ResumedRandomRestarted []int
-	Params                 []float64
-	Train                  *train.Checkpoint
+	// ResumedExactSteps: see Record (gob leaves it nil in older
+	// checkpoints, and older programs ignore it).
+	ResumedExactSteps []int
+	Params            []float64
+	Train             *train.Checkpoint
 }
 
 // checkpointPath is the checkpoint file of the run with the given key:
@@ -82,7 +87,10 @@ func loadCheckpoint(path, key string, nParams int) (*checkpoint, error) {
 	if err := gob.NewDecoder(bytes.NewReader(buf)).Decode(&c); err != nil {
 		return nil, fmt.Errorf("%s: %w (delete it to restart the run)", path, err)
 	}
-	if c.Key != key || len(c.Params) != nParams || c.Epochs < 1 || c.Train != nil && (len(c.Train.Adam.M) != nParams || len(c.Train.Adam.V) != nParams) {
+	// A checkpoint within the first epoch (saved on an interruption) has
+	// no finished epoch but a training state with mini-batches drawn.
+	first := c.Epochs == 0 && c.Train != nil && c.Train.Batches > 0
+	if c.Key != key || len(c.Params) != nParams || c.Epochs < 1 && !first || c.Train != nil && (len(c.Train.Adam.M) != nParams || len(c.Train.Adam.V) != nParams) {
 		return nil, fmt.Errorf("%s: checkpoint of another run (delete it to restart the run)", path)
 	}
 	return &c, nil

@@ -111,6 +111,10 @@ type Record struct {
 	// before they held it): the columns drawn next restart from the seed,
 	// so the run differs from an uninterrupted one.
 	ResumedRandomRestarted []int `json:"resumed_random_restarted_after_epochs,omitempty"`
+	// ResumedExactSteps lists the steps after which training was resumed
+	// exactly (as for ResumedExact) from a checkpoint taken within an
+	// epoch, which an interruption (Ctrl-C, SIGTERM) saves.
+	ResumedExactSteps []int `json:"resumed_exact_after_steps,omitempty"`
 
 	Threads    int    `json:"threads"`
 	GOMAXPROCS int    `json:"gomaxprocs"`
@@ -265,7 +269,17 @@ func samplesColumns(o *options, ms modelSpec) bool {
 
 // runOne trains and evaluates one model on one split, resuming from and
 // saving to its checkpoint file (see checkpoint.go).
+//
+// The cancellation of ctx (Ctrl-C or SIGTERM) is seen between training
+// steps and at epoch ends: runOne then saves a checkpoint of the state after
+// the last step and returns an error wrapping context.Canceled. Training
+// itself is not cancelled, so the state saved is always that of a whole
+// step. A cancellation after the last epoch lets the run be evaluated and
+// returned.
 func runOne(ctx context.Context, o *options, name string, ms modelSpec, split int, sets *data.Sets, stderr io.Writer) (*Record, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	nTrain, d := sets.XTrain.Dims()
 	rec := &Record{Dataset: name, Model: ms.Label(), Kind: ms.Kind.String(), M: ms.M, M2: ms.M2, Split: split, Natural: ms.Natural, Setup: o.setup(),
 		NTrain: nTrain, NValid: len(sets.YValid), NTest: len(sets.YTest), D: d, BestEpoch: -1,
@@ -295,6 +309,7 @@ func runOne(ctx context.Context, o *options, name string, ms modelSpec, split in
 		}
 		rec.InitSeconds = ck.InitSeconds
 		how := "Adam state and batch order restored"
+		at := fmt.Sprintf("after epoch %d", ck.Epochs)
 		switch resume = ck.Train; {
 		case resume == nil:
 			// An older checkpoint without the optimizer's state: Adam
@@ -308,6 +323,10 @@ func runOne(ctx context.Context, o *options, name string, ms modelSpec, split in
 			// sampled columns: it restarts from its seed.
 			ck.ResumedRandomRestarted = append(ck.ResumedRandomRestarted, ck.Epochs)
 			how += "; the column-sampling stream restarts from its seed"
+		case resume.Batches > 0:
+			// A checkpoint within an epoch, saved on an interruption.
+			ck.ResumedExactSteps = append(ck.ResumedExactSteps, ck.Steps)
+			at = fmt.Sprintf("at step %d (%d mini-batches into epoch %d)", ck.Steps, resume.Batches, ck.Epochs+1)
 		default:
 			ck.ResumedExact = append(ck.ResumedExact, ck.Epochs)
 		}
@@ -315,10 +334,13 @@ func runOne(ctx context.Context, o *options, name string, ms modelSpec, split in
 			return nil, fmt.Errorf("%s: inconsistent checkpoint (delete it to restart the run)", ckPath)
 		}
 		if !o.quiet {
-			fmt.Fprintf(stderr, "  resuming after epoch %d from %s (%s)\n", ck.Epochs, ckPath, how)
+			fmt.Fprintf(stderr, "  resuming %s from %s (%s)\n", at, ckPath, how)
 		}
 	} else {
 		ck = &checkpoint{Key: rec.key(), InitSeconds: rec.InitSeconds}
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err // stopped during the initialization: nothing trained to save
 	}
 	lastSave := time.Now()
 
@@ -326,6 +348,20 @@ func runOne(ctx context.Context, o *options, name string, ms modelSpec, split in
 	segStart := time.Now()
 	segTrainSeconds := func() float64 { return (time.Since(segStart) - validTime).Seconds() }
 	base := *ck // the state at the start of this segment
+	// save writes the checkpoint of the state tc after a step or an epoch.
+	save := func(tc train.Checkpoint) error {
+		c := base
+		c.Epochs = tc.Epochs
+		c.Steps = tc.Steps
+		c.TrainSeconds = base.TrainSeconds + segTrainSeconds()
+		c.FinalObjective = rec.FinalObjective
+		c.Params = make([]float64, model.NumParams())
+		model.Params(c.Params)
+		c.Train = &tc
+		return saveCheckpoint(ckPath, &c)
+	}
+	// interrupted: an interruption saved a checkpoint after step stoppedAt.
+	interrupted, stoppedAt := false, 0
 	cfg := train.Config{
 		Epochs:      o.epochs,
 		BatchSize:   o.batch,
@@ -337,6 +373,19 @@ func runOne(ctx context.Context, o *options, name string, ms modelSpec, split in
 		// Adam's one-step lag behind q harmless).
 		NaturalSharedGradient: ms.Natural > 0,
 		KeepLast:              !o.keepBest,
+		OnStep: func(si train.StepInfo) error {
+			if o.onStep != nil {
+				o.onStep(si.Step)
+			}
+			if ctx.Err() == nil {
+				return nil
+			}
+			if err := save(si.Checkpoint()); err != nil {
+				return err
+			}
+			interrupted, stoppedAt = true, si.Step
+			return train.ErrStop
+		},
 		OnEpoch: func(e train.EpochInfo) error {
 			rec.FinalObjective = e.Objective / float64(nTrain)
 			if !o.quiet {
@@ -349,23 +398,25 @@ func runOne(ctx context.Context, o *options, name string, ms modelSpec, split in
 				}
 				fmt.Fprintln(stderr, msg)
 			}
-			if e.Epoch+1 < o.epochs && time.Since(lastSave) >= o.checkpointEvery {
-				c := base
-				c.Epochs = e.Epoch + 1
-				c.Steps = e.Steps
-				c.TrainSeconds = base.TrainSeconds + segTrainSeconds()
-				c.FinalObjective = rec.FinalObjective
-				c.Params = make([]float64, model.NumParams())
-				model.Params(c.Params)
-				tc := e.Checkpoint()
-				c.Train = &tc
-				if err := saveCheckpoint(ckPath, &c); err != nil {
+			if e.Epoch+1 >= o.epochs {
+				return nil // the run's end: it is evaluated even if interrupted
+			}
+			stop := ctx.Err() != nil
+			if stop || time.Since(lastSave) >= o.checkpointEvery {
+				if err := save(e.Checkpoint()); err != nil {
 					return err
 				}
 				lastSave = time.Now()
 				if o.onCheckpoint != nil {
-					o.onCheckpoint(c.Epochs)
+					o.onCheckpoint(e.Epoch + 1)
 				}
+				// Interrupted since: the checkpoint just saved is
+				// this epoch's (otherwise the next step saves one).
+				stop = ctx.Err() != nil
+			}
+			if stop {
+				interrupted, stoppedAt = true, e.Steps
+				return train.ErrStop
 			}
 			return nil
 		},
@@ -384,14 +435,19 @@ func runOne(ctx context.Context, o *options, name string, ms modelSpec, split in
 	if !o.quiet {
 		cfg.Logf = func(format string, args ...any) { fmt.Fprintf(stderr, "  "+format+"\n", args...) }
 	}
-	res, err := train.Fit(ctx, model, sets.XTrain, sets.YTrain, cfg)
+	// Fit is not cancelled (see above): OnStep and OnEpoch stop it.
+	res, err := train.Fit(context.Background(), model, sets.XTrain, sets.YTrain, cfg)
 	if err != nil {
 		return nil, err
+	}
+	if interrupted {
+		return nil, fmt.Errorf("interrupted; checkpoint after step %d saved to %s (rerun the same command to resume): %w", stoppedAt, ckPath, context.Canceled)
 	}
 	rec.TrainSeconds = base.TrainSeconds + segTrainSeconds()
 	rec.Steps = res.Steps
 	rec.Rejected = res.Rejected
 	rec.Resumed, rec.ResumedExact, rec.ResumedRandomRestarted = base.Resumed, base.ResumedExact, base.ResumedRandomRestarted
+	rec.ResumedExactSteps = base.ResumedExactSteps
 	if res.BestEpoch >= 0 {
 		rec.BestEpoch = res.BestEpoch
 	}

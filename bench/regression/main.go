@@ -32,14 +32,17 @@
 //
 // Runs are resumable: each finished (data set, model, split) is appended as
 // one JSON line to <out>/regression.jsonl and, on a restart with the same
-// settings, is skipped, so stopping the program loses at most the run in
-// progress. Within a run, the parameters are checkpointed at the end of an
-// epoch at most once a minute to <out>/checkpoints/, and a restarted run
-// continues from its checkpoint, which holds Adam's moments and the
-// position in the batch order too, exactly as if it had not stopped, so a
-// stop loses at most about a minute of training. After each run, and with -report alone, the tables are
-// regenerated from the log into <out>/regression.md and <out>/regression.json:
-// mean ± standard error over splits next to the paper's numbers.
+// settings, is skipped. Within a run, the parameters are checkpointed to
+// <out>/checkpoints/ at the end of an epoch at most once a minute and, on
+// Ctrl-C or SIGTERM, after the step in progress (the program then exits
+// with status 130; a second signal ends it at once, without a checkpoint).
+// A restarted run continues from its checkpoint, which holds Adam's moments
+// and the position in the batch order too, exactly as if it had not
+// stopped, so an interruption loses no training, and a kill or crash at
+// most about a minute. After each run, and with -report alone, the tables
+// are regenerated from the log into <out>/regression.md and
+// <out>/regression.json: mean ± standard error over splits next to the
+// paper's numbers.
 //
 // Usage:
 //
@@ -148,14 +151,25 @@ type options struct {
 	quiet      bool
 
 	// checkpointEvery is the least time between checkpoints of a run;
-	// onCheckpoint, if set (by tests), is called after each one.
+	// onCheckpoint, if set (by tests), is called after each one at an
+	// epoch end, and onStep after each training step (before the check
+	// for an interruption that follows it).
 	checkpointEvery time.Duration
 	onCheckpoint    func(epochs int)
+	onStep          func(step int)
 }
 
 func main() {
+	// The first Ctrl-C or SIGTERM stops training after the step in progress
+	// and saves a checkpoint (runOne); a second one ends the program at
+	// once, as the default handler, restored by stop, does.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	go func() {
+		<-ctx.Done()
+		stop()
+		fmt.Fprintln(os.Stderr, "regression: interrupted: saving a checkpoint after the step in progress (interrupt again to quit without it)")
+	}()
 	os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr))
 }
 

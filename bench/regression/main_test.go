@@ -5,6 +5,7 @@ import (
 	"compress/gzip"
 	"context"
 	"encoding/gob"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -14,6 +15,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/solvegp/solvegp/bench/internal/benchutil"
 	"github.com/solvegp/solvegp/gp"
@@ -576,5 +578,117 @@ func TestColumnStreamCheckpoint(t *testing.T) {
 	}
 	if fmt.Sprint(restarted.ResumedRandomRestarted) != "[1]" || len(restarted.ResumedExact) != 0 || restarted.TestLogLik == whole.TestLogLik {
 		t.Errorf("resumed without the stream: %v / %v, log-lik %v against %v", restarted.ResumedExact, restarted.ResumedRandomRestarted, restarted.TestLogLik, whole.TestLogLik)
+	}
+}
+
+// TestInterruptMidEpoch: a signal (the context's cancellation) between two
+// steps saves a checkpoint of the state after the last step, wherever it
+// falls in an epoch (in the first epoch, in the middle of one, after an
+// epoch's last mini-batch but before its end, after the run's last step),
+// and the run resumed from it, again and again, records what an
+// uninterrupted run records, bit for bit: parameters, metrics, steps,
+// objective (only the timings and the resume notes differ).
+func TestInterruptMidEpoch(t *testing.T) {
+	dir := t.TempDir()
+	writeToy(t, dir, 300) // 192 training rows: 3 mini-batches of 64 per epoch
+	for _, tc := range []struct {
+		name  string
+		extra []string
+	}{
+		{"solvegp", []string{"-models", "solvegp6+6"}},
+		{"odvgp-colsample", []string{"-models", "odvgp6+24", "-colsample", "8"}},
+		{"svgp-keepbest", []string{"-models", "svgp6", "-keep-best"}},
+		{"svgp-natural", []string{"-models", "svgp6", "-natural", "0.5"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			opts := func(out string) *options {
+				t.Helper()
+				args := append([]string{"-data-dir", dir, "-datasets", "toy", "-epochs", "3", "-batch", "64", "-splits", "1",
+					"-threads", "1", "-quiet", "-out", out}, tc.extra...)
+				o, err := parseFlags(args, io.Discard)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := os.MkdirAll(out, 0o755); err != nil {
+					t.Fatal(err)
+				}
+				return o
+			}
+			read := func(out string) []Record {
+				t.Helper()
+				recs, _, err := benchutil.ReadJSONL[Record](filepath.Join(out, "regression.jsonl"))
+				if err != nil {
+					t.Fatal(err)
+				}
+				return recs
+			}
+			whole := filepath.Join(dir, tc.name+"-whole")
+			if err := runAll(context.Background(), opts(whole), io.Discard, io.Discard); err != nil {
+				t.Fatal(err)
+			}
+			stopped := filepath.Join(dir, tc.name+"-stopped")
+			// Step 2: in the first epoch (no epoch finished yet); step 4:
+			// in the middle of the second; step 6: after the second
+			// epoch's last mini-batch, before its end; step 9: the run's
+			// last step.
+			for _, at := range []int{2, 4, 6, 9} {
+				o := opts(stopped)
+				ctx, cancel := context.WithCancel(context.Background())
+				o.onStep = func(step int) {
+					if step == at {
+						cancel()
+					}
+				}
+				err := runAll(ctx, o, io.Discard, io.Discard)
+				cancel()
+				if !errors.Is(err, context.Canceled) {
+					t.Fatalf("interrupted at step %d: %v", at, err)
+				}
+				if recs := read(stopped); len(recs) != 0 {
+					t.Fatalf("interrupted at step %d but a record was written", at)
+				}
+				key := runKey("toy", o.models[0].Label(), 0, o.setup())
+				buf, err := os.ReadFile(checkpointPath(stopped, key))
+				if err != nil {
+					t.Fatalf("interrupted at step %d: no checkpoint: %v", at, err)
+				}
+				var c checkpoint
+				if err := gob.NewDecoder(bytes.NewReader(buf)).Decode(&c); err != nil || c.Train == nil {
+					t.Fatalf("checkpoint %+v, %v", c, err)
+				}
+				if c.Steps != at || c.Train.Steps != at || c.Epochs != (at-1)/3 || c.Train.Batches != (at-1)%3+1 {
+					t.Errorf("interrupted at step %d: checkpoint at step %d, epochs %d, batches %d", at, c.Steps, c.Epochs, c.Train.Batches)
+				}
+			}
+			var stderr bytes.Buffer
+			o := opts(stopped)
+			o.quiet = false
+			if err := runAll(context.Background(), o, io.Discard, &stderr); err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(stderr.String(), "resuming at step 9 ") {
+				t.Errorf("resumed run's log:\n%s", stderr.String())
+			}
+			a, b := read(whole), read(stopped)
+			if len(a) != 1 || len(b) != 1 {
+				t.Fatalf("%d and %d records", len(a), len(b))
+			}
+			if fmt.Sprint(b[0].ResumedExactSteps) != "[2 4 6 9]" || len(b[0].ResumedExact)+len(b[0].Resumed)+len(b[0].ResumedRandomRestarted) != 0 {
+				t.Errorf("resume notes: exact at steps %v, exact after epochs %v, fresh %v, restarted %v",
+					b[0].ResumedExactSteps, b[0].ResumedExact, b[0].Resumed, b[0].ResumedRandomRestarted)
+			}
+			for _, r := range []*Record{&a[0], &b[0]} {
+				r.InitSeconds, r.TrainSeconds, r.SecPerIter, r.Finished = 0, 0, 0, time.Time{}
+				r.ResumedExactSteps = nil
+			}
+			ja, _ := json.Marshal(a[0])
+			jb, _ := json.Marshal(b[0])
+			if !bytes.Equal(ja, jb) {
+				t.Errorf("resumed run differs from the uninterrupted one:\n%s\n%s", jb, ja)
+			}
+			if cks, _ := filepath.Glob(filepath.Join(stopped, "checkpoints", "*.gob")); len(cks) != 0 {
+				t.Errorf("checkpoint left behind: %v", cks)
+			}
+		})
 	}
 }
