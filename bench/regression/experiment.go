@@ -183,6 +183,7 @@ func runAll(ctx context.Context, o *options, stdout, stderr io.Writer) error {
 		}
 	}
 	tables := map[string]*data.Table{}
+	ran := false
 	for k := o.firstSplit; k < o.firstSplit+o.splits; k++ {
 		for _, name := range o.datasets {
 			var sets *data.Sets
@@ -210,6 +211,7 @@ func runAll(ctx context.Context, o *options, stdout, stderr io.Writer) error {
 						return fmt.Errorf("%s: %d rows are too few for a test and a validation set", name, len(tab.Y))
 					}
 				}
+				ran = true
 				rec, err := runOne(ctx, o, name, ms, k, sets, stderr)
 				if err != nil {
 					return fmt.Errorf("%s %s split %d: %w", name, ms.Label(), k, err)
@@ -228,6 +230,9 @@ func runAll(ctx context.Context, o *options, stdout, stderr io.Writer) error {
 				}
 			}
 		}
+	}
+	if !ran {
+		fmt.Fprintf(stdout, "nothing to run: every run asked for is in %s; to rerun them for checking, give -out a fresh directory\n", path)
 	}
 	return nil
 }

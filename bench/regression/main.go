@@ -42,11 +42,15 @@
 // most about a minute. After each run, and with -report alone, the tables
 // are regenerated from the log into <out>/regression.md and
 // <out>/regression.json: mean ± standard error over splits next to the
-// paper's numbers.
+// paper's numbers. Files whose content would change only in their
+// "generated" timestamp (as after a rerun that ran nothing new) are left as
+// they are.
 //
-// Usage:
+// Usage (the default -out, bench/results, holds the repository's results:
+// runs already there are skipped, so a rerun for checking needs a fresh
+// -out):
 //
-//	go run ./bench/regression -datasets elevators,bike -models solvegp1024+1024,svgp1024 -splits 1
+//	go run ./bench/regression -datasets elevators,bike -models solvegp1024+1024,svgp1024 -splits 1 -out /tmp/regression-check
 //	go run ./bench/regression -report
 package main
 

@@ -692,3 +692,67 @@ func TestInterruptMidEpoch(t *testing.T) {
 		})
 	}
 }
+
+// TestReportUnchanged: a rerun that runs nothing new (every run is in the
+// log), or -report on an unchanged log, leaves regression.md and
+// regression.json as they were, byte for byte (their timestamp included),
+// and says how to rerun for checking; a new record rewrites them.
+func TestReportUnchanged(t *testing.T) {
+	dir := t.TempDir()
+	writeToy(t, dir, 200)
+	out := filepath.Join(dir, "out")
+	args := []string{"-data-dir", dir, "-datasets", "toy", "-models", "svgp4", "-splits", "1", "-epochs", "1", "-threads", "1", "-quiet", "-out", out}
+	if code, _, stderr := runCLI(t, args...); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	read := func() (md, js []byte) {
+		t.Helper()
+		md, err := os.ReadFile(filepath.Join(out, "regression.md"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		js, err = os.ReadFile(filepath.Join(out, "regression.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return md, js
+	}
+	md0, js0 := read()
+	time.Sleep(1100 * time.Millisecond) // past the Markdown's one-second timestamp
+	code, stdout, stderr := runCLI(t, args...)
+	if code != 0 || !strings.Contains(stdout, "skip ") {
+		t.Fatalf("rerun: exit %d: %s%s", code, stdout, stderr)
+	}
+	if !strings.Contains(stdout, "-out") {
+		t.Errorf("a rerun that runs nothing does not say how to rerun for checking:\n%s", stdout)
+	}
+	if md, js := read(); !bytes.Equal(md, md0) || !bytes.Equal(js, js0) {
+		t.Errorf("a rerun that ran nothing rewrote the report:\n%s\n%s", md, js)
+	}
+	if !strings.HasSuffix(stdout, string(md0)) {
+		t.Errorf("the rerun did not print the report as it is on disk:\n%s", stdout)
+	}
+	code, stdout, stderr = runCLI(t, "-report", "-out", out)
+	if code != 0 || stdout != string(md0) {
+		t.Fatalf("-report: exit %d: %s%s", code, stdout, stderr)
+	}
+	if md, js := read(); !bytes.Equal(md, md0) || !bytes.Equal(js, js0) {
+		t.Error("-report on an unchanged log rewrote the report")
+	}
+	// A new run changes the tables, and so the files and their timestamp.
+	if code, _, stderr := runCLI(t, append(args, "-first-split", "1")...); code != 0 {
+		t.Fatalf("new split: exit %d: %s", code, stderr)
+	}
+	if md, js := read(); bytes.Equal(md, md0) || bytes.Equal(js, js0) || !strings.Contains(string(md), "± ") {
+		t.Errorf("a new run did not rewrite the report:\n%s", md)
+	}
+	// A report file written by hand (or by an older program) with other
+	// content is regenerated.
+	os.WriteFile(filepath.Join(out, "regression.md"), []byte("edited\n"), 0o644)
+	if code, _, _ := runCLI(t, "-report", "-out", out); code != 0 {
+		t.Fatal("-report failed")
+	}
+	if md, _ := read(); string(md) == "edited\n" {
+		t.Error("an edited regression.md was not regenerated")
+	}
+}

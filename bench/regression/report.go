@@ -1,10 +1,12 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
 	"math"
+	"os"
 	"path/filepath"
 	"regexp"
 	"sort"
@@ -331,7 +333,10 @@ func okMark(ok bool) string {
 }
 
 // writeReport regenerates regression.md and regression.json from the log
-// in dir and prints the Markdown to w.
+// in dir and prints the Markdown to w. When the files already hold these
+// tables (they differ at most in their "generated" timestamp, as after a
+// rerun that ran nothing new), they are left as they are, timestamp
+// included, so that a rerun does not touch committed results.
 func writeReport(dir string, w io.Writer) error {
 	path := logPath(dir)
 	recs, _, err := benchutil.ReadJSONL[Record](path)
@@ -340,17 +345,39 @@ func writeReport(dir string, w io.Writer) error {
 	}
 	rep := buildReport(recs)
 	rep.Source = filepath.Base(path)
-	md := markdown(rep)
-	js, err := json.MarshalIndent(rep, "", "  ")
+	jsPath, mdPath := filepath.Join(dir, "regression.json"), filepath.Join(dir, "regression.md")
+	if oldJS, err := os.ReadFile(jsPath); err == nil {
+		var prev struct {
+			Generated time.Time `json:"generated"`
+		}
+		if oldMD, err := os.ReadFile(mdPath); err == nil && json.Unmarshal(oldJS, &prev) == nil {
+			same := rep
+			same.Generated = prev.Generated
+			if md, js, err := renderReport(same); err == nil && md == string(oldMD) && bytes.Equal(js, oldJS) {
+				_, err = io.WriteString(w, md)
+				return err
+			}
+		}
+	}
+	md, js, err := renderReport(rep)
 	if err != nil {
 		return err
 	}
-	if err := modelfile.WriteFileAtomic(filepath.Join(dir, "regression.json"), append(js, '\n'), 0o644); err != nil {
+	if err := modelfile.WriteFileAtomic(jsPath, js, 0o644); err != nil {
 		return err
 	}
-	if err := modelfile.WriteFileAtomic(filepath.Join(dir, "regression.md"), []byte(md), 0o644); err != nil {
+	if err := modelfile.WriteFileAtomic(mdPath, []byte(md), 0o644); err != nil {
 		return err
 	}
 	_, err = io.WriteString(w, md)
 	return err
+}
+
+// renderReport returns the contents of regression.md and regression.json.
+func renderReport(rep Report) (md string, js []byte, err error) {
+	js, err = json.MarshalIndent(rep, "", "  ")
+	if err != nil {
+		return "", nil, err
+	}
+	return markdown(rep), append(js, '\n'), nil
 }
