@@ -119,7 +119,7 @@ func main() {
 	flag.StringVar(&o.name, "name", "", "run name (default: derived from the settings)")
 	flag.IntVar(&o.checkpoint, "checkpoint", 50, "steps between checkpoints")
 	flag.IntVar(&o.trainN, "train-eval", 2000, "training images used to estimate train accuracy/LL (0: all)")
-	flag.IntVar(&o.testN, "test", 0, "test images to evaluate (0: all 10000)")
+	flag.IntVar(&o.testN, "test", 0, "the first n test images are evaluated (0: all 10000; more than there are is an error)")
 	flag.IntVar(&o.samples, "samples", 5, "Monte Carlo samples through hidden layers at prediction")
 	flag.IntVar(&o.threads, "threads", 0, "threads (0: GOMAXPROCS)")
 	flag.Uint64Var(&o.seed, "seed", 1, "random seed")
@@ -127,7 +127,7 @@ func main() {
 	flag.StringVar(&o.whiten, "whiten", "auto", "whitening: auto (single layer only, as the paper), on, off")
 	flag.BoolVar(&o.noTICK, "no-tick", false, "plain convolutional output kernel instead of TICK")
 	flag.IntVar(&o.logEvery, "log-every", 10, "steps between progress lines")
-	flag.IntVar(&o.imagesLimit, "train-images", 0, "use only the first n training images (0: all 60000)")
+	flag.IntVar(&o.imagesLimit, "train-images", 0, "use only the first n training images (0: all 60000; more than there are is an error)")
 	flag.Float64Var(&o.variance, "variance", 5, "initial patch-kernel variance (paper: 5)")
 	flag.Float64Var(&o.lengthscale, "lengthscale", 5, "initial patch-kernel lengthscale (paper: 5)")
 	flag.Float64Var(&o.locLengthscale, "loc-lengthscale", 3, "initial TICK location lengthscale (paper: 3)")
@@ -375,6 +375,18 @@ func run(o options) error {
 			return nil
 		}
 	}
+	trainSet, testSet, err := dataset.LoadFashionMNIST(o.data)
+	if err != nil {
+		return err
+	}
+	// More images than there are is an error, not a silent cap: the run's
+	// name holds -train-images, and the results the test set's size.
+	if o.imagesLimit > trainSet.N {
+		return fmt.Errorf("-train-images %d: the training set in %s has only %d images (0: all)", o.imagesLimit, o.data, trainSet.N)
+	}
+	if o.testN > testSet.N {
+		return fmt.Errorf("-test %d: the test set in %s has only %d images (0: all)", o.testN, o.data, testSet.N)
+	}
 	logf, err := os.OpenFile(filepath.Join(o.out, o.name+".log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
 	if err != nil {
 		return err
@@ -386,10 +398,6 @@ func run(o options) error {
 		fmt.Fprintln(logf, line)
 	}
 
-	trainSet, testSet, err := dataset.LoadFashionMNIST(o.data)
-	if err != nil {
-		return err
-	}
 	if o.imagesLimit > 0 && o.imagesLimit < trainSet.N {
 		idx := make([]int, o.imagesLimit)
 		for i := range idx {

@@ -131,9 +131,7 @@ func TestResumeEndToEnd(t *testing.T) {
 	for _, layers := range []int{1, 2} {
 		t.Run(fmt.Sprintf("layers=%d", layers), func(t *testing.T) {
 			opts := func(out string) options {
-				o := options{model: "solvegp", m: 4, m2: 4, hm: 4, hm2: 4, layers: layers, iters: 24, batch: 16, lr: 0.1, decay: 0.5, decayEvery: 10,
-					data: dir, out: out, name: "tiny", checkpoint: 5, trainN: 40, testN: 40, samples: 1, threads: 1, seed: 1,
-					whiten: "auto", logEvery: 100, variance: 5, lengthscale: 5, locLengthscale: 3, eps: 1e-3, standardize: true}
+				o := tinyOptions(dir, out, layers)
 				if err := o.validate(); err != nil {
 					t.Fatal(err)
 				}
@@ -249,6 +247,13 @@ func TestTestImagesAsClassify(t *testing.T) {
 		t.Errorf("recorded %d test images, accuracy %v, log-lik %v; the first %d of the file under the saved model: accuracy %v, log-lik %v",
 			r.TestN, r.TestAcc, r.TestLL, testN, acc, ll)
 	}
+}
+
+// tinyOptions are the options of a tiny run on writeTinyFashion's images.
+func tinyOptions(data, out string, layers int) options {
+	return options{model: "solvegp", m: 4, m2: 4, hm: 4, hm2: 4, layers: layers, iters: 24, batch: 16, lr: 0.1, decay: 0.5, decayEvery: 10,
+		data: data, out: out, name: "tiny", checkpoint: 5, trainN: 40, testN: 40, samples: 1, threads: 1, seed: 1,
+		whiten: "auto", logEvery: 100, variance: 5, lengthscale: 5, locLengthscale: 3, eps: 1e-3, standardize: true}
 }
 
 // TestSettings checks that the settings a checkpoint is matched against
@@ -430,5 +435,43 @@ func TestWriteTable(t *testing.T) {
 	b, err := os.ReadFile(filepath.Join(dir, "results.md"))
 	if err != nil || !strings.Contains(string(b), "| SVGP | 7 |") || !strings.Contains(string(b), "| run-x |") {
 		t.Errorf("results.md:\n%s (err %v)", b, err)
+	}
+}
+
+// TestImageCountsInRange: -train-images and -test beyond the images there
+// are is an error naming the flag, its value and the number of images, not
+// a silent cap under a name that says otherwise; the sizes themselves are
+// fine.
+func TestImageCountsInRange(t *testing.T) {
+	dir := t.TempDir()
+	writeTinyFashion(t, dir) // 120 training and 40 test images
+	for _, tc := range []struct {
+		set  func(*options)
+		want []string
+	}{
+		{func(o *options) { o.imagesLimit = 121 }, []string{"-train-images 121", "120"}},
+		{func(o *options) { o.testN = 41 }, []string{"-test 41", "40"}},
+	} {
+		o := tinyOptions(dir, filepath.Join(t.TempDir(), "out"), 1)
+		o.name, o.iters = "", 2
+		tc.set(&o)
+		err := run(o)
+		if err == nil {
+			t.Errorf("%s: no error", tc.want[0])
+			continue
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(err.Error(), w) {
+				t.Errorf("error %q does not name %q", err, w)
+			}
+		}
+		if _, serr := os.Stat(filepath.Join(o.out, "results.jsonl")); serr == nil {
+			t.Errorf("%s: a result was recorded", tc.want[0])
+		}
+	}
+	o := tinyOptions(dir, filepath.Join(t.TempDir(), "out"), 1)
+	o.imagesLimit, o.testN, o.iters = 120, 40, 2
+	if err := run(o); err != nil {
+		t.Errorf("the whole sets: %v", err)
 	}
 }
