@@ -9,9 +9,11 @@
 // order's position, the learning-rate back-off) to <out>/<name>.ckpt every
 // -checkpoint steps and on interruption; rerunning the same command resumes
 // from the checkpoint with the same optimizer state, batches and Monte Carlo
-// draws through the layers, and skips configurations already in
-// results.jsonl. Checkpoints of the first
-// format (parameters only) resume with a fresh Adam state.
+// draws through the layers. A configuration already in results.jsonl is
+// skipped if a row of it was evaluated as asked (-test, -train-eval,
+// -samples); otherwise its saved model (<out>/<name>.cgp) is evaluated as
+// asked and a row with the new evaluation appended. Checkpoints of the
+// first format (parameters only) resume with a fresh Adam state.
 //
 // Example (the paper's single-layer SOLVE-GP, scaled down):
 //
@@ -76,25 +78,34 @@ type options struct {
 
 // Result is one row of the results tables.
 type Result struct {
-	Name       string  `json:"name"`
-	Model      string  `json:"model"`
-	Layers     int     `json:"layers"`
-	M          int     `json:"m"`
-	M2         int     `json:"m2"`
-	HiddenM    int     `json:"hidden_m,omitempty"`
-	HiddenM2   int     `json:"hidden_m2,omitempty"`
-	Iters      int     `json:"iters"`
-	Target     int     `json:"target_iters"`
-	Batch      int     `json:"batch"`
-	TrainN     int     `json:"train_eval_images"`
-	TestN      int     `json:"test_images"`
-	TrainAcc   float64 `json:"train_acc"`
-	TrainLL    float64 `json:"train_ll"`
-	TestAcc    float64 `json:"test_acc"`
-	TestLL     float64 `json:"test_ll"`
-	SecPerIter float64 `json:"sec_per_iter"`
-	TrainHours float64 `json:"train_hours"`
-	Threads    int     `json:"threads"`
+	Name     string `json:"name"`
+	Model    string `json:"model"`
+	Layers   int    `json:"layers"`
+	M        int    `json:"m"`
+	M2       int    `json:"m2"`
+	HiddenM  int    `json:"hidden_m,omitempty"`
+	HiddenM2 int    `json:"hidden_m2,omitempty"`
+	Iters    int    `json:"iters"`
+	Target   int    `json:"target_iters"`
+	Batch    int    `json:"batch"`
+	TrainN   int    `json:"train_eval_images"`
+	TestN    int    `json:"test_images"`
+	// Samples is the number of Monte Carlo samples through the hidden
+	// layers the evaluation averaged (1 for a single layer); 0 in rows
+	// from before it was recorded, all of which used -samples' default,
+	// 5.
+	Samples int `json:"samples,omitempty"`
+	// Reevaluated marks a row of a finished run evaluated again, from
+	// its saved model (<name>.cgp), on other images or samples than its
+	// earlier rows.
+	Reevaluated bool    `json:"reevaluated,omitempty"`
+	TrainAcc    float64 `json:"train_acc"`
+	TrainLL     float64 `json:"train_ll"`
+	TestAcc     float64 `json:"test_acc"`
+	TestLL      float64 `json:"test_ll"`
+	SecPerIter  float64 `json:"sec_per_iter"`
+	TrainHours  float64 `json:"train_hours"`
+	Threads     int     `json:"threads"`
 	// Revision is the commit the program that finished the run was built
 	// from (benchutil.Revision; empty if the build does not record it).
 	Revision string `json:"revision,omitempty"`
@@ -369,10 +380,10 @@ func run(o options) error {
 	if err != nil {
 		return err
 	}
+	var earlier []Result // this run's rows: it has finished
 	for _, r := range rows {
 		if r.Name == o.name {
-			fmt.Printf("%s: already in %s (test acc %.2f%%), skipping\n", o.name, resultsPath, 100*r.TestAcc)
-			return nil
+			earlier = append(earlier, r)
 		}
 	}
 	trainSet, testSet, err := dataset.LoadFashionMNIST(o.data)
@@ -427,6 +438,27 @@ func run(o options) error {
 	y, yt := trainSet.FloatLabels(), testSet.FloatLabels()
 	if o.testN > 0 && o.testN < testSet.N {
 		xt, yt = xt.Slice(0, o.testN, 0, xt.RawMatrix().Cols).(*mat.Dense), yt[:o.testN]
+	}
+	// The evaluation: the first -train-eval training images, the test
+	// images, -samples Monte Carlo samples through hidden layers.
+	xe, ye := x, y
+	if o.trainN > 0 && o.trainN < len(y) {
+		xe, ye = x.Slice(0, o.trainN, 0, x.RawMatrix().Cols).(*mat.Dense), y[:o.trainN]
+	}
+	samples := o.samples
+	if o.layers == 1 {
+		samples = 1
+	}
+	if len(earlier) > 0 {
+		// A finished run is skipped if it was evaluated as asked, and
+		// else evaluated again from its saved model.
+		for _, r := range earlier {
+			if r.TestN == len(yt) && r.TrainN == len(ye) && r.samples() == samples {
+				fmt.Printf("%s: already in %s (test acc %.2f%% on %d images), skipping\n", o.name, resultsPath, 100*r.TestAcc, r.TestN)
+				return nil
+			}
+		}
+		return reevaluate(o, earlier, xe, ye, xt, yt, samples, logger)
 	}
 	cfg := o.config(trainSet.Height, trainSet.Width, trainSet.Channels, trainSet.Classes)
 	t0 := time.Now()
@@ -545,14 +577,6 @@ func run(o options) error {
 	logger("model after step %d saved to %s", done, modelPath)
 
 	// Evaluation.
-	samples := o.samples
-	if o.layers == 1 {
-		samples = 1
-	}
-	xe, ye := x, y
-	if o.trainN > 0 && o.trainN < len(y) {
-		xe, ye = x.Slice(0, o.trainN, 0, x.RawMatrix().Cols).(*mat.Dense), y[:o.trainN]
-	}
 	te := time.Now()
 	trAcc, trLL, err := model.Evaluate(xe, ye, samples, 250)
 	if err != nil {
@@ -564,12 +588,88 @@ func run(o options) error {
 	}
 	logger("evaluated in %v: train acc %.2f%% LL %.4f, test acc %.2f%% LL %.4f", time.Since(te).Round(time.Second), 100*trAcc, trLL, 100*teAcc, teLL)
 	row := Result{Name: o.name, Model: o.model, Layers: o.layers, M: o.m, M2: o.m2, Iters: done, Target: o.iters,
-		Batch: o.batch, TrainN: len(ye), TestN: len(yt), TrainAcc: trAcc, TrainLL: trLL, TestAcc: teAcc, TestLL: teLL,
+		Batch: o.batch, TrainN: len(ye), TestN: len(yt), Samples: samples, TrainAcc: trAcc, TrainLL: trLL, TestAcc: teAcc, TestLL: teLL,
 		SecPerIter: trainSec / math.Max(1, float64(done)), TrainHours: trainSec / 3600, Threads: o.threads,
 		Revision: benchutil.Revision(), Finished: time.Now().UTC().Format(time.RFC3339)}
 	if o.layers > 1 {
 		row.HiddenM, row.HiddenM2 = o.hm, o.hm2
 	}
+	if err := appendResult(resultsPath, row); err != nil {
+		return err
+	}
+	return writeTable(o.out)
+}
+
+// samples is the number of Monte Carlo samples r's evaluation averaged
+// (rows without it used -samples' default, 5, for deep models).
+func (r Result) samples() int {
+	switch {
+	case r.Samples > 0:
+		return r.Samples
+	case r.Layers == 1:
+		return 1
+	}
+	return 5
+}
+
+// evaluation describes the images and samples of an evaluation.
+func evaluation(testN, trainN, samples int) string {
+	unit := "samples"
+	if samples == 1 {
+		unit = "sample"
+	}
+	return fmt.Sprintf("%d test images, %d training images and %d %s", testN, trainN, samples, unit)
+}
+
+// reevaluate evaluates the finished run o, whose rows earlier evaluated it
+// otherwise, from its saved model on the training images xe, ye and the
+// test images xt, yt with the given samples, as run would have at its
+// end, and appends the row (a copy of the last earlier one with the new
+// evaluation). The model file must hold the last row's steps and the
+// run's settings; without it the error says what to do.
+func reevaluate(o options, earlier []Result, xe *mat.Dense, ye []float64, xt *mat.Dense, yt []float64, samples int, logger func(string, ...any)) error {
+	resultsPath := filepath.Join(o.out, "results.jsonl")
+	last := earlier[len(earlier)-1]
+	var had []string
+	for _, r := range earlier {
+		had = append(had, evaluation(r.TestN, r.TrainN, r.samples()))
+	}
+	asked := evaluation(len(yt), len(ye), samples)
+	modelPath := filepath.Join(o.out, o.name+".cgp")
+	model, info, err := convgp.LoadModel(modelPath)
+	if errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("%s: %s holds this run evaluated on %s, not on the %s asked for, and its saved model %s is missing to evaluate it again: "+
+			"ask for -test %d -train-eval %d -samples %d, or remove the run's rows from %s to evaluate its checkpoint again",
+			o.name, resultsPath, strings.Join(had, "; "), asked, modelPath, last.TestN, last.TrainN, last.samples(), resultsPath)
+	}
+	if err != nil {
+		return err
+	}
+	if st := info["settings"]; st != "" && st != o.settings() {
+		return fmt.Errorf("%s: the saved model comes from a run with other settings (%s); use another -name or -out", modelPath, st)
+	}
+	if info["steps"] != strconv.Itoa(last.Iters) {
+		return fmt.Errorf("%s: the saved model holds step %s, the last row of %s in %s step %d; remove the run's rows to evaluate its checkpoint again",
+			modelPath, info["steps"], o.name, resultsPath, last.Iters)
+	}
+	if err := model.SetThreads(o.threads); err != nil {
+		return err
+	}
+	logger("%s: in %s evaluated on %s; evaluating its saved model %s (step %d) on %s", o.name, resultsPath, strings.Join(had, "; "), modelPath, last.Iters, asked)
+	te := time.Now()
+	trAcc, trLL, err := model.Evaluate(xe, ye, samples, 250)
+	if err != nil {
+		return err
+	}
+	teAcc, teLL, err := model.Evaluate(xt, yt, samples, 250)
+	if err != nil {
+		return err
+	}
+	logger("evaluated in %v: train acc %.2f%% LL %.4f, test acc %.2f%% LL %.4f", time.Since(te).Round(time.Second), 100*trAcc, trLL, 100*teAcc, teLL)
+	row := last
+	row.TrainN, row.TestN, row.Samples, row.Reevaluated = len(ye), len(yt), samples, true
+	row.TrainAcc, row.TrainLL, row.TestAcc, row.TestLL = trAcc, trLL, teAcc, teLL
+	row.Revision, row.Finished = benchutil.Revision(), time.Now().UTC().Format(time.RFC3339)
 	if err := appendResult(resultsPath, row); err != nil {
 		return err
 	}
@@ -712,6 +812,10 @@ func markdown(rows []Result) string {
 		}
 		return rows[i].M+rows[i].M2 < rows[j].M+rows[j].M2
 	})
+	runs := map[string]int{} // rows per run name: a run evaluated again has several
+	for _, r := range rows {
+		runs[r.Name]++
+	}
 	var b strings.Builder
 	b.WriteString("Convolutional GPs (TICK output layer) on Fashion-MNIST\n\n")
 	b.WriteString("| Layers | Model | M(+M2) | Hidden M(+M2) | Iterations | Train Acc | Train LL | Test Acc | Test LL | s/iter | Run |\n")
@@ -730,8 +834,12 @@ func markdown(rows []Result) string {
 				hidden += fmt.Sprintf("+%d", r.HiddenM2)
 			}
 		}
+		run := r.Name
+		if runs[r.Name] > 1 {
+			run += fmt.Sprintf(" (%d test images)", r.TestN)
+		}
 		fmt.Fprintf(&b, "| %d | %s | %s | %s | %d/%d | %.2f%% | %.3f | %.2f%% | %.3f | %.2f | %s |\n",
-			r.Layers, name, size, hidden, r.Iters, r.Target, 100*r.TrainAcc, r.TrainLL, 100*r.TestAcc, r.TestLL, r.SecPerIter, r.Name)
+			r.Layers, name, size, hidden, r.Iters, r.Target, 100*r.TrainAcc, r.TrainLL, 100*r.TestAcc, r.TestLL, r.SecPerIter, run)
 	}
 	b.WriteString("\nTrain metrics on the first train-eval images; batch size and threads per row in results.jsonl.\n")
 	b.WriteString("Run names spell out the settings that differ from the paper's (see README.md).\n")

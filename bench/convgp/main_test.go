@@ -475,3 +475,90 @@ func TestImageCountsInRange(t *testing.T) {
 		t.Errorf("the whole sets: %v", err)
 	}
 }
+
+// TestEvaluationChanged: a finished run asked again with another -test,
+// -train-eval or (for a deep model) -samples is not skipped with the stored
+// numbers: its saved model is evaluated as asked, and a row with the new
+// evaluation is appended, with the numbers a run evaluated so from the
+// start records. The same request again is skipped. Without the saved
+// model, the error names both evaluations and what to do.
+func TestEvaluationChanged(t *testing.T) {
+	dir := t.TempDir()
+	writeTinyIDX(t, dir)
+	for _, layers := range []int{1, 2} {
+		t.Run(fmt.Sprintf("layers=%d", layers), func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "out")
+			opts := func(out string, testN, trainN, samples int) options {
+				o := tinyOptions(dir, out, layers)
+				o.iters, o.testN, o.trainN, o.samples = 10, testN, trainN, samples
+				if err := o.validate(); err != nil {
+					t.Fatal(err)
+				}
+				return o
+			}
+			rows := func(out string) []Result {
+				t.Helper()
+				r, err := readResults(filepath.Join(out, "results.jsonl"))
+				if err != nil {
+					t.Fatal(err)
+				}
+				return r
+			}
+			if err := run(opts(out, 20, 30, 1)); err != nil {
+				t.Fatal(err)
+			}
+			type ask struct{ testN, trainN, samples int }
+			asks := []ask{{40, 30, 1}, {0, 40, 1}}
+			if layers > 1 {
+				asks = append(asks, ask{40, 30, 2})
+			}
+			for i, a := range asks {
+				if err := run(opts(out, a.testN, a.trainN, a.samples)); err != nil {
+					t.Fatalf("%+v: %v", a, err)
+				}
+				got := rows(out)
+				if len(got) != 2+i {
+					t.Fatalf("%+v: %d rows, want %d", a, len(got), 2+i)
+				}
+				// A run evaluated so from the start.
+				fresh := filepath.Join(t.TempDir(), "fresh")
+				if err := run(opts(fresh, a.testN, a.trainN, a.samples)); err != nil {
+					t.Fatal(err)
+				}
+				r, w := got[len(got)-1], rows(fresh)[0]
+				if !r.Reevaluated || w.Reevaluated || r.TestN != w.TestN || r.TrainN != w.TrainN || r.Samples != w.Samples ||
+					r.TestAcc != w.TestAcc || r.TestLL != w.TestLL || r.TrainAcc != w.TrainAcc || r.TrainLL != w.TrainLL ||
+					r.Iters != w.Iters || r.Name != w.Name || r.SecPerIter != got[0].SecPerIter {
+					t.Errorf("%+v: re-evaluated row %+v, fresh run's %+v", a, r, w)
+				}
+			}
+			if md, err := os.ReadFile(filepath.Join(out, "results.md")); err != nil || !strings.Contains(string(md), "| tiny (40 test images) |") ||
+				!strings.Contains(string(md), "| tiny (20 test images) |") {
+				t.Errorf("results.md does not tell the evaluations apart:\n%s", md)
+			}
+			// Asked again (and the first evaluation too): skipped.
+			n := len(rows(out))
+			for _, a := range append(asks, ask{20, 30, 1}) {
+				if err := run(opts(out, a.testN, a.trainN, a.samples)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if got := len(rows(out)); got != n {
+				t.Errorf("repeated requests added %d rows", got-n)
+			}
+			// Without the saved model: an error naming both evaluations.
+			if err := os.Remove(filepath.Join(out, "tiny.cgp")); err != nil {
+				t.Fatal(err)
+			}
+			err := run(opts(out, 30, 30, 1))
+			if err == nil {
+				t.Fatal("no error without the saved model")
+			}
+			for _, w := range []string{"30 test images", "20 test images", "tiny.cgp", "results.jsonl"} {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q lacks %q", err, w)
+				}
+			}
+		})
+	}
+}
