@@ -33,6 +33,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"regexp"
 	"runtime/pprof"
 	"sort"
 	"strconv"
@@ -477,7 +478,7 @@ func run(o options) error {
 			return fmt.Errorf("%s: checkpoint has %d parameters, model %d", ckpt, len(st.Params), model.NumParams())
 		}
 		if st.Settings != "" && st.Settings != o.settings() {
-			return fmt.Errorf("%s: the checkpoint comes from a run with other settings (%s); use another -name or -out, or remove it", ckpt, st.Settings)
+			return fmt.Errorf("%s: the checkpoint comes from a run with other settings: %s; use another -name or -out, or remove it", ckpt, settingsDiff(st.Settings, o.settings()))
 		}
 		if err := model.SetParams(st.Params); err != nil {
 			return err
@@ -646,7 +647,7 @@ func reevaluate(o options, earlier []Result, xe *mat.Dense, ye []float64, xt *ma
 		return err
 	}
 	if st := info["settings"]; st != "" && st != o.settings() {
-		return fmt.Errorf("%s: the saved model comes from a run with other settings (%s); use another -name or -out", modelPath, st)
+		return fmt.Errorf("%s: the saved model comes from a run with other settings: %s; use another -name or -out", modelPath, settingsDiff(st, o.settings()))
 	}
 	if info["steps"] != strconv.Itoa(last.Iters) {
 		return fmt.Errorf("%s: the saved model holds step %s, the last row of %s in %s step %d; remove the run's rows to evaluate its checkpoint again",
@@ -844,4 +845,63 @@ func markdown(rows []Result) string {
 	b.WriteString("\nTrain metrics on the first train-eval images; batch size and threads per row in results.jsonl.\n")
 	b.WriteString("Run names spell out the settings that differ from the paper's (see README.md).\n")
 	return b.String()
+}
+
+// settingFlags maps the fields of options that settings records to their
+// flags.
+var settingFlags = map[string]string{
+	"model": "-model", "m": "-m", "m2": "-m2", "hm": "-hidden-m", "hm2": "-hidden-m2", "layers": "-layers",
+	"batch": "-batch", "lr": "-lr", "decay": "-decay", "decayEvery": "-decay-every", "seed": "-seed",
+	"whiten": "-whiten", "noTICK": "-no-tick", "imagesLimit": "-train-images", "variance": "-variance",
+	"lengthscale": "-lengthscale", "locLengthscale": "-loc-lengthscale", "eps": "-eps",
+	"outLengthscale": "-output-lengthscale", "standardize": "-standardize", "linearMean": "-linear-mean",
+	"hiddenVar": "-hidden-variance", "hiddenInit": "-hidden-init-var",
+}
+
+var settingRE = regexp.MustCompile(`(\w+):(\S*)`)
+
+// settingsDiff names the settings that differ between two options.settings
+// strings, a checkpoint's and the run's, by their flags, each with the
+// checkpoint's value and the one asked for ("not recorded" for a field one
+// of them lacks, as a checkpoint from before it existed). Strings it
+// cannot tell apart field by field are returned whole.
+func settingsDiff(ckpt, run string) string {
+	parse := func(s string) (keys []string, vals map[string]string) {
+		vals = map[string]string{}
+		for _, m := range settingRE.FindAllStringSubmatch(strings.Trim(s, "{}"), -1) {
+			keys = append(keys, m[1])
+			vals[m[1]] = m[2]
+		}
+		return keys, vals
+	}
+	ck, cv := parse(ckpt)
+	rk, rv := parse(run)
+	var diffs []string
+	seen := map[string]bool{}
+	for _, k := range append(rk, ck...) {
+		if seen[k] {
+			continue
+		}
+		seen[k] = true
+		a, inC := cv[k]
+		b, inR := rv[k]
+		if inC && inR && a == b {
+			continue
+		}
+		if !inC {
+			a = "(not recorded)"
+		}
+		if !inR {
+			b = "not recorded"
+		}
+		name := settingFlags[k]
+		if name == "" {
+			name = k
+		}
+		diffs = append(diffs, fmt.Sprintf("%s %s (asked: %s)", name, a, b))
+	}
+	if len(diffs) == 0 {
+		return fmt.Sprintf("checkpoint %s, asked %s", ckpt, run)
+	}
+	return strings.Join(diffs, ", ")
 }

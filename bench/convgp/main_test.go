@@ -562,3 +562,40 @@ func TestEvaluationChanged(t *testing.T) {
 		})
 	}
 }
+
+// TestSettingsMismatch: resuming a checkpoint with other training settings
+// is refused with an error that names the flags that differ, each with the
+// checkpoint's value and the one asked for, and nothing else.
+func TestSettingsMismatch(t *testing.T) {
+	dir := t.TempDir()
+	writeTinyIDX(t, dir)
+	out := filepath.Join(t.TempDir(), "out")
+	o := tinyOptions(dir, out, 1)
+	testInterruptAt = 7
+	err := run(o)
+	testInterruptAt = 0
+	if !errors.Is(err, errInterrupted) {
+		t.Fatalf("interrupted run: %v", err)
+	}
+	o.lr, o.batch, o.standardize = 0.05, 8, false
+	err = run(o)
+	if err == nil {
+		t.Fatal("a checkpoint resumed with other settings")
+	}
+	msg := err.Error()
+	for _, w := range []string{"tiny.ckpt", "-lr 0.1 (asked: 0.05)", "-batch 16 (asked: 8)", "-standardize true (asked: false)"} {
+		if !strings.Contains(msg, w) {
+			t.Errorf("error %q lacks %q", msg, w)
+		}
+	}
+	for _, not := range []string{"eps", "variance", "{", "seed"} {
+		if strings.Contains(msg, not) {
+			t.Errorf("error %q names %q, which did not change", msg, not)
+		}
+	}
+	// A setting recorded on one side only (a checkpoint from before it
+	// existed) is named too.
+	if d := settingsDiff("{model:svgp m:5}", "{model:svgp m:5 noTICK:true}"); d != "-no-tick (not recorded) (asked: true)" {
+		t.Errorf("settingsDiff: %q", d)
+	}
+}
