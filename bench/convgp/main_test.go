@@ -89,11 +89,9 @@ func writeTinyFashion(t *testing.T, dir string) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	write := func(name string, dims []int, data []byte) {
 		var b bytes.Buffer
-		b.Write([]byte{0, 0, 0x08, byte(len(dims))})
-		for _, d := range dims {
-			binary.Write(&b, binary.BigEndian, uint32(d))
+		if _, err := (&dataset.IDX{Dims: dims, Data: data}).WriteTo(&b); err != nil {
+			t.Fatal(err)
 		}
-		b.Write(data)
 		if err := os.WriteFile(filepath.Join(dir, name), b.Bytes(), 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -484,7 +482,7 @@ func TestImageCountsInRange(t *testing.T) {
 // model, the error names both evaluations and what to do.
 func TestEvaluationChanged(t *testing.T) {
 	dir := t.TempDir()
-	writeTinyIDX(t, dir)
+	writeTinyFashion(t, dir)
 	for _, layers := range []int{1, 2} {
 		t.Run(fmt.Sprintf("layers=%d", layers), func(t *testing.T) {
 			out := filepath.Join(t.TempDir(), "out")
@@ -568,7 +566,7 @@ func TestEvaluationChanged(t *testing.T) {
 // checkpoint's value and the one asked for, and nothing else.
 func TestSettingsMismatch(t *testing.T) {
 	dir := t.TempDir()
-	writeTinyIDX(t, dir)
+	writeTinyFashion(t, dir)
 	out := filepath.Join(t.TempDir(), "out")
 	o := tinyOptions(dir, out, 1)
 	testInterruptAt = 7
