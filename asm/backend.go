@@ -172,8 +172,10 @@ func Backends() []*Backend {
 // program start-up.
 func Default() *Backend { return backends[0] }
 
-// Lookup returns the usable backend with the given name, or nil if the
-// running machine (or the build) does not provide it.
+// Lookup returns the usable backend with the given name ("avx512", "avx2",
+// "neon" or "generic", as Name reports them; matched exactly), or nil if
+// there is none of that name or the running machine (or the build) does
+// not provide it.
 func Lookup(name string) *Backend {
 	for _, be := range backends {
 		if be.name == name {

@@ -19,6 +19,9 @@ import "math"
 // underflow behave exactly as math.Exp's.
 func Exp(dst, src []float64) {
 	n := len(src)
+	if len(dst) < n {
+		panic("asm: Exp: dst shorter than src")
+	}
 	dst = dst[:n]
 	done := expImpl(dst, src)
 	expGeneric(dst[done:], src[done:])

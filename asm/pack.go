@@ -33,10 +33,21 @@ func PackB(nr int, dst []float64, b []float64, ldb int, trans bool, k, n int) {
 
 // packB is PackB with the use of assembly made explicit for the tests.
 func packB(nr int, dst []float64, b []float64, ldb int, trans bool, k, n int, useAsm bool) {
+	if nr < 1 {
+		panic("asm: pack: panel width < 1")
+	}
 	if n <= 0 || k <= 0 {
 		return
 	}
+	if trans && ldb < k || !trans && ldb < n {
+		panic("asm: pack: leading dimension smaller than a row")
+	}
 	np := (n + nr - 1) / nr
+	if len(dst) < np*nr*k {
+		// Checked against the length, not the capacity: slicing dst up
+		// to its capacity would write past what the caller passed.
+		panic("asm: pack: destination too short")
+	}
 	dst = dst[:np*nr*k]
 	for q := 0; q < np; q++ {
 		j0 := q * nr

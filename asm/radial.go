@@ -42,6 +42,9 @@ func RadialProfile(dst, src []float64, g Radial, v float64) {
 		panic("asm: unknown radial profile")
 	}
 	n := len(src)
+	if len(dst) < n {
+		panic("asm: RadialProfile: dst shorter than src")
+	}
 	dst = dst[:n]
 	done := radialImpl(dst, src, g, v)
 	radialGeneric(dst[done:], src[done:], g, v)
