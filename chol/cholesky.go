@@ -20,6 +20,7 @@ type Cholesky struct {
 	n       int
 	l       []float64 // n×n row-major, stride n, strict upper triangle zero
 	jitter  float64
+	floor   float64 // the policy's pivot floor MinPivot·scale at Factor (0: none), which Downdate keeps
 	threads int
 	valid   bool
 	work    []float64 // scratch for adjoints and inverses
@@ -44,7 +45,7 @@ func (c *Cholesky) Factor(n int, a []float64, lda int, p JitterPolicy, threads i
 		return 0, err
 	}
 	if n == 0 {
-		c.n, c.jitter, c.threads, c.valid = 0, 0, threads, true
+		c.n, c.jitter, c.floor, c.threads, c.valid = 0, 0, 0, threads, true
 		c.l = c.l[:0]
 		return 0, nil
 	}
@@ -73,7 +74,7 @@ func (c *Cholesky) Factor(n int, a []float64, lda int, p JitterPolicy, threads i
 	piv, val := potrfLower(bi, n, l, n)
 	if piv < 0 {
 		if piv, val = belowFloor(n, l, floor); piv < 0 {
-			c.jitter, c.valid = 0, true
+			c.jitter, c.floor, c.valid = 0, floor, true
 			return 0, nil
 		}
 	}
@@ -90,7 +91,7 @@ func (c *Cholesky) Factor(n int, a []float64, lda int, p JitterPolicy, threads i
 		piv, val = potrfLower(bi, n, l, n)
 		if piv < 0 {
 			if piv, val = belowFloor(n, l, floor); piv < 0 {
-				c.jitter, c.valid = jit, true
+				c.jitter, c.floor, c.valid = jit, floor, true
 				return jit, nil
 			}
 		}

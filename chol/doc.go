@@ -90,7 +90,8 @@
 // # LAPACK drop-in
 //
 // Implementation embeds gonum's native LAPACK and overrides Dpotrf, Dpotrs,
-// Dtrtrs, Dpotri, Dtrtri and Dlauum with this package's blocked routines, so
+// Dtrtrs, Dpotri and Dtrtri with this package's blocked routines (and has a
+// blocked Dlauum, which gonum's lapack64 does not route: call it directly), so
 //
 //	lapack64.Use(chol.Implementation{})
 //

@@ -23,7 +23,9 @@ var ErrNoFactor = errors.New("chol: no valid factor")
 
 // NotPositiveDefiniteError reports that the matrix is not (numerically)
 // positive definite: the Schur-complement diagonal entry at 0-based pivot
-// index Pivot was Value, which is not positive, or not finite.
+// index Pivot was Value, which is not positive, or not finite, or, under a
+// jitter policy with a pivot floor (JitterPolicy.MinPivot), positive but
+// below Floor.
 //
 // When a jitter policy was in effect the error describes the last attempt,
 // made with diagonal jitter Jitter (0 if no jitter was tried).

@@ -47,9 +47,12 @@ func (c *Cholesky) Update(x []float64) error {
 // downdate) in O(n²) operations, where A is the matrix currently factored
 // (including its jitter) and x has length n. x is not modified.
 //
-// If A − x·xᵀ is not positive definite, Downdate returns a
-// *NotPositiveDefiniteError naming the first pivot that would fail and
-// leaves the factor unchanged. (Should rounding make a pivot fail during
+// If A − x·xᵀ is not positive definite, or a pivot of its factor would
+// fall below the floor of the jitter policy the factor was computed with
+// (JitterPolicy.MinPivot: the downdated matrix would be numerically
+// singular, and Factor would have jittered it), Downdate returns a
+// *NotPositiveDefiniteError naming the first such pivot and leaves the
+// factor unchanged. (Should rounding make a pivot fail during
 // the downdate itself despite the check, the factor is invalidated and the
 // same error type is returned.)
 func (c *Cholesky) Downdate(x []float64) error {
@@ -68,9 +71,12 @@ func (c *Cholesky) Downdate(x []float64) error {
 		w[k] = pk
 		prev := 1 - s
 		s += pk * pk
+		d := l[k*n+k] * l[k*n+k] * (1 - s) / prev
 		if !(s < 1) {
-			d := l[k*n+k] * l[k*n+k] * (1 - s) / prev
 			return &NotPositiveDefiniteError{Pivot: k, Value: d, Jitter: c.jitter}
+		}
+		if d < c.floor {
+			return &NotPositiveDefiniteError{Pivot: k, Value: d, Jitter: c.jitter, Floor: c.floor}
 		}
 	}
 	copy(w, x)

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"math"
 	"math/rand/v2"
+	"slices"
+	"strings"
 	"testing"
 )
 
@@ -133,5 +135,38 @@ func TestJitterScaleOverflow(t *testing.T) {
 	}
 	if want := 1e308 * DefaultJitter().Start; jit < want || jit > want*1e7 {
 		t.Errorf("jitter %g, want a multiple of %g", jit, want)
+	}
+}
+
+// TestDowndateFloor: a downdate that leaves a pivot below the floor of the
+// policy the factor was computed with is refused, as Factor would have
+// refused (and jittered) the downdated matrix; the factor is unchanged.
+// Without a floor the same downdate goes through.
+func TestDowndateFloor(t *testing.T) {
+	a := []float64{1, 0, 0, 1 + 1e-15}
+	x := []float64{0, 1}
+	var c Cholesky
+	if jit, err := c.Factor(2, a, 2, DefaultJitter(), 1); err != nil || jit != 0 {
+		t.Fatalf("Factor: jitter %v, err %v", jit, err)
+	}
+	before := append([]float64(nil), c.RawL()...)
+	err := c.Downdate(x)
+	var npd *NotPositiveDefiniteError
+	if !errors.As(err, &npd) || npd.Pivot != 1 || !(npd.Value > 0) || npd.Floor == 0 || !strings.Contains(err.Error(), "below the floor") {
+		t.Fatalf("Downdate below the floor: %v", err)
+	}
+	if !c.Valid() || !slices.Equal(c.RawL(), before) {
+		t.Error("a refused downdate changed the factor")
+	}
+	// The downdated matrix itself gets jitter from Factor.
+	if jit, err := c.Factor(2, []float64{1, 0, 0, 1e-15}, 2, DefaultJitter(), 1); err != nil || jit == 0 {
+		t.Errorf("Factor of the downdated matrix: jitter %v, err %v", jit, err)
+	}
+	// No floor: the downdate is done.
+	if _, err := c.Factor(2, a, 2, JitterPolicy{Start: 1e-10, MaxTries: 7}, 1); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Downdate(x); err != nil {
+		t.Errorf("Downdate without a floor: %v", err)
 	}
 }
