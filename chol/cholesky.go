@@ -28,7 +28,10 @@ type Cholesky struct {
 
 // Factor computes the Cholesky factor of the n×n symmetric matrix A whose
 // lower triangle is given in (a, lda); the strict upper triangle of a is not
-// referenced and a is not modified. The jitter policy p is applied as
+// referenced and a is not modified. (A gonum mat.SymDense keeps only its
+// upper triangle, so its RawSymmetric().Data is not such an a: factor it
+// through Implementation.Dpotrf, which gonum's mat.Cholesky calls after
+// lapack64.Use, or copy it into a full matrix first.) The jitter policy p is applied as
 // described in the package documentation, and threads bounds the goroutines
 // used by this and later calls on c (≤ 0 means GOMAXPROCS).
 //
