@@ -387,6 +387,30 @@ func run(o options) error {
 			earlier = append(earlier, r)
 		}
 	}
+	samples := o.samples
+	if o.layers == 1 {
+		samples = 1
+	}
+	if len(earlier) > 0 {
+		// A finished run evaluated as asked is skipped before the data
+		// are read (from the image files' headers, the sizes "all"
+		// stands for); without readable headers it is skipped as it
+		// always was, its evaluation unchecked.
+		trainN, testN, err := fashionSizes(o.data)
+		if err != nil {
+			r := earlier[len(earlier)-1]
+			fmt.Printf("%s: already in %s (test acc %.2f%% on %d images), skipping (the images in %s could not be read to check the evaluation asked for: %v)\n",
+				o.name, resultsPath, 100*r.TestAcc, r.TestN, o.data, err)
+			return nil
+		}
+		ye, yt := evalCount(o.trainN, evalCount(o.imagesLimit, trainN)), evalCount(o.testN, testN)
+		for _, r := range earlier {
+			if r.TestN == yt && r.TrainN == ye && r.samples() == samples {
+				fmt.Printf("%s: already in %s (test acc %.2f%% on %d images), skipping\n", o.name, resultsPath, 100*r.TestAcc, r.TestN)
+				return nil
+			}
+		}
+	}
 	trainSet, testSet, err := dataset.LoadFashionMNIST(o.data)
 	if err != nil {
 		return err
@@ -446,19 +470,9 @@ func run(o options) error {
 	if o.trainN > 0 && o.trainN < len(y) {
 		xe, ye = x.Slice(0, o.trainN, 0, x.RawMatrix().Cols).(*mat.Dense), y[:o.trainN]
 	}
-	samples := o.samples
-	if o.layers == 1 {
-		samples = 1
-	}
 	if len(earlier) > 0 {
-		// A finished run is skipped if it was evaluated as asked, and
-		// else evaluated again from its saved model.
-		for _, r := range earlier {
-			if r.TestN == len(yt) && r.TrainN == len(ye) && r.samples() == samples {
-				fmt.Printf("%s: already in %s (test acc %.2f%% on %d images), skipping\n", o.name, resultsPath, 100*r.TestAcc, r.TestN)
-				return nil
-			}
-		}
+		// A finished run not evaluated as asked (see above) is evaluated
+		// again from its saved model.
 		return reevaluate(o, earlier, xe, ye, xt, yt, samples, logger)
 	}
 	cfg := o.config(trainSet.Height, trainSet.Width, trainSet.Channels, trainSet.Classes)
@@ -603,6 +617,33 @@ func run(o options) error {
 
 // samples is the number of Monte Carlo samples r's evaluation averaged
 // (rows without it used -samples' default, 5, for deep models).
+// evalCount is the number of images an evaluation of the first want of n
+// images takes (want 0: all).
+func evalCount(want, n int) int {
+	if want > 0 && want < n {
+		return want
+	}
+	return n
+}
+
+// fashionSizes returns the numbers of training and test images of the
+// Fashion-MNIST files in dir, from their headers.
+func fashionSizes(dir string) (train, test int, err error) {
+	var n [2]int
+	for i, base := range []string{"train-images-idx3-ubyte", "t10k-images-idx3-ubyte"} {
+		path := filepath.Join(dir, base+".gz")
+		if _, err := os.Stat(path); err != nil {
+			path = filepath.Join(dir, base)
+		}
+		dims, err := dataset.IDXDims(path)
+		if err != nil {
+			return 0, 0, err
+		}
+		n[i] = dims[0]
+	}
+	return n[0], n[1], nil
+}
+
 func (r Result) samples() int {
 	switch {
 	case r.Samples > 0:

@@ -544,6 +544,14 @@ func TestEvaluationChanged(t *testing.T) {
 			if got := len(rows(out)); got != n {
 				t.Errorf("repeated requests added %d rows", got-n)
 			}
+			// Asked again without the data: skipped as before, without
+			// reading the images.
+			empty := t.TempDir()
+			o := opts(out, 20, 30, 1)
+			o.data = empty
+			if err := run(o); err != nil {
+				t.Errorf("a finished run asked again without its data: %v", err)
+			}
 			// Without the saved model: an error naming both evaluations.
 			if err := os.Remove(filepath.Join(out, "tiny.cgp")); err != nil {
 				t.Fatal(err)

@@ -144,9 +144,6 @@ func mean(v []float64) float64 {
 // boundBatch is the batch size of full-data bound evaluations.
 const boundBatch = 4096
 
-// fullBound evaluates the evidence lower bound of the bundle's model on all
-// of raw x, y (standardized first), in batches: with batches b_i of a data
-// set of n points, Σ_i (|b_i|/n)·Objective(b_i) = Σ_n E[log p] − KL.
 // sampledLikelihood reports whether the model's likelihood estimates its
 // expectations by Monte Carlo (softmax), so that its bound is an estimate
 // that differs from call to call.
@@ -163,6 +160,9 @@ func mcNote(mc bool) string {
 	return ""
 }
 
+// fullBound evaluates the evidence lower bound of the bundle's model on all
+// of raw x, y (standardized first), in batches: with batches b_i of a data
+// set of n points, Σ_i (|b_i|/n)·Objective(b_i) = Σ_n E[log p] − KL.
 func fullBound(b *modelfile.Bundle, x *mat.Dense, y []float64) (float64, error) {
 	xs := mat.DenseCopyOf(x)
 	ys := append([]float64(nil), y...)
