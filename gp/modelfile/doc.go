@@ -10,7 +10,7 @@
 // Round trips are exact: every float64 is written as the shortest decimal
 // that parses back to the same bits, so a loaded model predicts bit-for-bit
 // what the saved one did. A SHA-256 digest of the parameter vector detects
-// corrupted numbers; a file of a newer format version, or one that is not
+// corrupted parameters (it covers nothing else); a file of a newer format version, or one that is not
 // valid, is rejected with an error that says why (and, for syntax errors,
 // where: line and column).
 //

@@ -1,0 +1,475 @@
+#!/usr/bin/env python3
+"""Reference reader for solvegp model files (docs/model-format.md, version 1).
+
+Usage:
+
+    python3 docs/model_reader.py [--jitter] model.json inputs.csv
+
+prints predictions as CSV on standard output, with the columns of
+`solvegp predict`:
+
+    f_mean,f_var,y_mean,y_var                  (one latent function)
+    f_mean_0..,f_var_0..,p_0..p_{C-1}          (C classes)
+
+inputs.csv holds one input per row. A first row that is not all numbers is a
+header: if the model records its input names (meta.input_names) and the
+header names them all, the columns are taken by name; otherwise by position,
+a file with d + 1 columns (d inputs) having its last column (the target)
+dropped. Numbers are printed with Python's repr, the shortest decimal that
+reads back as the same float64. With --jitter, the diagonal jitters added to
+K_uu and C_vv are printed to standard error as "jitter <K_uu> <C_vv>".
+
+As a module: `Model(path)` loads and checks a file; `Model.predict(x)` takes
+a row of raw inputs and returns the output row above.
+
+Written from docs/model-format.md alone and kept to it: it uses the standard
+library only (plain lists, O(M^3) Python loops; meant for checking and for
+small models, not for speed). Softmax class probabilities are the one
+output it cannot reproduce: solvegp estimates them by Monte Carlo with a
+generator of its own, and this reader with another (SOFTMAX_SAMPLES draws
+per point), so the two agree only within Monte Carlo error.
+"""
+
+import csv
+import hashlib
+import json
+import math
+import random
+import struct
+import sys
+
+FORMAT = "solvegp-model"
+VERSION = 1
+
+# The jitter policy (model-format.md, "Jitter").
+JITTER_START = 1e-10
+JITTER_GROWTH = 10.0
+JITTER_TRIES = 7
+MIN_PIVOT = 1e-11
+
+# Default Gauss-Hermite sizes when quadrature_points is absent.
+DEFAULT_QUADRATURE = {"bernoulli": 20, "robustmax": 20, "poisson": 100}
+
+SOFTMAX_SAMPLES = 20000
+
+
+class FormatError(Exception):
+    """The file is not a valid model file for this reader."""
+
+
+# ---------------------------------------------------------------- numbers
+
+def softplus(u):
+    """log(1 + e^u), without overflow."""
+    if u > 0:
+        return u + math.log1p(math.exp(-u))
+    return math.log1p(math.exp(u))
+
+
+def norm_cdf(z):
+    return 0.5 * math.erfc(-z / math.sqrt(2.0))
+
+
+def _hermite(n, z):
+    """The orthonormal Hermite polynomial h_n (h_n = c_n H_n, without the
+    weight) at z, and its derivative sqrt(2n) h_{n-1}(z)."""
+    p1, p2 = math.pi ** -0.25, 0.0
+    for j in range(1, n + 1):
+        p1, p2 = z * math.sqrt(2.0 / j) * p1 - math.sqrt((j - 1.0) / j) * p2, p1
+    return p1, math.sqrt(2.0 * n) * p2
+
+
+def gauss_hermite(n):
+    """The n-point Gauss-Hermite rule for the weight exp(-t^2), weights
+    divided by sqrt(pi) (they sum to 1): E[g(X)] for X ~ N(mu, v) is about
+    sum_q w_q g(mu + sqrt(2 v) t_q). The roots of H_n lie below
+    sqrt(2n + 1) and are more than pi/sqrt(2n + 1) apart; each positive
+    root is bracketed by stepping down from the previous one in quarters of
+    that spacing, then refined by Newton's method kept inside the bracket."""
+    step = 0.25 * math.pi / math.sqrt(2 * n + 1)
+    roots = []
+    hi = math.sqrt(2 * n + 1)
+    for _ in range(n // 2):
+        a = hi - (0.5 * step if roots else 0.0)
+        fa = _hermite(n, a)[0]
+        b = a - step
+        fb = _hermite(n, b)[0]
+        while (fa > 0) == (fb > 0):
+            a, fa = b, fb
+            b -= step
+            fb = _hermite(n, b)[0]
+        z = 0.5 * (a + b)
+        for _ in range(200):
+            f, df = _hermite(n, z)
+            if f == 0:
+                break
+            if (f > 0) == (fa > 0):
+                a, fa = z, f
+            else:
+                b = z
+            nz = z - f / df
+            if not b < nz < a:
+                nz = 0.5 * (a + b)
+            done = abs(nz - z) <= 4e-16 * abs(z) or nz in (a, b)
+            z = nz
+            if done:
+                break
+        roots.append(z)
+        hi = z
+    if n % 2:
+        roots.append(0.0)
+    t = roots + [-z for z in reversed(roots[:n // 2])]
+    w = [2.0 / _hermite(n, z)[1] ** 2 / math.sqrt(math.pi) for z in t]
+    return t, w
+
+
+# ---------------------------------------------------------- linear algebra
+# Matrices are lists of rows.
+
+def mean_diag(a):
+    return sum(a[i][i] for i in range(len(a))) / len(a)
+
+
+def _cholesky(a, jitter, floor):
+    """Lower factor of a + jitter*I, or None if a pivot is not positive or
+    its square is below floor."""
+    n = len(a)
+    lo = [[0.0] * n for _ in range(n)]
+    for i in range(n):
+        for j in range(i + 1):
+            s = a[i][j] + (jitter if i == j else 0.0)
+            s -= sum(lo[i][k] * lo[j][k] for k in range(j))
+            if i == j:
+                if not s > 0 or s < floor:
+                    return None
+                lo[i][i] = math.sqrt(s)
+            else:
+                lo[i][j] = s / lo[j][j]
+    return lo
+
+
+def jittered_cholesky(a, ref_scale=None):
+    """Cholesky factor of a under the jitter policy; returns (L, jitter).
+    The scale s is mean(diag(a)), or ref_scale (C_vv: mean(diag(K_vv)))
+    when that is given, positive and finite."""
+    s = mean_diag(a)
+    if not (s > 0) or math.isinf(s):
+        s = 1.0
+    if ref_scale is not None and ref_scale > 0 and not math.isinf(ref_scale):
+        s = ref_scale
+    floor = MIN_PIVOT * s
+    lo = _cholesky(a, 0.0, floor)
+    if lo is not None:
+        return lo, 0.0
+    jit = JITTER_START * s
+    for _ in range(JITTER_TRIES):
+        lo = _cholesky(a, jit, floor)
+        if lo is not None:
+            return lo, jit
+        jit *= JITTER_GROWTH
+    raise ValueError("matrix not positive definite even with jitter")
+
+
+def solve_lower(lo, b):
+    """x with L x = b."""
+    x = []
+    for i, row in enumerate(lo):
+        x.append((b[i] - sum(row[k] * x[k] for k in range(i))) / row[i])
+    return x
+
+
+def solve_lower_t(lo, b):
+    """x with L^T x = b."""
+    n = len(lo)
+    x = [0.0] * n
+    for i in reversed(range(n)):
+        x[i] = (b[i] - sum(lo[k][i] * x[k] for k in range(i + 1, n))) / lo[i][i]
+    return x
+
+
+def dot(a, b):
+    return sum(x * y for x, y in zip(a, b))
+
+
+def norm2_lt(lo, v):
+    """||L^T v||^2 for lower-triangular L."""
+    n = len(lo)
+    return sum(sum(lo[i][j] * v[i] for i in range(j, n)) ** 2 for j in range(n))
+
+
+def packed_tri(p, off, n):
+    """The lower-triangular factor packed row by row at p[off:], each
+    row's diagonal entry last, through softplus."""
+    lo = [[0.0] * n for _ in range(n)]
+    for i in range(n):
+        base = off + i * (i + 1) // 2
+        for j in range(i):
+            lo[i][j] = p[base + j]
+        lo[i][i] = softplus(p[base + i])
+    return lo
+
+
+# ----------------------------------------------------------------- kernels
+
+class Kernel:
+    """A kernel from its JSON description, with its hyperparameters read
+    from the parameter vector p starting at offset pos (self.end: just past
+    them)."""
+
+    def __init__(self, spec, p, pos, d):
+        self.type = spec["type"]
+        if self.type in ("sum", "product"):
+            self.parts = []
+            for part in spec["parts"]:
+                k = Kernel(part, p, pos, d)
+                self.parts.append(k)
+                pos = k.end
+        elif self.type in ("rbf", "matern12", "matern32", "matern52"):
+            n = d if spec.get("ard", False) else 1
+            ls = [softplus(u) for u in p[pos:pos + n]]
+            self.ls = ls if n == d else ls * d
+            self.var = softplus(p[pos + n])
+            pos += n + 1
+        else:
+            raise FormatError("unknown kernel type %r" % self.type)
+        self.end = pos
+
+    def __call__(self, x, y):
+        if self.type == "sum":
+            return sum(k(x, y) for k in self.parts)
+        if self.type == "product":
+            out = 1.0
+            for k in self.parts:
+                out *= k(x, y)
+            return out
+        r2 = sum(((a - b) / l) ** 2 for a, b, l in zip(x, y, self.ls))
+        r = math.sqrt(r2)
+        if self.type == "rbf":
+            return self.var * math.exp(-r2 / 2)
+        if self.type == "matern12":
+            return self.var * math.exp(-r)
+        if self.type == "matern32":
+            s = math.sqrt(3) * r
+            return self.var * (1 + s) * math.exp(-s)
+        s = math.sqrt(5) * r
+        return self.var * (1 + s + 5 * r2 / 3) * math.exp(-s)
+
+
+# ------------------------------------------------------------------- model
+
+def _parse_int(s):
+    # "-0" is negative zero, which the digest distinguishes from 0.
+    return -0.0 if s == "-0" else int(s)
+
+
+def digest(params):
+    return hashlib.sha256(struct.pack("<%dd" % len(params), *params)).hexdigest()
+
+
+class Model:
+    def __init__(self, path):
+        with open(path, encoding="utf-8") as f:
+            doc = json.load(f, parse_int=_parse_int)
+        if doc.get("format") != FORMAT:
+            raise FormatError("format is %r, want %r" % (doc.get("format"), FORMAT))
+        version = doc.get("version")
+        if not isinstance(version, int) or version < 1:
+            raise FormatError("invalid version %r" % version)
+        if version > VERSION:
+            raise FormatError("the file has format version %d but this reader reads versions up to %d"
+                              % (version, VERSION))
+        p = [float(v) for v in doc["params"]]
+        if digest(p) != doc["params_sha256"]:
+            raise FormatError("params_sha256 does not match the parameters")
+        dims, lay = doc["dims"], doc["layout"]
+        self.kind = doc["kind"]
+        if self.kind not in ("svgp", "odvgp", "solvegp"):
+            raise FormatError("unknown model kind %r" % self.kind)
+        self.whitened = doc["whitened"]
+        self.d, self.m, self.m2, self.c = dims["input"], dims["m"], dims["m2"], dims["latent"]
+        if len(p) != lay["total"]:
+            raise FormatError("%d parameters, layout.total is %d" % (len(p), lay["total"]))
+        self.names = (doc.get("meta") or {}).get("input_names")
+        self.std = doc.get("standardizer")
+
+        d, m, m2 = self.d, self.m, self.m2
+        self.kern = Kernel(doc["kernel"], p, lay["kernel"], d)
+        self.lik = doc["likelihood"]
+        self.lik_type = self.lik["type"]
+        if self.lik_type == "gaussian":
+            self.noise = self.lik.get("noise_floor", 0.0) + softplus(p[lay["likelihood"]])
+        if self.lik_type == "robustmax":
+            self.rule = gauss_hermite(self.lik.get("quadrature_points", DEFAULT_QUADRATURE["robustmax"]))
+        self.z = [p[lay["z"] + i * d:lay["z"] + (i + 1) * d] for i in range(m)]
+        self.o = [p[lay["o"] + i * d:lay["o"] + (i + 1) * d] for i in range(m2)]
+        self.mu = [p[off:off + m] for off in lay["m_u"]]
+        self.lu = [packed_tri(p, off, m) for off in lay["l_u"]]
+        if self.kind != "svgp":
+            self.mv = [p[off:off + m2] for off in lay["m_v"]]
+        if self.kind == "solvegp":
+            self.lv = [packed_tri(p, off, m2) for off in lay["l_v"]]
+
+        k = self.kern
+        kuu = [[k(a, b) for b in self.z] for a in self.z]
+        self.l0u, self.jitter_u = jittered_cholesky(kuu)
+        self.jitter_v = 0.0
+        if self.kind != "svgp":
+            # A = L0u^-1 K_uv, stored by columns: acol[j] = L0u^-1 k_u(o_j).
+            self.acol = [solve_lower(self.l0u, [k(zi, oj) for zi in self.z]) for oj in self.o]
+        if self.kind == "solvegp":
+            kvv = [[k(a, b) for b in self.o] for a in self.o]
+            cvv = [[kvv[i][j] - dot(self.acol[i], self.acol[j]) for j in range(m2)] for i in range(m2)]
+            self.l0v, self.jitter_v = jittered_cholesky(cvv, mean_diag(kvv))
+
+    def latent(self, x):
+        """[(mu, var)] per latent function at the standardized input x."""
+        k = self.kern
+        b = solve_lower(self.l0u, [k(zi, x) for zi in self.z])
+        beta = b if self.whitened else solve_lower_t(self.l0u, b)
+        base = k(x, x) - dot(b, b)
+        if self.kind != "svgp":
+            c = [k(oj, x) - dot(aj, b) for oj, aj in zip(self.o, self.acol)]
+        if self.kind == "solvegp":
+            dv = solve_lower(self.l0v, c)
+            delta = dv if self.whitened else solve_lower_t(self.l0v, dv)
+            dd = dot(dv, dv)
+        out = []
+        for l in range(self.c):
+            mu = dot(beta, self.mu[l])
+            var = base + norm2_lt(self.lu[l], beta)
+            if self.kind == "solvegp":
+                mu += dot(delta, self.mv[l])
+                var += -dd + norm2_lt(self.lv[l], delta)
+            elif self.kind == "odvgp":
+                mu += dot(c, self.mv[l])
+            out.append((mu, var))
+        return out
+
+    def header(self):
+        if self.c == 1:
+            return ["f_mean", "f_var", "y_mean", "y_var"]
+        return ([("f_mean_%d" % j) for j in range(self.c)] + [("f_var_%d" % j) for j in range(self.c)]
+                + [("p_%d" % j) for j in range(self.c)])
+
+    def predict(self, xraw, rng=None):
+        """The output row (see header) for a row of raw inputs."""
+        st = self.std
+        if st:
+            x = [(v - m) / s for v, m, s in zip(xraw, st["x_mean"], st["x_scale"])]
+            ym, ys = st["y_mean"], st["y_scale"]
+        else:
+            x, ym, ys = list(xraw), 0.0, 1.0
+        f = self.latent(x)
+        if self.c == 1:
+            mu, var = f[0]
+            v = max(var, 0.0)
+            fm, fv = mu * ys + ym, var * ys * ys
+            t = self.lik_type
+            if t == "gaussian":
+                return [fm, fv, fm, (v + self.noise) * ys * ys]
+            if t == "bernoulli":
+                pr = norm_cdf(mu / math.sqrt(1 + v))
+                return [fm, fv, pr, pr * (1 - pr)]
+            if t == "poisson":
+                lam = math.exp(mu + v / 2)
+                return [fm, fv, lam, lam + math.expm1(v) * lam * lam]
+            raise FormatError("likelihood %r with one latent function" % t)
+        mus = [mu for mu, _ in f]
+        vs = [max(var, 0.0) for _, var in f]
+        if self.lik_type == "robustmax":
+            probs = self.robustmax(mus, vs)
+        elif self.lik_type == "softmax":
+            probs = softmax_mc(mus, vs, rng or random.Random(0))
+        else:
+            raise FormatError("likelihood %r with %d latent functions" % (self.lik_type, self.c))
+        return mus + [var for _, var in f] + probs
+
+    def robustmax(self, mus, vs):
+        t, w = self.rule
+        eps, c = self.lik["epsilon"], self.c
+        sig = [math.sqrt(v) for v in vs]
+        out = []
+        for cls in range(c):
+            a = math.sqrt(2 * vs[cls])
+            pc = 0.0
+            for tq, wq in zip(t, w):
+                xq = mus[cls] + a * tq
+                prod = 1.0
+                for kk in range(c):
+                    if kk == cls:
+                        continue
+                    if sig[kk] > 0:
+                        prod *= norm_cdf((xq - mus[kk]) / sig[kk])
+                    else:
+                        prod *= 1.0 if xq > mus[kk] else 0.5 if xq == mus[kk] else 0.0
+                pc += wq * prod
+            out.append((1 - eps) * pc + eps / (c - 1) * (1 - pc))
+        return out
+
+
+def softmax_mc(mus, vs, rng):
+    """Monte Carlo estimate of E[softmax(f)] for independent f_k ~
+    N(mu_k, v_k). Not solvegp's stream: agrees within Monte Carlo error."""
+    acc = [0.0] * len(mus)
+    sds = [math.sqrt(v) for v in vs]
+    for _ in range(SOFTMAX_SAMPLES):
+        f = [m + s * rng.gauss(0.0, 1.0) for m, s in zip(mus, sds)]
+        top = max(f)
+        e = [math.exp(v - top) for v in f]
+        tot = sum(e)
+        for j, v in enumerate(e):
+            acc[j] += v / tot
+    return [a / SOFTMAX_SAMPLES for a in acc]
+
+
+# ------------------------------------------------------------------ inputs
+
+def _is_number(s):
+    try:
+        float(s)
+        return True
+    except ValueError:
+        return False
+
+
+def read_inputs(path, model):
+    """The rows of raw inputs in the model's input order."""
+    with open(path, newline="", encoding="utf-8") as f:
+        rows = [r for r in csv.reader(f) if r and any(v.strip() for v in r)]
+    header = None
+    if rows and not all(_is_number(v) for v in rows[0]):
+        header, rows = [v.strip() for v in rows[0]], rows[1:]
+    d = model.d
+    if header and model.names and len(model.names) == d and all(n in header for n in model.names):
+        cols = [header.index(n) for n in model.names]
+    else:
+        width = len(header) if header else (len(rows[0]) if rows else d)
+        if width not in (d, d + 1):
+            raise ValueError("%s: %d columns, the model takes %d inputs" % (path, width, d))
+        cols = list(range(d))
+    return [[float(r[j]) for j in cols] for r in rows]
+
+
+def main(argv):
+    show_jitter = len(argv) > 1 and argv[1] == "--jitter"
+    if show_jitter:
+        argv = argv[:1] + argv[2:]
+    if len(argv) != 3:
+        sys.stderr.write(__doc__)
+        return 2
+    model = Model(argv[1])
+    if show_jitter:
+        sys.stderr.write("jitter %r %r\n" % (model.jitter_u, model.jitter_v))
+    if model.lik_type == "softmax":
+        sys.stderr.write("model_reader: softmax probabilities are Monte Carlo estimates "
+                         "(%d draws); solvegp's differ within Monte Carlo error\n" % SOFTMAX_SAMPLES)
+    out = csv.writer(sys.stdout, lineterminator="\n")
+    out.writerow(model.header())
+    rng = random.Random(0)
+    for x in read_inputs(argv[2], model):
+        out.writerow([repr(v) for v in model.predict(x, rng)])
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
