@@ -166,15 +166,28 @@ type options struct {
 func main() {
 	// The first Ctrl-C or SIGTERM stops training after the step in progress
 	// and saves a checkpoint (runOne); a second one ends the program at
-	// once, as the default handler, restored by stop, does.
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
+	// once, with the status the shell gives a process killed by that
+	// signal. (signal.Notify is used rather than restoring the default
+	// handler after the first signal: a program started with SIGINT
+	// ignored, as in the background of a script, would then ignore the
+	// second.)
+	ctx, cancel := context.WithCancel(context.Background())
+	sig := make(chan os.Signal, 2)
+	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
 	go func() {
-		<-ctx.Done()
-		stop()
-		fmt.Fprintln(os.Stderr, "regression: interrupted: saving a checkpoint after the step in progress (interrupt again to quit without it)")
+		<-sig
+		cancel()
+		fmt.Fprintln(os.Stderr, "regression: interrupted: a run in training stops after the step in progress and saves a checkpoint (interrupt again to quit at once)")
+		s := <-sig
+		code := 130
+		if s == syscall.SIGTERM {
+			code = 143
+		}
+		os.Exit(code)
 	}()
-	os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr))
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	cancel()
+	os.Exit(code)
 }
 
 // defaultDataDir is ../shared/data when it exists (the project's layout),
