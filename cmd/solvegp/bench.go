@@ -125,7 +125,11 @@ the paper's Figure 7 plots. -png writes that figure.`, stderr)
 		specs = append(specs, benchModel{Name: "ODVGP (M, M2)", M: *m, M2: *m2, kind: gp.ODVGP})
 	}
 	mm := float64(*m)
-	single := [3]float64{2 * mm * mm * mm, mm * mm * mm / 3, mm * mm * mm}
+	// One operation of a class on M×M matrices, the unit of the paper's
+	// Figure 7: each operation counts as its size m·n·k (Op.Dims) over M³,
+	// so that a triangular product, a general one and a Cholesky
+	// factorization of order M each count 1, whatever their flops.
+	unit := mm * mm * mm
 	for i := range specs {
 		if err := ctx.Err(); err != nil {
 			fmt.Fprintln(stderr, "solvegp bench: interrupted")
@@ -172,10 +176,11 @@ the paper's Figure 7 plots. -png writes that figure.`, stderr)
 		for _, pass := range []gp.Pass{gp.Forward, gp.Backward} {
 			for ci, c := range opClasses {
 				bc := benchClass{Class: c.String(), Pass: pass.String(), Count: med.prof.Count(c, pass), Milliseconds: ms(med.prof.Time(c, pass))}
-				var fl float64
+				var fl, size float64
 				for _, op := range med.prof.Ops {
 					if op.Class == c && op.Pass == pass {
 						fl += op.Flops
+						size += float64(op.Dims[0]) * float64(op.Dims[1]) * float64(op.Dims[2])
 					}
 				}
 				bc.GFlop = fl / 1e9
@@ -185,7 +190,7 @@ the paper's Figure 7 plots. -png writes that figure.`, stderr)
 						v := pc[ci]
 						bc.PaperCount = &v
 					}
-					f := fl / single[ci]
+					f := size / unit
 					bc.Factor = &f
 					bm.fwdFactor[ci] = f
 					bm.fwdMS[ci] = bc.Milliseconds
@@ -200,10 +205,16 @@ the paper's Figure 7 plots. -png writes that figure.`, stderr)
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
 		err := enc.Encode(struct {
-			M, M2, N, D, Reps int
-			Whitened          bool
-			Models            []benchModel
-		}{*m, *m2, *n, *d, *reps, *whiten, specs})
+			M        int          `json:"m"`
+			M2       int          `json:"m2"`
+			N        int          `json:"n"`
+			D        int          `json:"d"`
+			Reps     int          `json:"reps"`
+			Seed     uint64       `json:"seed"`
+			Threads  int          `json:"threads"`
+			Whitened bool         `json:"whitened"`
+			Models   []benchModel `json:"models"`
+		}{*m, *m2, *n, *d, *reps, *seed, *threads, *whiten, specs})
 		if err != nil {
 			return fail(stderr, "bench", err)
 		}

@@ -792,6 +792,21 @@ func TestBench(t *testing.T) {
 	if code != exitOK || !strings.Contains(out, "| SOLVE-GP (M, M2) | cholesky | 2 | 2 |") {
 		t.Fatalf("bench table: exit %d\n%s", code, out)
 	}
+	// With N = M every operation is one M×M operation, as in the paper's
+	// Figure 7 (SVGP: 1 product, 1 Cholesky, 3 solves), triangular
+	// products included (they counted ½ when the unit was a general
+	// product's flops).
+	for _, c := range []struct{ row, factor string }{
+		{"| SVGP (M) | matmul | 1 | 1 |", "1.00"}, {"| SVGP (M) | cholesky | 1 | 1 |", "1.00"}, {"| SVGP (M) | trisolve | 3 | 3 |", "3.00"},
+	} {
+		i := strings.Index(out, c.row)
+		if i < 0 {
+			t.Fatalf("bench table lacks %q", c.row)
+		}
+		if line := strings.SplitN(out[i:], "\n", 2)[0]; !strings.HasSuffix(line, "| "+c.factor+" |") {
+			t.Errorf("row %q: want the factor %s", line, c.factor)
+		}
+	}
 	if code, _, _ := runCmd(t, "bench", "-m", "0"); code != exitError {
 		t.Fatalf("bench -m 0: exit %d", code)
 	}
