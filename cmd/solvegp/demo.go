@@ -179,7 +179,7 @@ trains for 300.`, stderr)
 			return fail(stderr, "demo", err)
 		}
 	} else {
-		fmt.Fprintf(stdout, "%-18s %12s %10s %12s %8s %12s %8s\n", "model", "train bound", "test RMSE", "test log-lik", "noise", "lengthscale", "seconds")
+		fmt.Fprintf(stdout, "%-18s %12s %10s %12s %8s %12s %8s\n", "model", "train bound", "test RMSE", "test log-lik", "noise σ²", "lengthscale", "seconds")
 		for _, dm := range models[:len(panels)] {
 			label := fmt.Sprintf("%s %d", dm.Name, dm.M)
 			if dm.M2 > 0 {
