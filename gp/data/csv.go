@@ -28,10 +28,13 @@ import (
 type HeaderMode int
 
 const (
-	// HeaderAuto treats the first line as a header if any of its fields is
-	// not a number, and as data otherwise. A header whose every name looks
-	// like a number (for example "1,2,3") is therefore read as data; use
-	// HeaderPresent for such files.
+	// HeaderAuto treats the first line as a header if at least one of its
+	// fields is non-empty (after trimming spaces) and not a number, and as
+	// data otherwise. Empty fields are no evidence either way: "1,,3" on
+	// the first line is data with a missing value (an error), and "a,,c"
+	// is a header. A header whose every name looks like a number (for
+	// example "1,2,3") is therefore read as data; use HeaderPresent for
+	// such files.
 	HeaderAuto HeaderMode = iota
 	// HeaderPresent always skips the first line as a header.
 	HeaderPresent
@@ -246,7 +249,11 @@ func readNumeric(r io.Reader, name string, header HeaderMode, check func(col int
 			isHeader := header == HeaderPresent
 			if header == HeaderAuto {
 				for _, f := range rec {
-					if _, perr := strconv.ParseFloat(strings.TrimSpace(f), 64); perr != nil {
+					f = strings.TrimSpace(f)
+					if f == "" {
+						continue // a missing value, not a name
+					}
+					if _, perr := strconv.ParseFloat(f, 64); perr != nil {
 						isHeader = true
 						break
 					}
@@ -268,6 +275,9 @@ func readNumeric(r io.Reader, name string, header HeaderMode, check func(col int
 			v, perr := strconv.ParseFloat(strings.TrimSpace(f), 64)
 			if perr != nil {
 				msg := fmt.Sprintf("not a number: %q", truncate(f, 40))
+				if strings.TrimSpace(f) == "" {
+					msg = `not a number: "" (missing value)`
+				}
 				if errors.Is(perr, strconv.ErrRange) {
 					msg = fmt.Sprintf("number out of float64 range: %q", truncate(f, 40))
 				}
