@@ -11,6 +11,7 @@ package data
 
 import (
 	"bufio"
+	"bytes"
 	"compress/gzip"
 	"encoding/csv"
 	"errors"
@@ -100,7 +101,9 @@ func (t *Table) Pos(row, col int) (line, column int) {
 // ParseError reports malformed input at a position in a file. Line and
 // Column are 1-based; Column is the CSV field number (0 when the error
 // concerns a whole line or the whole file, Line 0 when it concerns the
-// whole file).
+// whole file). For malformed CSV (a stray or missing quote) Line is the
+// line of the offending character and Column the field of the record in
+// which it lies, counted from the record's first line.
 type ParseError struct {
 	File   string
 	Line   int
@@ -164,8 +167,9 @@ func LoadCSV(path string, opts Options) (*Table, error) {
 }
 
 // ReadCSV reads a comma-separated table of numbers from r, which may be
-// gzip-compressed. name is used in error messages. Blank lines are
-// skipped; spaces around fields are allowed. Every row must have the same
+// gzip-compressed. name is used in error messages. Blank lines, including
+// lines of spaces and tabs only, are skipped; spaces around fields are
+// allowed. Every row must have the same
 // number of fields and every field must be a finite number.
 func ReadCSV(r io.Reader, name string, opts Options) (*Table, error) {
 	switch opts.Header {
@@ -225,7 +229,10 @@ func readNumeric(r io.Reader, name string, header HeaderMode, check func(col int
 	if bom, _ := br.Peek(3); len(bom) == 3 && bom[0] == 0xef && bom[1] == 0xbb && bom[2] == 0xbf {
 		br.Discard(3)
 	}
-	cr := csv.NewReader(br)
+	// tee keeps the text of the current record (from the end of the
+	// previous one), for whitespace-only lines and error positions.
+	tee := &recordTee{r: br, line: 1}
+	cr := csv.NewReader(tee)
 	cr.FieldsPerRecord = -1 // ragged rows are reported by us, with the line
 	cr.ReuseRecord = true
 	cr.TrimLeadingSpace = true
@@ -238,9 +245,13 @@ func readNumeric(r io.Reader, name string, header HeaderMode, check func(col int
 		if rerr != nil {
 			var pe *csv.ParseError
 			if errors.As(rerr, &pe) {
-				return nil, nil, nil, 0, &ParseError{File: name, Line: pe.Line, Column: pe.Column, Msg: "malformed CSV", Err: pe.Err}
+				return nil, nil, nil, 0, &ParseError{File: name, Line: pe.Line, Column: tee.field(pe), Msg: "malformed CSV", Err: pe.Err}
 			}
 			return nil, nil, nil, 0, &ParseError{File: name, Msg: "read failed", Err: rerr}
+		}
+		text := tee.advance(cr.InputOffset())
+		if len(rec) == 1 && len(bytes.TrimSpace(text)) == 0 {
+			continue // a line of spaces or tabs only is blank
 		}
 		line, _ := cr.FieldPos(0)
 		if first {
@@ -311,4 +322,73 @@ func truncate(s string, n int) string {
 		return s
 	}
 	return s[:n] + "…"
+}
+
+// recordTee passes the bytes of r through and keeps those from the end of
+// the last record the csv.Reader returned, so that the raw text of the
+// current record is at hand.
+type recordTee struct {
+	r    io.Reader
+	buf  []byte // bytes read from r from offset base on
+	base int64  // offset in r of buf[0]: the end of the last record
+	line int    // 1-based line of buf[0]
+}
+
+func (t *recordTee) Read(p []byte) (int, error) {
+	n, err := t.r.Read(p)
+	t.buf = append(t.buf, p[:n]...)
+	return n, err
+}
+
+// advance drops the text up to offset end (csv.Reader.InputOffset after a
+// record) and returns it: the record just read, after any blank lines
+// before it.
+func (t *recordTee) advance(end int64) []byte {
+	k := int(end - t.base)
+	if k < 0 || k > len(t.buf) {
+		k = len(t.buf) // cannot happen; keep the buffer consistent
+	}
+	text := t.buf[:k]
+	t.line += bytes.Count(text, []byte{'\n'})
+	t.buf = t.buf[k:]
+	t.base += int64(k)
+	return text
+}
+
+// field returns the 1-based CSV field of the record at which the
+// csv.ParseError pe occurred. pe.Column is a 1-based byte index in line
+// pe.Line; field counts the commas outside quotes from the start of the
+// record (line pe.StartLine) up to that byte. It returns 0 if the
+// record's first line is not in the kept text (which cannot happen).
+func (t *recordTee) field(pe *csv.ParseError) int {
+	text := t.buf
+	// Skip the blank lines before the record.
+	for l := t.line; l < pe.StartLine; l++ {
+		i := bytes.IndexByte(text, '\n')
+		if i < 0 {
+			return 0
+		}
+		text = text[i+1:]
+	}
+	field, inQuotes := 1, false
+	line, col := pe.StartLine, 1
+	for _, c := range text {
+		if line > pe.Line || line == pe.Line && col >= pe.Column {
+			return field
+		}
+		switch c {
+		case '"':
+			inQuotes = !inQuotes // "" inside quotes toggles twice
+		case ',':
+			if !inQuotes {
+				field++
+			}
+		case '\n':
+			line, col = line+1, 0
+		}
+		col++
+	}
+	// The error is at the end of the input (an unterminated quote), which
+	// csv.Reader places just past the last line.
+	return field
 }
