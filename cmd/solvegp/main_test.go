@@ -242,7 +242,7 @@ func TestBadInputs(t *testing.T) {
 		{"nan", "1,2,3\n4,NaN,6\n", nil, `nan.csv:2:2: non-finite value "NaN"`},
 		{"inf", "1,2,3\n4,5,+Inf\n", nil, `inf.csv:2:3: non-finite value "+Inf"`},
 		{"overflow", "1,2,3\n4,5,1e400\n", nil, `overflow.csv:2:3: number out of float64 range: "1e400"`},
-		{"quote", "a,b\"c,y\n1,2,3\n", nil, `quote.csv:1:4: malformed CSV: bare " in non-quoted-field`},
+		{"quote", "a,b\"c,y\n1,2,3\n", nil, `quote.csv:1:2: malformed CSV: bare " in non-quoted-field`},
 		{"empty", "", nil, "empty.csv: empty file"},
 		{"headeronly", "a,b,y\n", nil, "headeronly.csv: no data rows after the header"},
 		{"target", "a,b,y\n1,2,3\n", []string{"-target", "7"}, "target.csv: target column 7 out of range: the file has 3 columns"},
