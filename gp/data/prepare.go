@@ -25,12 +25,16 @@ type Sets struct {
 // Prepare extracts the training, validation and test rows of tab given by
 // s, fits a Standardizer on the training rows and applies it to all three
 // parts, as in the paper's regression benchmarks (metrics are then on
-// standardized targets). It returns an error if an index of s is out of
-// range or a selected row of tab holds a NaN or infinite value (tables
-// from ReadCSV never do; hand-built ones may).
+// standardized targets). It returns an error if s breaks the invariant of
+// Split (an index out of range, or in more than one set or twice in one
+// set; rows in no set are fine) or a selected row of tab holds a NaN or
+// infinite value (tables from ReadCSV never do; hand-built ones may).
 func Prepare(tab *Table, s Split) (*Sets, error) {
 	if tab == nil || tab.X == nil || tab.Y == nil {
 		return nil, fmt.Errorf("data: Prepare: table without inputs or targets")
+	}
+	if err := checkSplit(tab.X.RawMatrix().Rows, s); err != nil {
+		return nil, fmt.Errorf("data: Prepare: %w", err)
 	}
 	var out Sets
 	var err error
@@ -83,4 +87,28 @@ func selectFinite(tab *Table, idx []int) (*mat.Dense, []float64, error) {
 		}
 	}
 	return x, y, nil
+}
+
+// checkSplit reports an index of s outside [0, n), or one that appears in
+// more than one set of s or more than once in a set, in O(n + |s|) time.
+func checkSplit(n int, s Split) error {
+	owner := make([]uint8, n) // 0: no set yet, else 1 + the set's number
+	for k, part := range [...]struct {
+		name string
+		idx  []int
+	}{{"training", s.Train}, {"validation", s.Valid}, {"test", s.Test}} {
+		for _, i := range part.idx {
+			if i < 0 || i >= n {
+				return fmt.Errorf("%s rows: index %d out of range [0, %d)", part.name, i, n)
+			}
+			switch prev := owner[i]; {
+			case prev == uint8(k+1):
+				return fmt.Errorf("%s rows: row %d appears twice", part.name, i)
+			case prev != 0:
+				return fmt.Errorf("row %d is in both the %s and the %s rows", i, [...]string{"training", "validation", "test"}[prev-1], part.name)
+			}
+			owner[i] = uint8(k + 1)
+		}
+	}
+	return nil
 }
