@@ -411,7 +411,7 @@ func equalInts(a, b []int) bool {
 }
 
 func TestMasksAndMaskSplit(t *testing.T) {
-	content := "split0,split1\n1,0\n0,1\n0,0\n0,0\n1,0\n"
+	content := "split0,split1\n1,0\n0,1\n0,1\n0,1\n1,0\n"
 	path := writeFile(t, "m_test_mask.csv.gz", content, true)
 	masks, err := LoadTestMasks(path)
 	if err != nil {
@@ -451,7 +451,7 @@ func TestLoadUCIAndRows(t *testing.T) {
 	os.WriteFile(filepath.Join(dir, "toy.csv.gz"), buf.Bytes(), 0o644)
 	buf.Reset()
 	zw = gzip.NewWriter(&buf)
-	zw.Write([]byte("split0\n" + strings.Repeat("0\n", 9) + "1\n"))
+	zw.Write([]byte("split0,split1\n" + strings.Repeat("0,1\n", 9) + "1,0\n"))
 	zw.Close()
 	os.WriteFile(filepath.Join(dir, "toy_test_mask.csv.gz"), buf.Bytes(), 0o644)
 	tab, err := LoadUCI(dir, "toy")

@@ -134,8 +134,13 @@ func Rows(x *mat.Dense, y []float64, idx []int) (*mat.Dense, []float64, error) {
 // line such as "split0,...,split9" and one row of 0/1 values per row of
 // the data set; see /work/shared/data/README.md). It returns one mask per
 // split: masks[k][i] reports whether row i is a test row in split k.
+//
+// As in that README, each row must be a test row in exactly one split
+// (k-fold cross-validation): a row of all zeros, or with a 1 in two or
+// more columns, is an error naming its line and row. A file with a single
+// column must therefore hold only ones.
 func ReadTestMasks(r io.Reader, name string) ([][]bool, error) {
-	vals, _, _, cols, err := readNumeric(r, name, HeaderAuto, func(_ int, v float64) string {
+	vals, names, lines, cols, err := readNumeric(r, name, HeaderAuto, func(_ int, v float64) string {
 		if v != 0 && v != 1 {
 			return fmt.Sprintf("mask value %v is not 0 or 1", v)
 		}
@@ -145,6 +150,29 @@ func ReadTestMasks(r io.Reader, name string) ([][]bool, error) {
 		return nil, err
 	}
 	n := len(vals) / cols
+	split := func(k int) string {
+		if names != nil {
+			return fmt.Sprintf("%q", names[k])
+		}
+		return fmt.Sprintf("column %d", k+1)
+	}
+	for i := 0; i < n; i++ {
+		first := -1
+		for k, v := range vals[i*cols : (i+1)*cols] {
+			if v != 1 {
+				continue
+			}
+			if first >= 0 {
+				return nil, &ParseError{File: name, Line: lines[i], Column: k + 1,
+					Msg: fmt.Sprintf("row %d (from 0) is a test row in both split %s and split %s; each row must be a test row in exactly one split", i, split(first), split(k))}
+			}
+			first = k
+		}
+		if first < 0 {
+			return nil, &ParseError{File: name, Line: lines[i],
+				Msg: fmt.Sprintf("row %d (from 0) is a test row in no split; each row must be a test row in exactly one split", i)}
+		}
+	}
 	masks := make([][]bool, cols)
 	for k := range masks {
 		masks[k] = make([]bool, n)
