@@ -11,9 +11,13 @@ import (
 // with statistics fitted on training data only, and maps predictions back
 // to the original units.
 //
-// A column whose values are all equal (up to rounding) has standard
-// deviation 0; its scale is left at 1, so that it is centred but not
-// divided by zero. The same holds for a constant target.
+// A column counts as constant when its computed population standard
+// deviation is at most 1e-12 times the largest absolute value in the
+// column (or is zero): its scale is then left at 1, so that it is centred
+// but not divided by zero. The same holds for the target. The threshold
+// absorbs the rounding in the mean of equal values, but it also treats as
+// constant a column that truly varies by less than 1e-12 of its magnitude
+// (for example 1e6 + 1e-7·k): such a column is centred, not scaled.
 //
 // A Standardizer built by hand must pass Validate: the methods refuse
 // (TransformX, InverseX) or panic on (TransformY, InverseY,
@@ -21,8 +25,8 @@ import (
 // means rather than produce NaN. The zero value is not valid.
 type Standardizer struct {
 	// XMean and XScale hold, per input column, the training mean and the
-	// scale (the population standard deviation, or 1 for a constant
-	// column).
+	// scale (the population standard deviation, or 1 for a column that
+	// counts as constant; see above).
 	XMean, XScale []float64
 	// YMean and YScale are the training mean and scale of the target.
 	YMean, YScale float64
@@ -63,7 +67,8 @@ func FitStandardizer(x *mat.Dense, y []float64) (*Standardizer, error) {
 }
 
 // meanScale returns the mean and the population standard deviation of v
-// (two-pass, compensated), or scale 1 if v is constant up to rounding.
+// (two-pass, compensated), or scale 1 if that deviation is at most
+// 1e-12 × max|v| (see Standardizer).
 func meanScale(v []float64) (mean, scale float64, err error) {
 	var sum, maxAbs float64
 	for i, a := range v {
