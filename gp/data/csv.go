@@ -190,10 +190,10 @@ func ReadCSV(r io.Reader, name string, opts Options) (*Table, error) {
 		target = cols
 	}
 	if target < 1 || target > cols {
-		return nil, &ParseError{File: name, Msg: fmt.Sprintf("target column %d out of range: the file has %d columns", opts.Target, cols)}
+		return nil, &ParseError{File: name, Msg: fmt.Sprintf("target column %d out of range: the file has %s", opts.Target, columns(cols))}
 	}
 	if cols < 2 {
-		return nil, &ParseError{File: name, Msg: "need at least 2 columns (inputs and a target), the file has 1"}
+		return nil, &ParseError{File: name, Msg: "need at least 2 columns (inputs and a target), the file has 1 column"}
 	}
 	d := cols - 1
 	t := target - 1
@@ -391,4 +391,12 @@ func (t *recordTee) field(pe *csv.ParseError) int {
 	// The error is at the end of the input (an unterminated quote), which
 	// csv.Reader places just past the last line.
 	return field
+}
+
+// columns returns "1 column" or "n columns".
+func columns(n int) string {
+	if n == 1 {
+		return "1 column"
+	}
+	return fmt.Sprintf("%d columns", n)
 }

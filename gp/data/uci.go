@@ -1,8 +1,12 @@
 package data
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"path/filepath"
+	"slices"
+	"strings"
 )
 
 // UCIDatasets returns the names of the UCI regression sets used by the
@@ -15,11 +19,18 @@ func UCIDatasets() []string {
 // LoadUCI reads the data set name from dir, in the layout of the project's
 // shared data folder: <dir>/<name>.csv.gz with a header line and the
 // target in the last column. It returns the inputs and targets, unscaled.
+// Other names than UCIDatasets() are read the same way if the file exists;
+// if it does not, the error lists the known names.
 func LoadUCI(dir, name string) (*Table, error) {
+	known := strings.Join(UCIDatasets(), ", ")
 	if name == "" {
-		return nil, fmt.Errorf("data: LoadUCI: empty data set name")
+		return nil, fmt.Errorf("data: LoadUCI: empty data set name (known: %s)", known)
 	}
-	return LoadCSV(filepath.Join(dir, name+".csv.gz"), Options{Header: HeaderPresent})
+	tab, err := LoadCSV(filepath.Join(dir, name+".csv.gz"), Options{Header: HeaderPresent})
+	if err != nil && errors.Is(err, fs.ErrNotExist) && !slices.Contains(UCIDatasets(), name) {
+		return nil, fmt.Errorf("data: LoadUCI: unknown data set %q (known: %s): %w", name, known, err)
+	}
+	return tab, err
 }
 
 // LoadUCIMasks reads the test masks of data set name from
