@@ -592,16 +592,10 @@ func run(o options) error {
 	logger("model after step %d saved to %s", done, modelPath)
 
 	// Evaluation.
-	te := time.Now()
-	trAcc, trLL, err := model.Evaluate(xe, ye, samples, 250)
+	trAcc, trLL, teAcc, teLL, err := evaluate(model, xe, ye, xt, yt, samples, logger)
 	if err != nil {
 		return err
 	}
-	teAcc, teLL, err := model.Evaluate(xt, yt, samples, 250)
-	if err != nil {
-		return err
-	}
-	logger("evaluated in %v: train acc %.2f%% LL %.4f, test acc %.2f%% LL %.4f", time.Since(te).Round(time.Second), 100*trAcc, trLL, 100*teAcc, teLL)
 	row := Result{Name: o.name, Model: o.model, Layers: o.layers, M: o.m, M2: o.m2, Iters: done, Target: o.iters,
 		Batch: o.batch, TrainN: len(ye), TestN: len(yt), Samples: samples, TrainAcc: trAcc, TrainLL: trLL, TestAcc: teAcc, TestLL: teLL,
 		SecPerIter: trainSec / math.Max(1, float64(done)), TrainHours: trainSec / 3600, Threads: o.threads,
@@ -617,6 +611,21 @@ func run(o options) error {
 
 // samples is the number of Monte Carlo samples r's evaluation averaged
 // (rows without it used -samples' default, 5, for deep models).
+// evaluate returns the accuracy and mean log-likelihood of model on the
+// training images xe, ye and the test images xt, yt, in batches of 250
+// (what solvegp classify does by default), and logs them.
+func evaluate(model *convgp.Deep, xe *mat.Dense, ye []float64, xt *mat.Dense, yt []float64, samples int, logger func(string, ...any)) (trAcc, trLL, teAcc, teLL float64, err error) {
+	te := time.Now()
+	if trAcc, trLL, err = model.Evaluate(xe, ye, samples, 250); err != nil {
+		return
+	}
+	if teAcc, teLL, err = model.Evaluate(xt, yt, samples, 250); err != nil {
+		return
+	}
+	logger("evaluated in %v: train acc %.2f%% LL %.4f, test acc %.2f%% LL %.4f", time.Since(te).Round(time.Second), 100*trAcc, trLL, 100*teAcc, teLL)
+	return
+}
+
 // evalCount is the number of images an evaluation of the first want of n
 // images takes (want 0: all).
 func evalCount(want, n int) int {
@@ -698,16 +707,10 @@ func reevaluate(o options, earlier []Result, xe *mat.Dense, ye []float64, xt *ma
 		return err
 	}
 	logger("%s: in %s evaluated on %s; evaluating its saved model %s (step %d) on %s", o.name, resultsPath, strings.Join(had, "; "), modelPath, last.Iters, asked)
-	te := time.Now()
-	trAcc, trLL, err := model.Evaluate(xe, ye, samples, 250)
+	trAcc, trLL, teAcc, teLL, err := evaluate(model, xe, ye, xt, yt, samples, logger)
 	if err != nil {
 		return err
 	}
-	teAcc, teLL, err := model.Evaluate(xt, yt, samples, 250)
-	if err != nil {
-		return err
-	}
-	logger("evaluated in %v: train acc %.2f%% LL %.4f, test acc %.2f%% LL %.4f", time.Since(te).Round(time.Second), 100*trAcc, trLL, 100*teAcc, teLL)
 	row := last
 	row.TrainN, row.TestN, row.Samples, row.Reevaluated = len(ye), len(yt), samples, true
 	row.TrainAcc, row.TrainLL, row.TestAcc, row.TestLL = trAcc, trLL, teAcc, teLL
