@@ -167,20 +167,7 @@ func checkLabels(file string, tab *data.Table, lik gp.Likelihood) error {
 // build constructs the model on standardized training inputs x, placing
 // Z and O by k-means.
 func (s *modelSpec) build(x *mat.Dense, lik gp.Likelihood) (*gp.Model, error) {
-	n, d := x.Dims()
-	if n < s.m+s.m2 {
-		return nil, fmt.Errorf("%d training rows, fewer than the %d inducing points asked for (-m %d, -m2 %d)", n, s.m+s.m2, s.m, s.m2)
-	}
-	fam, _ := family(s.kernel)
-	var kopts []kernel.Option
-	if s.ard {
-		kopts = append(kopts, kernel.ARD())
-	}
-	k, err := kernel.NewStationary(fam, d, s.lengthscale, s.variance, kopts...)
-	if err != nil {
-		return nil, err
-	}
-	z, o, err := train.InducingInit(x, s.m, s.m2, train.KMeansOptions{Seed: s.seed, Threads: s.threads})
+	k, z, o, err := s.prior(x)
 	if err != nil {
 		return nil, err
 	}
@@ -193,4 +180,29 @@ func (s *modelSpec) build(x *mat.Dense, lik gp.Likelihood) (*gp.Model, error) {
 	default:
 		return gp.NewSOLVEGP(k, lik, z, o, opts...)
 	}
+}
+
+// prior returns the kernel and the inducing inputs Z and O (nil when the
+// spec has no orthogonal inducing points) placed by k-means on the
+// standardized training inputs x.
+func (s *modelSpec) prior(x *mat.Dense) (k *kernel.Stationary, z, o *mat.Dense, err error) {
+	n, d := x.Dims()
+	if n < s.m+s.m2 {
+		return nil, nil, nil, fmt.Errorf("%d training rows, fewer than the %d inducing points asked for (-m %d, -m2 %d)", n, s.m+s.m2, s.m, s.m2)
+	}
+	fam, _ := family(s.kernel)
+	var kopts []kernel.Option
+	if s.ard {
+		kopts = append(kopts, kernel.ARD())
+	}
+	if k, err = kernel.NewStationary(fam, d, s.lengthscale, s.variance, kopts...); err != nil {
+		return nil, nil, nil, err
+	}
+	if z, o, err = train.InducingInit(x, s.m, s.m2, train.KMeansOptions{Seed: s.seed, Threads: s.threads}); err != nil {
+		return nil, nil, nil, err
+	}
+	if s.m2 == 0 {
+		o = nil
+	}
+	return k, z, o, nil
 }

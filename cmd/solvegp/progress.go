@@ -16,10 +16,12 @@ import (
 type progress struct {
 	w        io.Writer
 	tty      bool
-	total    int // total steps (0: unknown)
-	base     int // steps taken before this session (a resumed run): not timed
-	epochs   int // total epochs (0: not shown)
-	nextLog  int // non-terminal: the next step to log
+	total    int  // total steps (0: unknown)
+	base     int  // steps taken before this session (a resumed run): not timed
+	epochs   int  // total epochs (0: not shown)
+	lbfgs    bool // L-BFGS iterations: total is only a limit, bound is the current one
+	shown    int  // the step of the line last drawn or logged
+	nextLog  int  // non-terminal: the next step to log
 	interval time.Duration
 	last     time.Time
 	width    int // length of the last line drawn
@@ -55,9 +57,12 @@ func (p *progress) update(step, epoch int, bound float64, elapsed time.Duration)
 	} else if p.drawn && now.Sub(p.last) < p.interval && step != p.total {
 		return
 	}
-	p.last, p.drawn = now, true
+	p.last, p.drawn, p.shown = now, true, step
 	var b strings.Builder
-	if p.total > 0 {
+	if p.lbfgs {
+		// No ETA: L-BFGS usually stops well before its iteration limit.
+		fmt.Fprintf(&b, "L-BFGS iteration %d (at most %d)  bound %.6g  elapsed %s", step, p.total, bound, formatDuration(elapsed))
+	} else if p.total > 0 {
 		frac := float64(step) / float64(p.total)
 		if frac > 1 {
 			frac = 1
@@ -88,6 +93,25 @@ func (p *progress) update(step, epoch int, bound float64, elapsed time.Duration)
 	}
 	p.width = len(line)
 	fmt.Fprintf(p.w, "\r%s%s", line, pad)
+}
+
+// newLBFGSProgress returns a progress line for at most maxIter L-BFGS
+// iterations, showing the bound at the current point.
+func newLBFGSProgress(w io.Writer, maxIter int) *progress {
+	p := newProgress(w, maxIter, 0)
+	p.lbfgs = true
+	return p
+}
+
+// final shows step as update does, unless it is already shown, whatever
+// the time since the last line: the last iteration of a run that stopped
+// before its limit.
+func (p *progress) final(step, epoch int, bound float64, elapsed time.Duration) {
+	if p == nil || step == p.shown {
+		return
+	}
+	p.nextLog, p.last = 0, time.Time{}
+	p.update(step, epoch, bound, elapsed)
 }
 
 // done ends the progress line.

@@ -16,6 +16,7 @@ import (
 
 	"github.com/solvegp/solvegp/gp"
 	"github.com/solvegp/solvegp/gp/data"
+	"github.com/solvegp/solvegp/gp/likelihood"
 	"github.com/solvegp/solvegp/gp/modelfile"
 	"github.com/solvegp/solvegp/gp/train"
 )
@@ -46,14 +47,21 @@ type trainSummary struct {
 	Bound       *float64 `json:"train_bound,omitempty"`
 	// BoundMC says the bound is a Monte Carlo estimate (a sampled
 	// likelihood): eval's estimate on the same data differs a little.
-	BoundMC   bool          `json:"train_bound_monte_carlo,omitempty"`
-	BestEpoch *int          `json:"best_epoch,omitempty"`
-	Valid     *metrics      `json:"valid,omitempty"`
-	Rejected  int           `json:"rejected_steps"`
-	Natural   float64       `json:"natural_step,omitempty"`
-	Seconds   float64       `json:"seconds"`
-	History   []epochRecord `json:"history"`
-	Plot      string        `json:"plot,omitempty"`
+	BoundMC   bool     `json:"train_bound_monte_carlo,omitempty"`
+	BestEpoch *int     `json:"best_epoch,omitempty"`
+	Valid     *metrics `json:"valid,omitempty"`
+	Rejected  int      `json:"rejected_steps"`
+	// Optimizer is "lbfgs" for -collapsed (Steps then counts L-BFGS
+	// iterations, Evaluations the bound evaluations and FailedEvals those
+	// the line search had to step back from), empty for mini-batch
+	// training.
+	Optimizer   string        `json:"optimizer,omitempty"`
+	Evaluations int           `json:"evaluations,omitempty"`
+	FailedEvals int           `json:"failed_evaluations,omitempty"`
+	Natural     float64       `json:"natural_step,omitempty"`
+	Seconds     float64       `json:"seconds"`
+	History     []epochRecord `json:"history"`
+	Plot        string        `json:"plot,omitempty"`
 }
 
 func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -77,7 +85,17 @@ again (same data, same training flags; -epochs, -steps, -patience and
 training ends normally. (With other -threads the results differ in
 rounding; a checkpoint from an older solvegp, which did not keep the random
 stream, resumes with fresh Monte Carlo draws.) The
-parameterization is whitened unless -whiten=false.`, stderr)
+parameterization is whitened unless -whiten=false.
+
+With -collapsed (Gaussian likelihood; -model svgp or solvegp) the model is
+instead fitted on the whole training set at once by L-BFGS on the collapsed
+bound: Titsias' SGPR bound for svgp, the collapsed SOLVE-GP bound with the
+optimal q(v⊥) for solvegp, over the kernel, the noise and Z and O, for at
+most -iters iterations. Each iteration costs O(N·(M+M2)² + (M+M2)³), so it
+suits N up to about 10⁵. The model saved is the equivalent SVGP or SOLVE-GP
+at the optimal q(u) and q(v⊥), unwhitened; Ctrl-C saves it at the best
+bound so far (exit code 130). The mini-batch flags (-epochs, -batch, -lr,
+-natural, -patience, -checkpoint, -plot, ...) do not apply.`, stderr)
 	var spec modelSpec
 	var csv csvFlags
 	spec.register(fs)
@@ -98,6 +116,8 @@ parameterization is whitened unless -whiten=false.`, stderr)
 	quiet := fs.Bool("quiet", false, "no progress bar")
 	ckPath := fs.String("checkpoint", "", "save the training state to this file and resume from it if it exists (see above)")
 	ckEvery := fs.Duration("checkpoint-every", time.Minute, "least wall time between two checkpoints")
+	useCollapsed := fs.Bool("collapsed", false, "fit the collapsed bound by full-batch L-BFGS (see above)")
+	iters := fs.Int("iters", 1000, "with -collapsed: most L-BFGS iterations")
 	if done, code := parse(fs, args); done {
 		return code
 	}
@@ -110,6 +130,9 @@ parameterization is whitened unless -whiten=false.`, stderr)
 	}
 	path := fs.Arg(0)
 	if err := spec.check(); err != nil {
+		return fail(stderr, "train", err)
+	}
+	if err := checkCollapsedFlags(fs, &spec, *useCollapsed); err != nil {
 		return fail(stderr, "train", err)
 	}
 	opts, err := csv.options()
@@ -141,6 +164,8 @@ parameterization is whitened unless -whiten=false.`, stderr)
 		return fail(stderr, "train", errors.New("-out is empty"))
 	case *ckEvery <= 0:
 		return fail(stderr, "train", fmt.Errorf("-checkpoint-every %v: must be positive", *ckEvery))
+	case *iters < 1:
+		return fail(stderr, "train", fmt.Errorf("-iters %d: must be positive", *iters))
 	}
 	if err := distinctFiles(namedFile{what: "the data file", path: path}, namedFile{what: "-out", path: *out}, namedFile{what: "-plot", path: *plotPath},
 		namedFile{what: "-checkpoint", path: *ckPath}); err != nil {
@@ -211,6 +236,11 @@ parameterization is whitened unless -whiten=false.`, stderr)
 		return fail(stderr, "train", err)
 	}
 	std.TransformY(ys)
+	if *useCollapsed {
+		return trainCollapsed(ctx, &collapsedRun{spec: &spec, lik: lik.(*likelihood.Gaussian), xs: xs, ys: ys,
+			xTrain: xTrain, yTrain: yTrain, xValid: xValid, yValid: yValid, std: std, names: tab.Names,
+			args: args, out: *out, iters: *iters, asJSON: *asJSON, quiet: *quiet}, stdout, stderr)
+	}
 	var model *gp.Model
 	if err := interruptible(ctx, func() (err error) {
 		model, err = spec.build(xs, lik)
@@ -531,7 +561,14 @@ func keptWhich(bestEpoch int) string {
 func printTrainSummary(w io.Writer, s *trainSummary) {
 	fmt.Fprintf(w, "model      %s (M = %d, M2 = %d) saved to %s\n", s.Kind, s.M, s.M2, s.Model)
 	fmt.Fprintf(w, "data       %d training rows, %d validation rows\n", s.NTrain, s.NValid)
-	fmt.Fprintf(w, "training   %d steps, %d epochs, %.1f s, stop: %s", s.Steps, s.Epochs, s.Seconds, s.Stop)
+	if s.Optimizer == "lbfgs" {
+		fmt.Fprintf(w, "training   L-BFGS on the collapsed bound, %d iterations (%d evaluations), %.1f s, stop: %s", s.Steps, s.Evaluations, s.Seconds, s.Stop)
+		if s.FailedEvals > 0 {
+			fmt.Fprintf(w, ", %d failed evaluations", s.FailedEvals)
+		}
+	} else {
+		fmt.Fprintf(w, "training   %d steps, %d epochs, %.1f s, stop: %s", s.Steps, s.Epochs, s.Seconds, s.Stop)
+	}
 	if s.Natural > 0 {
 		fmt.Fprintf(w, ", natural-gradient step %g", s.Natural)
 	}

@@ -28,6 +28,10 @@ type LBFGSOptions struct {
 	FuncTol float64
 	// Logf, if not nil, receives one line per iteration.
 	Logf func(format string, args ...any)
+	// OnIteration, if not nil, is called after every iteration with the
+	// number of iterations done and the objective at the new point (the
+	// best so far: no iteration decreases it), for progress reports.
+	OnIteration func(iteration int, f float64)
 }
 
 // LBFGSResult summarizes MaximizeLBFGS.
@@ -283,6 +287,9 @@ func MaximizeLBFGS(ctx context.Context, f func(x, grad []float64) (float64, erro
 		res.F = -phi
 		if opts.Logf != nil {
 			opts.Logf("train: L-BFGS iteration %d: f = %.10g, |grad|∞ = %.3g, step %.3g", res.Iterations, res.F, normInf(g), t)
+		}
+		if opts.OnIteration != nil {
+			opts.OnIteration(res.Iterations, res.F)
 		}
 		if improvement <= ftol*math.Max(1, math.Abs(phi)) {
 			res.Reason = "function"

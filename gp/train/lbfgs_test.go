@@ -29,6 +29,31 @@ func TestLBFGSRosenbrock(t *testing.T) {
 	}
 }
 
+func TestLBFGSOnIteration(t *testing.T) {
+	var iters []int
+	var fs []float64
+	res, err := MaximizeLBFGS(context.Background(), rosenbrock, []float64{-1.2, 1}, LBFGSOptions{
+		OnIteration: func(it int, f float64) { iters, fs = append(iters, it), append(fs, f) },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(iters) != res.Iterations || len(iters) == 0 {
+		t.Fatalf("%d calls for %d iterations", len(iters), res.Iterations)
+	}
+	for i, it := range iters {
+		if it != i+1 {
+			t.Fatalf("call %d reports iteration %d", i, it)
+		}
+		if i > 0 && fs[i] < fs[i-1] {
+			t.Fatalf("objective went from %g to %g at iteration %d", fs[i-1], fs[i], it)
+		}
+	}
+	if fs[len(fs)-1] != res.F {
+		t.Fatalf("last reported objective %g, result %g", fs[len(fs)-1], res.F)
+	}
+}
+
 func TestLBFGSIllConditionedQuadratic(t *testing.T) {
 	n := 50
 	f := func(x, g []float64) (float64, error) {

@@ -1,0 +1,129 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"math"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/solvegp/solvegp/gp/modelfile"
+)
+
+// TestTrainCollapsed trains SGPR and collapsed SOLVE-GP models from the
+// command line and checks the summary, the progress lines, the model file
+// and its predictions; the bound of the saved model (SVGP or SOLVE-GP at
+// the optimal q) must equal the collapsed bound L-BFGS reached.
+func TestTrainCollapsed(t *testing.T) {
+	dir := t.TempDir()
+	trainCSV := writeRegression(t, dir, 300, 1)
+	testCSV := writeRegression(t, dir, 100, 2)
+	lastLine := regexp.MustCompile(`L-BFGS iteration (\d+) \(at most 1000\)  bound (\S+)  elapsed`)
+	for _, c := range []struct{ model, kind string }{{"svgp", "SVGP"}, {"solvegp", "SOLVE-GP"}} {
+		model := filepath.Join(dir, c.model+".json")
+		code, out, errOut := runCmd(t, "train", "-collapsed", "-model", c.model, "-m", "12", "-m2", "12", "-kernel", "matern32",
+			"-valid", "0.2", "-out", model, "-json", trainCSV)
+		if code != exitOK {
+			t.Fatalf("%s: exit %d, stderr %s", c.model, code, errOut)
+		}
+		var sum trainSummary
+		if err := json.Unmarshal([]byte(out), &sum); err != nil {
+			t.Fatalf("%s: summary %q: %v", c.model, out, err)
+		}
+		t.Logf("%s: %d iterations, %d evaluations, stop %s, bound %.6f, validation RMSE %.4f", c.model, sum.Steps, sum.Evaluations, sum.Stop, *sum.Bound, *sum.Valid.RMSE)
+		if sum.Optimizer != "lbfgs" || sum.Kind != c.kind || sum.NTrain != 240 || sum.NValid != 60 || sum.Steps < 2 ||
+			sum.Evaluations < sum.Steps || sum.Interrupted || sum.Bound == nil || sum.Valid == nil || len(sum.History) != 0 ||
+			sum.Stop != "gradient" && sum.Stop != "function" {
+			t.Fatalf("%s: summary %+v", c.model, sum)
+		}
+		m := lastLine.FindAllStringSubmatch(errOut, -1)
+		if len(m) < 2 || m[0][1] != "1" || m[len(m)-1][1] != strconv.Itoa(sum.Steps) {
+			t.Fatalf("%s: progress lines %q", c.model, errOut)
+		}
+		if f, err := strconv.ParseFloat(m[len(m)-1][2], 64); err != nil || math.Abs(f-*sum.Bound) > 1e-5*math.Abs(f) {
+			t.Fatalf("%s: collapsed bound %s, the saved model's bound %.8g", c.model, m[len(m)-1][2], *sum.Bound)
+		}
+		b, err := modelfile.Load(model)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if b.Model.Kind().String() != c.kind || b.Meta.Info["optimizer"] != "L-BFGS on the collapsed bound" ||
+			b.Meta.Info["iterations"] != strconv.Itoa(sum.Steps) || b.Meta.TargetName != "target" {
+			t.Fatalf("%s: model %v, meta %+v", c.model, b.Model.Kind(), b.Meta)
+		}
+		code, out, errOut = runCmd(t, "eval", "-model", model, "-json", testCSV)
+		if code != exitOK {
+			t.Fatalf("%s: eval: exit %d: %s", c.model, code, errOut)
+		}
+		var ev metrics
+		if err := json.Unmarshal([]byte(out), &ev); err != nil {
+			t.Fatal(err)
+		}
+		if ev.RMSEStd == nil || *ev.RMSEStd > 0.1 {
+			t.Fatalf("%s: eval %s", c.model, out)
+		}
+		// The text summary names the optimizer.
+		code, out, _ = runCmd(t, "train", "-collapsed", "-model", c.model, "-m", "12", "-m2", "12", "-iters", "3", "-quiet", "-out", model, trainCSV)
+		if code != exitOK || !strings.Contains(out, "L-BFGS on the collapsed bound, 3 iterations") || !strings.Contains(out, "stop: iterations") {
+			t.Fatalf("%s -iters 3: exit %d, %q", c.model, code, out)
+		}
+	}
+}
+
+// TestTrainCollapsedInterrupt cancels a collapsed fit after its first
+// iteration: the model at the best bound so far is saved (exit 130).
+func TestTrainCollapsedInterrupt(t *testing.T) {
+	dir := t.TempDir()
+	path := writeRegression(t, dir, 300, 1)
+	model := filepath.Join(dir, "m.json")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	w := &cancelWriter{marker: "L-BFGS iteration 1 ", cancel: cancel}
+	var out bytes.Buffer
+	code := run(ctx, []string{"train", "-collapsed", "-m", "12", "-m2", "12", "-json", "-out", model, path}, &out, w)
+	errOut := w.buf.String()
+	if code != exitInterrupted || !strings.Contains(errOut, "interrupted after 1 L-BFGS iterations") {
+		t.Fatalf("exit %d, stderr %s", code, errOut)
+	}
+	var sum trainSummary
+	if err := json.Unmarshal(out.Bytes(), &sum); err != nil {
+		t.Fatalf("summary %q: %v", out.String(), err)
+	}
+	if !sum.Interrupted || sum.Steps != 1 || sum.Stop != "canceled" || sum.Bound == nil {
+		t.Fatalf("summary %+v", sum)
+	}
+	if _, err := modelfile.Load(model); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestTrainCollapsedFlags checks the flags that do not go with -collapsed
+// and the models and likelihoods it has no bound for.
+func TestTrainCollapsedFlags(t *testing.T) {
+	dir := t.TempDir()
+	path := writeRegression(t, dir, 60, 4)
+	out := filepath.Join(dir, "out.json")
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-collapsed", "-lr", "0.1"}, "-lr does not go with -collapsed (it is for mini-batch training)"},
+		{[]string{"-collapsed", "-epochs", "5"}, "-epochs does not go with -collapsed"},
+		{[]string{"-collapsed", "-checkpoint", filepath.Join(dir, "ck")}, "-checkpoint does not go with -collapsed"},
+		{[]string{"-collapsed", "-whiten=false"}, "-whiten does not go with -collapsed (the saved model is in the unwhitened parameterization)"},
+		{[]string{"-collapsed", "-model", "odvgp"}, "-collapsed has no ODVGP bound"},
+		{[]string{"-collapsed", "-likelihood", "bernoulli"}, "-collapsed needs the Gaussian likelihood, not -likelihood bernoulli"},
+		{[]string{"-collapsed", "-iters", "0"}, "-iters 0: must be positive"},
+		{[]string{"-iters", "10"}, "-iters needs -collapsed"},
+	} {
+		args := append(append([]string{"train", "-quiet", "-m", "5", "-m2", "5", "-out", out}, c.args...), path)
+		code, _, errOut := runCmd(t, args...)
+		if code != exitError || !strings.Contains(errOut, c.want) {
+			t.Errorf("%v: exit %d, stderr %q, want %q", c.args, code, errOut, c.want)
+		}
+	}
+}
