@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -156,14 +155,8 @@ func trainCollapsed(ctx context.Context, r *collapsedRun, stdout, stderr io.Writ
 		return fail(stderr, "train", err)
 	}
 	sum.Seconds = time.Since(start).Seconds()
-	if r.asJSON {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(sum); err != nil {
-			return fail(stderr, "train", err)
-		}
-	} else {
-		printTrainSummary(stdout, &sum)
+	if err := writeTrainSummary(stdout, &sum, r.asJSON); err != nil {
+		return fail(stderr, "train", err)
 	}
 	if interrupted {
 		fmt.Fprintf(stderr, "solvegp train: interrupted after %d L-BFGS iterations; saved the model at the best bound so far to %s\n", res.Iterations, r.out)

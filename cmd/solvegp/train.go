@@ -479,14 +479,8 @@ bound so far (exit code 130). The mini-batch flags (-epochs, -batch, -lr,
 		}
 	}
 	sum.Seconds = priorSeconds + time.Since(start).Seconds() // with the training time before a resume
-	if *asJSON {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(sum); err != nil {
-			return fail(stderr, "train", err)
-		}
-	} else {
-		printTrainSummary(stdout, &sum)
+	if err := writeTrainSummary(stdout, &sum, *asJSON); err != nil {
+		return fail(stderr, "train", err)
 	}
 	switch {
 	case interrupted:
@@ -556,6 +550,17 @@ func keptWhich(bestEpoch int) string {
 		return fmt.Sprintf("best validated (epoch %d)", bestEpoch+1)
 	}
 	return "latest"
+}
+
+// writeTrainSummary writes the summary as indented JSON or as text.
+func writeTrainSummary(w io.Writer, s *trainSummary, asJSON bool) error {
+	if asJSON {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(s)
+	}
+	printTrainSummary(w, s)
+	return nil
 }
 
 func printTrainSummary(w io.Writer, s *trainSummary) {
