@@ -206,6 +206,13 @@ type Layout struct {
 // NewSVGP returns an SVGP model with inducing inputs z (M×d), q(u)
 // initialized to the prior.
 //
+// The model takes the kernel's and the likelihood's current parameters as
+// the start of its parameter vector and owns k and lik from then on, for
+// every model constructor: set their parameters through Model.SetParams
+// (the Layout tells where they are), not on k or lik, whose own SetParams
+// would leave the model's parameter vector (Params, the gradient, training
+// and package modelfile) out of step with the values its evaluations use.
+//
 // Like inputs of the wrong shape, a likelihood with more than MaxLatent
 // latent functions and sizes whose arrays would hold more than 2⁴⁰ values
 // (such as C·M² for C latent functions) are errors wrapping ErrShape, for

@@ -23,4 +23,16 @@
 // column sampling, the random seed and thread count — are not stored; a
 // loaded model uses the gp defaults for them, which affect predictions only
 // through the jitter added to near-singular K_uu or C_vv.
+//
+// The format knows the kernels of package kernel (Stationary kernels and
+// sums and products of them) and the likelihoods of package likelihood,
+// the only ones it can rebuild on Load. Marshal and Save return an error
+// for a model with any other kernel or likelihood — a type of your own,
+// also as a part of a kernel.Sum or kernel.Product — and for an
+// inter-domain kernel such as convgp's. Such a model can still predict in
+// original units through a Bundle (Bundle.Predictor needs no file); to
+// keep it, save its parameter vector (gp.Model.Params) and rebuild the
+// model with the same constructor and SetParams. Marshal and Save also
+// refuse a model whose kernel or likelihood had its parameters set
+// directly rather than by gp.Model.SetParams (see gp.NewSVGP).
 package modelfile

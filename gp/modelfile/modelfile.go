@@ -70,6 +70,8 @@ type Meta struct {
 // Save writes b to path atomically: into a temporary file in the same
 // directory, synced to stable storage, then renamed to path. On any error
 // the temporary file is removed and an existing file at path is untouched.
+// The bundle must be one Marshal encodes: a model with a kernel or
+// likelihood of your own is an error.
 func Save(path string, b *Bundle) error {
 	buf, err := Marshal(b)
 	if err != nil {
@@ -251,7 +253,11 @@ type standardJSON struct {
 
 var kindNames = map[gp.Kind]string{gp.SVGP: "svgp", gp.ODVGP: "odvgp", gp.SOLVEGP: "solvegp"}
 
-// Marshal encodes b as an indented JSON model file.
+// Marshal encodes b as an indented JSON model file. It returns an error for
+// a kernel or likelihood that the format does not know (see the package
+// documentation), for a Standardizer Predictor would refuse, and for a
+// model whose kernel or likelihood parameters disagree with its parameter
+// vector (set directly, not by gp.Model.SetParams).
 func Marshal(b *Bundle) ([]byte, error) {
 	if b == nil || b.Model == nil {
 		return nil, errors.New("modelfile: nil bundle or model")
@@ -273,6 +279,9 @@ func Marshal(b *Bundle) ([]byte, error) {
 	params := make([]float64, m.NumParams())
 	m.Params(params)
 	lay := m.Layout()
+	if err := checkInSync(m, params, lay); err != nil {
+		return nil, err
+	}
 	f := file{
 		Format:       Format,
 		Version:      Version,
@@ -310,6 +319,33 @@ func Marshal(b *Bundle) ([]byte, error) {
 		return nil, fmt.Errorf("modelfile: %w", err)
 	}
 	return append(compactNumbers(out), '\n'), nil
+}
+
+// checkInSync returns an error if the parameters of the model's kernel or
+// likelihood differ from their part of the model's parameter vector
+// params: they were set on the kernel or likelihood directly (the model
+// owns them; see gp.NewSVGP) rather than through Model.SetParams. The file
+// would record the readable hyperparameters of the one and the parameter
+// vector of the other, and Load would reject it.
+func checkInSync(m *gp.Model, params []float64, lay gp.Layout) error {
+	for _, part := range []struct {
+		what string
+		v    interface{ Params([]float64) }
+		want []float64
+	}{
+		{"kernel", m.Kernel(), params[lay.Kernel:lay.Lik]},
+		{"likelihood", m.Likelihood(), params[lay.Lik:lay.Z]},
+	} {
+		got := make([]float64, len(part.want))
+		part.v.Params(got)
+		for i, v := range got {
+			if math.Float64bits(v) != math.Float64bits(part.want[i]) {
+				return fmt.Errorf("modelfile: the %s's parameter %d is %g, the model's parameter vector has %g: it was changed on the %s rather than by Model.SetParams",
+					part.what, i, v, part.want[i], part.what)
+			}
+		}
+	}
+	return nil
 }
 
 // numbersPerLine is how many elements of a numeric array compactNumbers

@@ -556,6 +556,41 @@ func TestSaveAtomic(t *testing.T) {
 	}
 }
 
+// TestParamsChangedOnKernel checks that a model whose kernel or likelihood
+// had its parameters set directly, not through Model.SetParams, is not
+// saved: the file would hold the hyperparameters of the one and the
+// parameter vector of the other, and Load would reject it.
+func TestParamsChangedOnKernel(t *testing.T) {
+	for _, part := range []string{"kernel", "likelihood"} {
+		model := build(t, cases()[0], rand.New(rand.NewPCG(13, 14)))
+		if _, err := Marshal(&Bundle{Model: model}); err != nil {
+			t.Fatal(err)
+		}
+		switch part {
+		case "kernel":
+			if err := model.Kernel().SetParams([]float64{2, 0.5}); err != nil {
+				t.Fatal(err)
+			}
+		case "likelihood":
+			if err := model.Likelihood().SetParams([]float64{-1}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		path := filepath.Join(t.TempDir(), "m.json")
+		err := Save(path, &Bundle{Model: model})
+		if err == nil {
+			_, lerr := Load(path)
+			t.Fatalf("%s changed directly: saved a file that Load reads with error %v", part, lerr)
+		}
+		if !strings.Contains(err.Error(), "Model.SetParams") {
+			t.Errorf("%s changed directly: error %q does not say what to do", part, err)
+		}
+		if _, serr := os.Stat(path); serr == nil {
+			t.Errorf("%s changed directly: a file was written", part)
+		}
+	}
+}
+
 func TestNonGaussianTargetsNotStandardized(t *testing.T) {
 	model := build(t, cases()[8], rand.New(rand.NewPCG(9, 10)))
 	std := &data.Standardizer{XMean: []float64{0, 0}, XScale: []float64{1, 1}, YMean: 0.5, YScale: 1}
