@@ -261,6 +261,42 @@ type manyLatent struct {
 
 func (l *manyLatent) NumLatent() int { return l.n }
 
+// negParamsKernel and negParamsLik report a negative number of
+// parameters, as a broken kernel or likelihood of a user's might.
+type negParamsKernel struct{ *kernel.Stationary }
+
+func (negParamsKernel) NumParams() int { return -1 }
+
+type negParamsLik struct{ refGauss }
+
+func (*negParamsLik) NumParams() int { return -2 }
+
+// TestNegativeNumParams checks that the constructors refuse a kernel or
+// likelihood with a negative NumParams with an error, not a panic from
+// slicing the parameter vector.
+func TestNegativeNumParams(t *testing.T) {
+	k, lik := rbfGaussian(t)
+	z := randDense(rand.New(rand.NewPCG(1, 1)), 3, 2, -1, 1)
+	for _, kind := range []Kind{SVGP, ODVGP, SOLVEGP} {
+		for _, c := range []struct {
+			name string
+			k    Kernel
+			lik  Likelihood
+		}{{"kernel", negParamsKernel{k}, lik}, {"likelihood", k, &negParamsLik{}}} {
+			func() {
+				defer func() {
+					if r := recover(); r != nil {
+						t.Errorf("%v, %s with negative NumParams: panic %v", kind, c.name, r)
+					}
+				}()
+				if _, err := newOfKind(kind, c.k, c.lik, z, z); !errors.Is(err, ErrShape) {
+					t.Errorf("%v, %s with negative NumParams: %v, want ErrShape", kind, c.name, err)
+				}
+			}()
+		}
+	}
+}
+
 // lazyMatrix is an r×c matrix of distinct values that stores none of them.
 type lazyMatrix struct{ r, c int }
 

@@ -114,6 +114,9 @@ func New(k kernel.Kernel, lik *likelihood.Gaussian, z, o *mat.Dense, opts Option
 	if nilcheck.IsNil(k) || lik == nil || z == nil {
 		return nil, errors.New("collapsed: New: nil kernel, likelihood or Z")
 	}
+	if np := k.NumParams(); np < 0 {
+		return nil, fmt.Errorf("collapsed: New: the kernel has %d parameters", np)
+	}
 	m, d := z.Dims()
 	if d != k.Dim() {
 		return nil, fmt.Errorf("collapsed: New: Z has %d columns, the kernel dimension is %d", d, k.Dim())

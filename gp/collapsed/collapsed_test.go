@@ -369,6 +369,11 @@ func TestJitterGradient(t *testing.T) {
 	}
 }
 
+// negParams is a broken kernel with a negative number of parameters.
+type negParams struct{ kernel.Kernel }
+
+func (negParams) NumParams() int { return -1 }
+
 func TestErrors(t *testing.T) {
 	x, y := toyData(10, 8)
 	z := mat.NewDense(2, 2, []float64{0, 0, 1, 1})
@@ -385,6 +390,9 @@ func TestErrors(t *testing.T) {
 	var typedNil *kernel.Stationary
 	if _, err := New(typedNil, newNoise(t, 0.1), z, nil, Options{}); err == nil {
 		t.Error("typed nil kernel accepted")
+	}
+	if _, err := New(negParams{k}, newNoise(t, 0.1), z, nil, Options{}); err == nil {
+		t.Error("kernel with a negative NumParams accepted")
 	}
 	zn := mat.DenseCopyOf(z)
 	zn.Set(0, 0, math.NaN())

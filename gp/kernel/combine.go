@@ -32,6 +32,9 @@ func newCombo(what string, parts []Kernel) (combo, error) {
 		} else if p.Dim() != c.dim {
 			return combo{}, fmt.Errorf("kernel: %s part %d has dimension %d, part 0 has %d", what, i, p.Dim(), c.dim)
 		}
+		if np := p.NumParams(); np < 0 {
+			return combo{}, fmt.Errorf("kernel: %s part %d has %d parameters", what, i, np)
+		}
 		c.offs[i+1] = c.offs[i] + p.NumParams()
 	}
 	if err := checkShared(what, c.parts); err != nil {

@@ -276,6 +276,24 @@ func TestProductGradHugeVariance(t *testing.T) {
 // sum or product, directly or through nested combinations: its parameters
 // would appear twice in the vector, and SetParams would keep only the
 // later copy's values (the model's Params and the kernel's would differ).
+// negParams is a broken kernel with a negative number of parameters.
+type negParams struct{ *Stationary }
+
+func (negParams) NumParams() int { return -1 }
+
+// TestCombinationNegativeParams checks that a part with a negative
+// NumParams is an error, not a panic on the first use of the combination.
+func TestCombinationNegativeParams(t *testing.T) {
+	a, _ := NewRBF(2, 1, 1)
+	b, _ := NewRBF(2, 1, 1)
+	if _, err := NewSum(a, negParams{b}); err == nil {
+		t.Error("Sum with a part of -1 parameters accepted")
+	}
+	if _, err := NewProduct(negParams{b}, a); err == nil {
+		t.Error("Product with a part of -1 parameters accepted")
+	}
+}
+
 func TestCombinationSharedParts(t *testing.T) {
 	a, _ := NewRBF(2, 1, 1)
 	b, _ := NewMatern32(2, 1, 1)
