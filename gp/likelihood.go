@@ -12,6 +12,22 @@ import "math/rand/v2"
 //
 // Likelihood parameters (for example the Gaussian noise variance) are
 // exposed in unconstrained form, as for Kernel.
+//
+// For a likelihood of your own: y holds one value per point (len(y) = n,
+// whatever L), and mu and variance n·L values; the marginal variances may
+// be rounded slightly below zero (see the package documentation, Numerical
+// notes), so take a negative one as 0 where a square root or quadrature
+// needs it. LogPredictive, PredictY and Params must be safe for
+// concurrent use: a Predictor's methods, which are, call them without a
+// lock. A likelihood may also have the optional method
+//
+//	Validate(y []float64) error
+//
+// (those of package likelihood do): Model.ValidateData (which train.Fit
+// calls before training), Model.Objective and the Predictor's
+// LogPredictive then call it and return its error, wrapped in ErrValue,
+// for labels it cannot model. The model also uses Cloner and WorkerSetter
+// when the likelihood implements them.
 type Likelihood interface {
 	// NumLatent returns L, the number of latent functions per point.
 	NumLatent() int
