@@ -239,6 +239,13 @@ func TestNoiseAtFloorRoundTrip(t *testing.T) {
 // TestPredictBadStandardizer checks that Predict and LogPredictive refuse a
 // caller-made Standardizer that Save would refuse, and report predictions
 // that overflow only once the target scale is undone.
+// twoLatent is a likelihood of a user's with two latent functions per
+// point (only its shapes matter: the Gaussian's elementwise predictions
+// serve for both).
+type twoLatent struct{ *likelihood.Gaussian }
+
+func (twoLatent) NumLatent() int { return 2 }
+
 func TestPredictBadStandardizer(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 2))
 	model := build(t, cases()[4], rng) // SOLVE-GP, Gaussian
@@ -289,6 +296,20 @@ func TestPredictBadStandardizer(t *testing.T) {
 	}
 	if _, err := (&Bundle{Model: own, Standardizer: good()}).Predict(x); err != nil {
 		t.Errorf("own likelihood with a standardizer: %v", err)
+	}
+	// One of the caller's with two latent functions (say a mean and a log
+	// noise variance) cannot have its columns mapped to target units.
+	own2, err := gp.NewSVGP(must(kernel.NewRBF(2, 1, 1)), twoLatent{must(likelihood.NewGaussian(0.2))}, randMatrix(rng, 3, 2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := (&Bundle{Model: own2, Standardizer: good()}).Predict(x); !errors.Is(err, ErrFormat) {
+		t.Errorf("own likelihood with two latent functions and a standardized target: %v, want ErrFormat", err)
+	}
+	unit := good()
+	unit.YMean, unit.YScale = 0, 1
+	if _, err := (&Bundle{Model: own2, Standardizer: unit}).Predict(x); err != nil {
+		t.Errorf("own likelihood with two latent functions, target not standardized: %v", err)
 	}
 	cls, err := gp.NewSVGP(must(kernel.NewRBF(2, 1, 1)), must(likelihood.NewBernoulli()), randMatrix(rng, 3, 2))
 	if err != nil {

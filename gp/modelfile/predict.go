@@ -74,19 +74,28 @@ type Predictor struct {
 // default). The bundle's Standardizer, if any, must be one Save would
 // accept (one mean and positive scale per input, finite; a standardized
 // target not for the built-in non-Gaussian likelihoods); otherwise it
-// returns an error wrapping ErrFormat.
+// returns an error wrapping ErrFormat. A likelihood of your own may have a
+// standardized target if it has one latent function, which Predict then
+// maps back to target units as the Gaussian's; with several latent
+// functions it is an error wrapping ErrFormat, as their columns need not
+// be in target units.
 func (b *Bundle) Predictor(batch int) (*Predictor, error) {
 	if b == nil || b.Model == nil {
 		return nil, fmt.Errorf("modelfile: nil bundle or model")
 	}
 	d, _, _, _ := b.Model.Dims()
 	if s := b.Standardizer; s != nil {
-		// A likelihood of the caller's own (one Save cannot write) may
-		// have standardized targets; the built-in ones other than the
-		// Gaussian may not.
+		// A likelihood of the caller's own (one Save cannot write) with
+		// one latent function may have standardized targets, which
+		// Predict maps back as for the Gaussian; the built-in ones other
+		// than the Gaussian may not, nor may one of the caller's with
+		// several latent functions, whose columns need not be in target
+		// units (class probabilities, a log noise variance).
 		lik := "gaussian"
 		if lj, err := encodeLikType(b.Model.Likelihood()); err == nil {
 			lik = lj.Type
+		} else if l := b.Model.Likelihood(); l.NumLatent() > 1 {
+			lik = fmt.Sprintf("%T (%d latent functions)", l, l.NumLatent())
 		}
 		if err := checkStandardizer(s, d, lik); err != nil {
 			return nil, err
