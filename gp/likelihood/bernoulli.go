@@ -13,6 +13,10 @@ import (
 // Gauss–Hermite quadrature with a configurable number of points; the log
 // predictive density and predictive probabilities are closed form,
 // p(y = 1) = Φ(μ/√(1 + v)).
+//
+// The zero value has no quadrature rule, and an expected log-likelihood
+// of 0 whatever the data: make one with NewBernoulli. Validate, which the
+// gp models call on their data, returns an error for it.
 type Bernoulli struct {
 	rule ghRule
 	workerBound
@@ -60,8 +64,12 @@ func (b *Bernoulli) SetParams(src []float64) error {
 	return nil
 }
 
-// Validate returns an error unless every label is 0 or 1.
+// Validate returns an error unless every label is 0 or 1, and for the
+// zero Bernoulli (see the type).
 func (b *Bernoulli) Validate(y []float64) error {
+	if len(b.rule.t) == 0 {
+		return errZeroValue("Bernoulli", "NewBernoulli")
+	}
 	for i, v := range y {
 		if v != 0 && v != 1 {
 			return fmt.Errorf("likelihood: Bernoulli label %d is %g, want 0 or 1", i, v)

@@ -7,6 +7,12 @@ import (
 	"github.com/solvegp/solvegp/internal/parallel"
 )
 
+// errZeroValue is the error Validate returns for the zero value of a
+// likelihood type that needs its constructor.
+func errZeroValue(typ, ctor string) error {
+	return fmt.Errorf("likelihood: the zero value of %s is not usable; make one with %s", typ, ctor)
+}
+
 // checkLens panics unless y has n entries and mu and variance have n*l.
 // It returns n.
 func checkLens(y, mu, variance []float64, l int) int {

@@ -1,6 +1,9 @@
 package likelihood_test
 
 import (
+	"strings"
+	"testing"
+
 	"github.com/solvegp/solvegp/gp"
 	"github.com/solvegp/solvegp/gp/likelihood"
 )
@@ -22,3 +25,28 @@ var (
 	_ gp.Cloner = (*likelihood.RobustMax)(nil)
 	_ gp.Cloner = (*likelihood.Softmax)(nil)
 )
+
+// TestZeroValueValidate checks that Validate, which the gp models call on
+// their data, refuses the zero values of the likelihoods that need their
+// constructors: a zero Bernoulli would otherwise give an expected
+// log-likelihood of 0 whatever the labels, and a model would train on
+// nothing without an error.
+func TestZeroValueValidate(t *testing.T) {
+	y := []float64{0, 1, 1}
+	for name, l := range map[string]interface{ Validate([]float64) error }{
+		"Gaussian": &likelihood.Gaussian{}, "Bernoulli": &likelihood.Bernoulli{}, "Poisson": &likelihood.Poisson{},
+	} {
+		err := l.Validate(y)
+		if err == nil || !strings.Contains(err.Error(), "New"+name) {
+			t.Errorf("zero %s: Validate = %v, want an error naming New%s", name, err, name)
+		}
+	}
+	g, _ := likelihood.NewGaussian(0.1)
+	b, _ := likelihood.NewBernoulli()
+	p, _ := likelihood.NewPoisson()
+	for _, l := range []interface{ Validate([]float64) error }{g, b, p} {
+		if err := l.Validate(y); err != nil {
+			t.Errorf("%T: Validate = %v", l, err)
+		}
+	}
+}

@@ -16,6 +16,10 @@ const DefaultNoiseFloor = 1e-6
 // noise variance σ² = floor + softplus(u). Its single unconstrained
 // parameter is u; the floor keeps σ² away from zero however far an
 // optimizer pushes u.
+//
+// The zero value has a noise variance of 0, which gives NaN bounds: make
+// one with NewGaussian. Validate, which the gp models call on their data,
+// returns an error for it.
 type Gaussian struct {
 	floor float64
 	u     float64
@@ -85,8 +89,12 @@ func (g *Gaussian) SetParams(src []float64) error {
 	return nil
 }
 
-// Validate returns an error if any label is NaN or infinite.
+// Validate returns an error if any label is NaN or infinite, and for the
+// zero Gaussian (see the type).
 func (g *Gaussian) Validate(y []float64) error {
+	if !(g.noise > 0) {
+		return errZeroValue("Gaussian", "NewGaussian")
+	}
 	for i, v := range y {
 		if math.IsNaN(v) || math.IsInf(v, 0) {
 			return fmt.Errorf("likelihood: label %d is %g", i, v)

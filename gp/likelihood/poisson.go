@@ -24,6 +24,10 @@ import (
 // For counts above 1e4 both are computed as log Γ's Stirling series plus
 // −y·(e^d − 1 − d), d = f − log y, in which no two large terms cancel: the
 // direct form loses about y·log y·1e-16 (all its digits at y ≈ 1e15).
+//
+// The zero value has no quadrature rule for the log predictive density:
+// make one with NewPoisson. Validate, which the gp models call on their
+// data, returns an error for it.
 type Poisson struct {
 	rule ghRule
 }
@@ -117,8 +121,12 @@ func expm1mx(d float64) float64 {
 	return s * d
 }
 
-// Validate returns an error unless every label is a non-negative integer.
+// Validate returns an error unless every label is a non-negative
+// integer, and for the zero Poisson (see the type).
 func (p *Poisson) Validate(y []float64) error {
+	if len(p.rule.t) == 0 {
+		return errZeroValue("Poisson", "NewPoisson")
+	}
 	for i, v := range y {
 		if !validCount(v) {
 			return fmt.Errorf("likelihood: Poisson label %d is %g, want a non-negative integer", i, v)
