@@ -19,7 +19,8 @@ import (
 // the parameters (or the goroutine budget) of either leaves the other
 // unchanged, and the two may be used concurrently. A copy of another type
 // than the receiver's is not taken for one: a type that embeds a Cloner
-// must define its own Clone, or it is treated as having none. The result has type any
+// must define its own Clone, or it is treated as having none, and so is a
+// Clone that returns its receiver (the same pointer). The result has type any
 // so that a package can implement Cloner without importing gp; a kernel's
 // copy must be a Kernel and a likelihood's a Likelihood. Clone returns nil
 // when the value cannot be copied.
@@ -36,8 +37,8 @@ type Cloner interface {
 var ErrStale = errors.New("gp: the model's kernel or likelihood, which the Predictor shares (it has no Clone method), has changed since the Predictor was made")
 
 // cloneOf returns v's copy by its Clone method, or false if v is not a
-// Cloner or its Clone returns nil or a value that is not a T of v's own
-// dynamic type. The last check matters for a type that embeds a Cloner
+// Cloner or its Clone returns nil, v itself (a pointer to the same value,
+// no copy) or a value that is not a T of v's own dynamic type. The last check matters for a type that embeds a Cloner
 // (a wrapper around a *kernel.Stationary that overrides Matrix, say): it
 // has the embedded Clone method, whose copy is of the embedded type and
 // would drop the wrapper's behaviour.
@@ -48,7 +49,7 @@ func cloneOf[T any](v T) (T, bool) {
 		return zero, false
 	}
 	cp, ok := c.Clone().(T)
-	if !ok || nilcheck.IsNil(cp) || reflect.TypeOf(any(cp)) != reflect.TypeOf(any(v)) {
+	if !ok || nilcheck.IsNil(cp) || reflect.TypeOf(any(cp)) != reflect.TypeOf(any(v)) || nilcheck.SamePointer(cp, v) {
 		return zero, false
 	}
 	return cp, true

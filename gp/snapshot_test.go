@@ -401,6 +401,56 @@ func TestPredictorEmbeddedClone(t *testing.T) {
 	}
 }
 
+// selfCloneRBF is a kernel whose Clone returns its receiver: no copy.
+type selfCloneRBF struct{ *kernel.Stationary }
+
+func (k *selfCloneRBF) Clone() any { return k }
+
+// TestPredictorSelfClone checks that a Clone returning its receiver is not
+// taken for a copy: the Predictor shares the kernel and says so with
+// ErrStale once its parameters change, instead of predicting silently with
+// the new kernel and the old q.
+func TestPredictorSelfClone(t *testing.T) {
+	inner, err := kernel.NewRBF(1, 1.1, 0.9)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := &selfCloneRBF{inner}
+	if _, ok := cloneOf[Kernel](k); ok {
+		t.Fatal("a Clone returning its receiver was taken for a copy")
+	}
+	other, err := kernel.NewRBF(1, 2, 0.1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum, err := kernel.NewSum(k, other)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := sum.Clone(); c != nil {
+		t.Errorf("Sum.Clone with a part whose Clone returns itself = %v, want nil", c)
+	}
+	lik, _ := likelihood.NewGaussian(0.2)
+	z := mat.NewDense(4, 1, []float64{0.5, 2, 3.5, 5})
+	mod, err := NewSVGP(k, lik, z)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := mod.Predictor(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	th := make([]float64, mod.NumParams())
+	mod.Params(th)
+	th[mod.Layout().Kernel] += 0.3
+	if err := mod.SetParams(th); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := p.PredictF(mat.NewDense(1, 1, []float64{2.5})); !errors.Is(err, ErrStale) {
+		t.Errorf("after the kernel changed: err %v, want ErrStale", err)
+	}
+}
+
 // TestPredictorSampledRepeatable: with the softmax likelihood, whose
 // predictions are Monte Carlo estimates, PredictY and LogPredictive give
 // the same values on every call and from concurrent calls (each call draws

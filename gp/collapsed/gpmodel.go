@@ -120,11 +120,11 @@ func packFactor(dst []float64, n int, t []float64) error {
 // copyKernel returns k's copy by its Clone method (see gp.Cloner).
 func copyKernel(k kernel.Kernel) (kernel.Kernel, error) {
 	if c, ok := k.(gp.Cloner); ok {
-		if ck, ok := c.Clone().(kernel.Kernel); ok && !nilcheck.IsNil(ck) && reflect.TypeOf(ck) == reflect.TypeOf(k) {
+		if ck, ok := c.Clone().(kernel.Kernel); ok && !nilcheck.IsNil(ck) && reflect.TypeOf(ck) == reflect.TypeOf(k) && !nilcheck.SamePointer(ck, k) {
 			return ck, nil
 		}
 	}
-	return nil, fmt.Errorf("cannot copy kernel of type %T (it does not implement gp.Cloner with a copy of its own type, as the kernels of package kernel do)", k)
+	return nil, fmt.Errorf("cannot copy kernel of type %T (it does not implement gp.Cloner with a new copy of its own type, as the kernels of package kernel do)", k)
 }
 
 // copyGaussian returns g's copy by its Clone method.

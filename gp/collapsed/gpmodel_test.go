@@ -408,7 +408,22 @@ func TestGPModelErrors(t *testing.T) {
 	if _, err := pk.GPModel(x, y); err == nil {
 		t.Error("product with an uncopyable part: no error")
 	}
+	// A Clone that returns its receiver copies nothing: the gp model
+	// would share the kernel with md.
+	sr, _ := kernel.NewRBF(2, 0.9, 1.2)
+	sk, err := collapsed.New(&selfClone{sr}, lik, z, o, collapsed.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sk.GPModel(x, y); err == nil {
+		t.Error("kernel whose Clone returns itself: no error")
+	}
 }
+
+// selfClone is a kernel whose Clone returns its receiver: no copy.
+type selfClone struct{ *kernel.Stationary }
+
+func (k *selfClone) Clone() any { return k }
 
 func kparams(k interface {
 	NumParams() int

@@ -101,8 +101,8 @@ func (c *combo) SetWorkers(n int) {
 func (c *combo) NumParams() int { return c.offs[len(c.parts)] }
 
 // clone returns a copy of c holding copies of the parts made by their
-// Clone methods, or false if a part has none or its Clone returns nil or
-// no Kernel.
+// Clone methods, or false if a part has none or its Clone returns nil, no
+// Kernel or the part itself.
 func (c *combo) clone() (combo, bool) {
 	parts := make([]Kernel, len(c.parts))
 	for i, p := range c.parts {
@@ -111,8 +111,8 @@ func (c *combo) clone() (combo, bool) {
 			return combo{}, false
 		}
 		k, ok := cl.Clone().(Kernel)
-		if !ok || nilcheck.IsNil(k) || reflect.TypeOf(k) != reflect.TypeOf(p) {
-			return combo{}, false // no copy, or one of another type (an embedded Clone)
+		if !ok || nilcheck.IsNil(k) || reflect.TypeOf(k) != reflect.TypeOf(p) || nilcheck.SamePointer(k, p) {
+			return combo{}, false // no copy, one of another type (an embedded Clone), or p itself
 		}
 		parts[i] = k
 	}
@@ -287,7 +287,8 @@ func (s *Sum) SetParams(src []float64) error {
 
 // Clone returns a *Sum of copies of the parts made by their Clone methods
 // (see gp.Cloner), sharing nothing with s, or nil if a part has no Clone
-// method or its Clone returns nil.
+// method or its Clone returns nil, a value of another type or the part
+// itself.
 func (s *Sum) Clone() any {
 	c, ok := s.clone()
 	if !ok {
@@ -360,7 +361,8 @@ func (pr *Product) SetParams(src []float64) error {
 
 // Clone returns a *Product of copies of the parts made by their Clone
 // methods (see gp.Cloner), sharing nothing with pr, or nil if a part has no
-// Clone method or its Clone returns nil.
+// Clone method or its Clone returns nil, a value of another type or the
+// part itself.
 func (pr *Product) Clone() any {
 	c, ok := pr.clone()
 	if !ok {

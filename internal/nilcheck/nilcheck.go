@@ -6,6 +6,13 @@ package nilcheck
 
 import "reflect"
 
+// SamePointer reports whether a and b are pointers to the same value: a
+// Clone method that returns its receiver makes no copy.
+func SamePointer(a, b any) bool {
+	ra, rb := reflect.ValueOf(a), reflect.ValueOf(b)
+	return ra.Kind() == reflect.Pointer && rb.Kind() == reflect.Pointer && ra.Pointer() == rb.Pointer()
+}
+
 // IsNil reports whether v is nil or holds a nil pointer, map, slice,
 // function, channel or interface.
 func IsNil(v any) bool {

@@ -22,3 +22,10 @@ func TestIsNil(t *testing.T) {
 		}
 	}
 }
+
+func TestSamePointer(t *testing.T) {
+	a, b := mat.NewDense(1, 1, nil), mat.NewDense(1, 1, nil)
+	if !SamePointer(a, a) || SamePointer(a, b) || SamePointer(*a, *a) || SamePointer(nil, nil) || SamePointer(1, 1) {
+		t.Error("SamePointer is wrong")
+	}
+}
