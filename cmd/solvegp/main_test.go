@@ -314,6 +314,7 @@ func TestBadInputs(t *testing.T) {
 		{[]string{"-out", "-", "-plot", "-"}, exitError, "-out and -plot are the same file"},
 		{[]string{"-valid", "0.001"}, exitError, "-valid 0.001 holds out no row of 60"},
 		{[]string{"-likelihood", "softmax", "-classes", "100000"}, exitError, "-classes 100000: need 2 to 65536"},
+		{[]string{"-classes", "3"}, exitError, "-classes 3: only for -likelihood robustmax or softmax, not gaussian"},
 		{[]string{"-threads", "-3"}, exitError, "-threads -3: must be ≥ 0"},
 	} {
 		args := append(append([]string{"train", "-quiet", "-m", "5", "-m2", "5", "-epochs", "100000", "-out", out}, c.args...), good)

@@ -83,6 +83,9 @@ func (s *modelSpec) check() error {
 	if s.classes < 0 || s.classes == 1 || s.classes > maxClasses {
 		return fmt.Errorf("-classes %d: need 2 to %d", s.classes, maxClasses)
 	}
+	if s.classes != 0 && s.lik != "robustmax" && s.lik != "softmax" {
+		return fmt.Errorf("-classes %d: only for -likelihood robustmax or softmax, not %s", s.classes, s.lik)
+	}
 	return nil
 }
 

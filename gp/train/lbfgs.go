@@ -77,7 +77,8 @@ func MaximizeLBFGS(ctx context.Context, f func(x, grad []float64) (float64, erro
 		return res, errors.New("train: MaximizeLBFGS: empty starting point")
 	}
 	if opts.Memory < 0 || opts.MaxIter < 0 || opts.MaxEvals < 0 || !(opts.GradTol >= 0) || !(opts.FuncTol >= 0) {
-		return res, fmt.Errorf("train: MaximizeLBFGS: bad options %+v", opts)
+		return res, fmt.Errorf("train: MaximizeLBFGS: bad options: Memory %d, MaxIter %d, MaxEvals %d, GradTol %g, FuncTol %g (want non-negative numbers)",
+			opts.Memory, opts.MaxIter, opts.MaxEvals, opts.GradTol, opts.FuncTol)
 	}
 	mem := opts.Memory
 	if mem == 0 {

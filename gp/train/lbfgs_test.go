@@ -134,6 +134,11 @@ func TestLBFGSCancelAndOptions(t *testing.T) {
 	if _, err := MaximizeLBFGS(context.Background(), rosenbrock, []float64{0, 0}, LBFGSOptions{GradTol: math.NaN()}); err == nil {
 		t.Error("NaN tolerance accepted")
 	}
+	// The message names the numbers, not the callbacks (printed as <nil>).
+	if _, err := MaximizeLBFGS(context.Background(), rosenbrock, []float64{0, 0}, LBFGSOptions{MaxIter: -2}); err == nil ||
+		!strings.Contains(err.Error(), "MaxIter -2") || strings.Contains(err.Error(), "nil") {
+		t.Errorf("negative MaxIter: %v", err)
+	}
 	res, _ = MaximizeLBFGS(context.Background(), rosenbrock, []float64{-1.2, 1}, LBFGSOptions{MaxIter: 3})
 	if res.Iterations != 3 || res.Reason != "iterations" {
 		t.Errorf("MaxIter: %+v", res)
