@@ -295,9 +295,13 @@ type Config struct {
 // training early without an error.
 var ErrStop = errors.New("train: stop requested")
 
-// ErrDiverged is wrapped by the error Fit returns when MaxFailures
-// consecutive steps were rejected.
-var ErrDiverged = errors.New("train: objective or gradient not finite")
+// ErrDiverged is wrapped by the error Fit returns when training cannot go
+// on: MaxFailures consecutive steps were rejected, the back-off would go
+// below MinRateScale, or no step was accepted in the whole run. A step is
+// rejected when the objective or gradient is not finite or the model
+// refuses the parameters (its SetParams returns an error); the error says
+// which, for the last rejection.
+var ErrDiverged = errors.New("train: training diverged (steps rejected)")
 
 // StopReason says why Fit returned.
 type StopReason int
