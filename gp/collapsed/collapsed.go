@@ -307,11 +307,11 @@ type state struct {
 	trG      float64
 	f        float64 // the bound
 
-	// Appendix A bound (Options.Tight): V = K_ff·Ãᵀ (N×K, row-major),
-	// B⁻¹, P = Ã·V, R = P − G² and the extra term T = tr(B⁻¹R)/(2σ⁴).
+	// Appendix A bound (Options.Tight): V = (K_ff − ÃᵀÃ)·Ãᵀ (N×K,
+	// row-major), B⁻¹, R = Ã·V and the extra term T = tr(B⁻¹R)/(2σ⁴).
 	v    []float64
 	binv []float64
-	p, r []float64
+	r    []float64
 	t    float64
 }
 
@@ -494,9 +494,9 @@ func (md *Model) backward(st *state, x *mat.Dense, y []float64, grad []float64) 
 	// for the tight bound). It is never formed: with Ã = L⁻¹K_wf,
 	//
 	//	K̄_wf = L⁻ᵀĀ = X·Ã + u·yᵀ (+ Z·Vᵀ),   X = 2L⁻ᵀḠ, u = L⁻ᵀē, Z = L⁻ᵀB⁻¹/σ⁴,
-	//	L̄ = −tril(K̄_wf·Ãᵀ) = −tril(L⁻ᵀ·(2Ḡ·G + ē·eᵀ (+ B⁻¹·P/σ⁴))),
+	//	L̄ = −tril(K̄_wf·Ãᵀ) = −tril(L⁻ᵀ·(2Ḡ·G + ē·eᵀ (+ B⁻¹·Rᵀ/σ⁴))),
 	//
-	// using Σ_chunks Ã·Ãᵀ = G, Ã·y = e and Ã·V = P. The N-dependent work
+	// using Σ_chunks Ã·Ãᵀ = G, Ã·y = e and Ã·V = R. The N-dependent work
 	// of the backward pass is then one GEMM per chunk.
 	xm := make([]float64, k*k)
 	for i := range xm {
@@ -511,7 +511,7 @@ func (md *Model) backward(st *state, x *mat.Dense, y []float64, grad []float64) 
 	bi.Dger(k, k, 1, u, 1, st.e, 1, h, k)
 	var zm []float64
 	if md.tight {
-		bi.Dgemm(gblas.NoTrans, gblas.NoTrans, k, k, k, 1/(s*s), st.binv, k, st.p, k, 1, h, k)
+		bi.Dgemm(gblas.NoTrans, gblas.Trans, k, k, k, 1/(s*s), st.binv, k, st.r, k, 1, h, k)
 		zm = make([]float64, k*k)
 		for i := range zm {
 			zm[i] = st.binv[i] / (s * s)

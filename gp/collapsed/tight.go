@@ -15,10 +15,14 @@ import (
 //
 // so −½·tr[(Q_ff + σ²I)⁻¹(K_ff − Q_ff)] = −tr(K_ff − Q_ff)/(2σ²) + T with
 //
-//	T = tr(B⁻¹·R)/(2σ⁴),  R = Ã·K_ff·Ãᵀ − G²,
+//	T = tr(B⁻¹·R)/(2σ⁴),  R = Ã·(K_ff − Q_ff)·Ãᵀ = Ã·K_ff·Ãᵀ − G²,
 //
 // the first part being Titsias' trace term. T ≥ 0, which makes the bound
-// tighter. K_ff enters only through V = K_ff·Ãᵀ, formed block by block.
+// tighter. K_ff enters only through V = (K_ff − Q_ff)·Ãᵀ, formed block by
+// block from K_bc − Ã_bᵀ·Ã_c. R is Ã·V, not Ã·K_ff·Ãᵀ − G²: where Q_ff
+// nearly equals K_ff (Z near the data, a large signal-to-noise ratio) that
+// difference cancels almost entirely and its rounding, amplified by 1/σ⁴,
+// swamped T (T < 0, or a bound above the exact log marginal likelihood).
 
 // tightForward computes V, B⁻¹, R and T.
 func (md *Model) tightForward(st *state, x *mat.Dense) error {
@@ -39,15 +43,14 @@ func (md *Model) tightForward(st *state, x *mat.Dense) error {
 			kbc := kb.Slice(0, nb, 0, nc).(*mat.Dense)
 			md.kern.Matrix(kbc, xb, xc)
 			kr := kbc.RawMatrix()
-			// V_b += K_bc·Ã_cᵀ.
+			// D_bc = K_bc − Ã_bᵀ·Ã_c, then V_b += D_bc·Ã_cᵀ.
+			bi.Dgemm(gblas.Trans, gblas.NoTrans, nb, nc, k, -1, at.Data[b0:], at.Stride, at.Data[c0:], at.Stride, 1, kr.Data, kr.Stride)
 			bi.Dgemm(gblas.NoTrans, gblas.Trans, nb, k, nc, 1, kr.Data, kr.Stride, at.Data[c0:], at.Stride, 1, st.v[b0*k:], k)
 		}
 	}
-	// P = Ã·V, R = P − G².
-	st.p = make([]float64, k*k)
-	bi.Dgemm(gblas.NoTrans, gblas.NoTrans, k, k, n, 1, at.Data, at.Stride, st.v, k, 0, st.p, k)
-	st.r = append([]float64(nil), st.p...)
-	bi.Dgemm(gblas.NoTrans, gblas.NoTrans, k, k, k, -1, st.g, k, st.g, k, 1, st.r, k)
+	// R = Ã·V.
+	st.r = make([]float64, k*k)
+	bi.Dgemm(gblas.NoTrans, gblas.NoTrans, k, k, n, 1, at.Data, at.Stride, st.v, k, 0, st.r, k)
 	st.binv = make([]float64, k*k)
 	if err := st.lb.Inverse(st.binv, k); err != nil {
 		return err
@@ -62,11 +65,14 @@ func (md *Model) tightForward(st *state, x *mat.Dense) error {
 	return nil
 }
 
-// tightGbar adds the tight term's adjoint with respect to G into gbar and
-// returns its direct derivative with respect to σ².
+// tightGbar adds the tight term's part of Ḡ into gbar and returns its
+// direct derivative with respect to σ².
 //
-// With B̄ = −B⁻¹RB⁻¹/(2σ⁴) (from T through B = I + G/σ²) and the −G² in R:
-// Ḡ += B̄/σ² − (B⁻¹G + GB⁻¹)/(2σ⁴), and ∂T/∂σ² = −2T/σ² − ⟨B̄, G⟩/σ⁴.
+// With V = (K_ff − ÃᵀÃ)·Ãᵀ and B̄ = −B⁻¹RB⁻¹/(2σ⁴) (from T through
+// B = I + G/σ²), T's adjoint of Ã is 2B̄·Ã/σ² − G·B⁻¹·Ã/σ⁴ + B⁻¹·Vᵀ/σ⁴.
+// The backward pass forms Ā as 2Ḡ·Ã + … + B⁻¹·Vᵀ/σ⁴, so Ḡ gains
+// B̄/σ² − G·B⁻¹/(2σ⁴) (not symmetric; only 2Ḡ·Ã is used), and
+// ∂T/∂σ² = −2T/σ² − ⟨B̄, G⟩/σ⁴.
 func (md *Model) tightGbar(st *state, gbar []float64) float64 {
 	k := md.m
 	s := st.s
@@ -82,7 +88,7 @@ func (md *Model) tightGbar(st *state, gbar []float64) float64 {
 	for i := 0; i < k; i++ {
 		for j := 0; j < k; j++ {
 			bbarSym := 0.5 * (bbar[i*k+j] + bbar[j*k+i])
-			gbar[i*k+j] += bbarSym/s - (tmp[i*k+j]+tmp[j*k+i])/(2*s*s)
+			gbar[i*k+j] += bbarSym/s - tmp[j*k+i]/(2*s*s) // (G·B⁻¹)_ij = (B⁻¹·G)_ji
 			bg += bbarSym * st.g[i*k+j]
 		}
 	}
