@@ -119,10 +119,11 @@ func belowFloor(n int, l []float64, floor float64) (int, float64) {
 }
 
 // notPD is the error of a failed factorization at pivot piv, whose Schur
-// complement diagonal is val: positive val means it was below floor.
+// complement diagonal is val: positive finite val means it was below
+// floor (+Inf, from a diagonal that overflowed with its jitter, is not).
 func notPD(piv int, val, jitter, floor float64) error {
 	e := &NotPositiveDefiniteError{Pivot: piv, Value: val, Jitter: jitter}
-	if val > 0 {
+	if goodPivot(val) {
 		e.Floor = floor
 	}
 	return e

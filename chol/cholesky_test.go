@@ -317,6 +317,13 @@ func TestJitterMinPivot(t *testing.T) {
 	if !errors.As(err, &npd) || npd.Value > 0 || npd.Floor != 0 || !strings.Contains(err.Error(), "not positive definite") {
 		t.Errorf("negative pivot: err %v", err)
 	}
+	// A pivot that overflowed (the diagonal plus its jitter) is not finite,
+	// not below the floor.
+	huge := []float64{math.MaxFloat64, 0, math.MaxFloat64, math.MaxFloat64}
+	_, err = c.Factor(2, huge, 2, DefaultJitter(), 1)
+	if !errors.As(err, &npd) || !math.IsInf(npd.Value, 1) || npd.Floor != 0 || strings.Contains(err.Error(), "floor") {
+		t.Errorf("overflowing pivot: err %v (%+v)", err, npd)
+	}
 	for _, bad := range []float64{-1, math.NaN(), math.Inf(1)} {
 		if _, err := c.Factor(3, a, 3, JitterPolicy{MinPivot: bad}, 1); !errors.Is(err, ErrPolicy) {
 			t.Errorf("MinPivot %v: err %v, want ErrPolicy", bad, err)
