@@ -43,7 +43,9 @@ const maxKMeansValues = 1 << 27
 // KMeans returns k cluster centres (k×d) of the rows of x: k-means++
 // seeding (Arthur & Vassilvitskii, 2007) on a random subsample followed
 // by Lloyd iterations. Squared distances to all centres are computed as
-// ‖x‖² + ‖c‖² − 2·x·cᵀ with one GEMM per block of rows.
+// ‖x‖² + ‖c‖² − 2·x·cᵀ with one GEMM per block of rows, for the data and
+// centres shifted by the data's column means (so that data far from the
+// origin lose no accuracy).
 //
 // An empty cluster is moved to the point farthest from its centre. When k
 // exceeds the number of distinct points, the surplus centres duplicate
@@ -231,9 +233,31 @@ func dotSelf(a []float64) float64 {
 }
 
 // lloyd runs Lloyd iterations on the centres c in place.
+//
+// The distances of assign, ‖x‖² + ‖c‖² − 2·x·cᵀ, carry rounding errors of
+// about ε·‖x‖², which swamp the distances themselves for data far from the
+// origin relative to their spread (an offset of 1e8 on a unit spread gives
+// errors of order 1). They are computed for the data and the centres
+// shifted by the data's column means; the centres are updated from the
+// data as given, so that the centre of a cluster of equal points is that
+// point.
 func lloyd(x, c *mat.Dense, maxIter int, tol float64, threads int) {
 	n, d := x.Dims()
 	k, _ := c.Dims()
+	shift := make([]float64, d)
+	for i := 0; i < n; i++ {
+		for j, v := range x.RawRowView(i) {
+			shift[j] += v / float64(n)
+		}
+	}
+	xc := mat.NewDense(n, d, nil)
+	for i := 0; i < n; i++ {
+		row := xc.RawRowView(i)
+		for j, v := range x.RawRowView(i) {
+			row[j] = v - shift[j]
+		}
+	}
+	cc := mat.NewDense(k, d, nil)
 	label := make([]int, n)
 	prev := make([]int, n)
 	for i := range prev {
@@ -244,7 +268,13 @@ func lloyd(x, c *mat.Dense, maxIter int, tol float64, threads int) {
 	sum := mat.NewDense(k, d, nil)
 	prevObj := math.Inf(1)
 	for it := 0; it < maxIter; it++ {
-		assign(x, c, label, dist, threads)
+		for j := 0; j < k; j++ {
+			row := cc.RawRowView(j)
+			for t, v := range c.RawRowView(j) {
+				row[t] = v - shift[t]
+			}
+		}
+		assign(xc, cc, label, dist, threads)
 		var obj float64
 		changed := false
 		for i, l := range label {

@@ -272,3 +272,53 @@ func TestKMeansExtremes(t *testing.T) {
 		t.Error("k = 2⁴⁰ accepted")
 	}
 }
+
+// TestKMeansFarFromOrigin: k-means does not depend on where the data sit.
+// With the distances expanded as ‖x‖² + ‖c‖² − 2·x·cᵀ on the raw data, an
+// offset of 1e8 on a unit spread (or of 1 on a spread of 1e-8) made every
+// distance wrong by about its own size, and the clustering was far worse
+// than that of the same data at the origin.
+func TestKMeansFarFromOrigin(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	const n, k = 2000, 20
+	base := randDense(rng, n, 2)
+	for i := range base.RawMatrix().Data {
+		base.RawMatrix().Data[i] = 6*rng.Float64() - 3
+	}
+	// objective is the mean squared distance of the rows of base to the
+	// nearest of the centres c, mapped back by (c − off)/scale.
+	objective := func(c *mat.Dense, off, scale float64) float64 {
+		var s float64
+		for i := 0; i < n; i++ {
+			best := math.Inf(1)
+			for j := 0; j < k; j++ {
+				var d2 float64
+				for t, v := range c.RawRowView(j) {
+					e := (v-off)/scale - base.At(i, t)
+					d2 += e * e
+				}
+				best = math.Min(best, d2)
+			}
+			s += best
+		}
+		return s / n
+	}
+	c, err := KMeans(base, k, KMeansOptions{Seed: 3, Threads: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := objective(c, 0, 1)
+	for _, tr := range []struct{ off, scale float64 }{{1e8, 1}, {1, 1e-8}} {
+		x := mat.NewDense(n, 2, nil)
+		for i, v := range base.RawMatrix().Data {
+			x.RawMatrix().Data[i] = tr.off + tr.scale*v
+		}
+		c, err := KMeans(x, k, KMeansOptions{Seed: 3, Threads: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := objective(c, tr.off, tr.scale); got > 1.05*want {
+			t.Errorf("data at %g with spread %g: mean squared distance %.4g (in units of the spread), at the origin %.4g", tr.off, tr.scale, got, want)
+		}
+	}
+}
