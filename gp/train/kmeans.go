@@ -43,9 +43,10 @@ const maxKMeansValues = 1 << 27
 // KMeans returns k cluster centres (k×d) of the rows of x: k-means++
 // seeding (Arthur & Vassilvitskii, 2007) on a random subsample followed
 // by Lloyd iterations. Squared distances to all centres are computed as
-// ‖x‖² + ‖c‖² − 2·x·cᵀ with one GEMM per block of rows, for the data and
-// centres shifted by the data's column means (so that data far from the
-// origin lose no accuracy).
+// ‖x‖² + ‖c‖² − 2·x·cᵀ with one GEMM per block of rows; when the data's
+// mean is far from the origin relative to their spread, for the data and
+// centres shifted by the data's column means, so that they lose no
+// accuracy (centred or standardized data are not shifted).
 //
 // An empty cluster is moved to the point farthest from its centre. When k
 // exceeds the number of distinct points, the surplus centres duplicate
@@ -232,32 +233,53 @@ func dotSelf(a []float64) float64 {
 	return s
 }
 
-// lloyd runs Lloyd iterations on the centres c in place.
-//
-// The distances of assign, ‖x‖² + ‖c‖² − 2·x·cᵀ, carry rounding errors of
-// about ε·‖x‖², which swamp the distances themselves for data far from the
-// origin relative to their spread (an offset of 1e8 on a unit spread gives
-// errors of order 1). They are computed for the data and the centres
-// shifted by the data's column means; the centres are updated from the
-// data as given, so that the centre of a cluster of equal points is that
-// point.
-func lloyd(x, c *mat.Dense, maxIter int, tol float64, threads int) {
+// centredForDistances returns x shifted by its column means, and the
+// means, when the shift matters for the accuracy of the distances: when
+// the squared norm of the mean is more than 1/1000 of the mean squared
+// norm of the rows. Otherwise (data centred or standardized already) it
+// returns x itself and nil, so that such data are clustered exactly as
+// without a shift.
+func centredForDistances(x *mat.Dense) (*mat.Dense, []float64) {
 	n, d := x.Dims()
-	k, _ := c.Dims()
-	shift := make([]float64, d)
+	mean := make([]float64, d)
+	var sq float64
 	for i := 0; i < n; i++ {
-		for j, v := range x.RawRowView(i) {
-			shift[j] += v / float64(n)
+		row := x.RawRowView(i)
+		for j, v := range row {
+			mean[j] += v / float64(n)
 		}
+		sq += dotSelf(row) / float64(n)
+	}
+	if !(dotSelf(mean) > 1e-3*sq) {
+		return x, nil
 	}
 	xc := mat.NewDense(n, d, nil)
 	for i := 0; i < n; i++ {
 		row := xc.RawRowView(i)
 		for j, v := range x.RawRowView(i) {
-			row[j] = v - shift[j]
+			row[j] = v - mean[j]
 		}
 	}
-	cc := mat.NewDense(k, d, nil)
+	return xc, mean
+}
+
+// lloyd runs Lloyd iterations on the centres c in place.
+//
+// The distances of assign, ‖x‖² + ‖c‖² − 2·x·cᵀ, carry rounding errors of
+// about ε·‖x‖², which swamp the distances themselves for data far from the
+// origin relative to their spread (an offset of 1e8 on a unit spread gives
+// errors of order 1). For such data they are computed for the data and the
+// centres shifted by the data's column means (see centredForDistances);
+// the centres are updated from the data as given, so that the centre of a
+// cluster of equal points is that point.
+func lloyd(x, c *mat.Dense, maxIter int, tol float64, threads int) {
+	n, d := x.Dims()
+	k, _ := c.Dims()
+	xc, shift := centredForDistances(x)
+	cc := c
+	if shift != nil {
+		cc = mat.NewDense(k, d, nil)
+	}
 	label := make([]int, n)
 	prev := make([]int, n)
 	for i := range prev {
@@ -268,10 +290,12 @@ func lloyd(x, c *mat.Dense, maxIter int, tol float64, threads int) {
 	sum := mat.NewDense(k, d, nil)
 	prevObj := math.Inf(1)
 	for it := 0; it < maxIter; it++ {
-		for j := 0; j < k; j++ {
-			row := cc.RawRowView(j)
-			for t, v := range c.RawRowView(j) {
-				row[t] = v - shift[t]
+		if shift != nil {
+			for j := 0; j < k; j++ {
+				row := cc.RawRowView(j)
+				for t, v := range c.RawRowView(j) {
+					row[t] = v - shift[t]
+				}
 			}
 		}
 		assign(xc, cc, label, dist, threads)

@@ -322,3 +322,31 @@ func TestKMeansFarFromOrigin(t *testing.T) {
 		}
 	}
 }
+
+// TestKMeansCentredNotShifted checks that standardized data (means zero up
+// to rounding) are not shifted, so that they are clustered exactly as
+// before the shift existed, and that data at an offset are.
+func TestKMeansCentredNotShifted(t *testing.T) {
+	rng := rand.New(rand.NewPCG(4, 5))
+	x := randDense(rng, 500, 3)
+	means := make([]float64, 3)
+	for i := 0; i < 500; i++ {
+		for j, v := range x.RawRowView(i) {
+			means[j] += v / 500
+		}
+	}
+	for i := 0; i < 500; i++ {
+		for j := range 3 {
+			x.Set(i, j, x.At(i, j)-means[j])
+		}
+	}
+	if xc, shift := centredForDistances(x); xc != x || shift != nil {
+		t.Errorf("centred data shifted by %v", shift)
+	}
+	for i := 0; i < 500; i++ {
+		x.Set(i, 1, x.At(i, 1)+100)
+	}
+	if xc, shift := centredForDistances(x); xc == x || shift == nil || math.Abs(shift[1]-100) > 1e-9 {
+		t.Errorf("data at an offset of 100: shift %v", shift)
+	}
+}
