@@ -16,6 +16,14 @@ import (
 //
 // A Cholesky must not be used by several goroutines at once; its methods
 // parallelize internally over the thread budget given to Factor.
+//
+// The solves (Solve, SolveL, SolveRight, ...) are triangular solves, as
+// LAPACK's DPOTRS: they do not check their results. A solution beyond the
+// float64 range (a right-hand side of 1 for a factor of A = 1e-310·I, say)
+// comes out as ±Inf or NaN without an error, as do NaN or Inf entries of B
+// carried through; a caller that cannot rule this out checks the result.
+// The pivot floor of DefaultJitter is relative to A's mean diagonal, so it
+// does not catch a matrix that is tiny as a whole.
 type Cholesky struct {
 	n       int
 	l       []float64 // n×n row-major, stride n, strict upper triangle zero
