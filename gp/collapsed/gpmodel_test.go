@@ -439,3 +439,50 @@ func gpParams(mod *gp.Model) []float64 {
 	mod.Params(p)
 	return p
 }
+
+// unitRBF is the fixed kernel fixedRBF evaluates.
+var unitRBF, _ = kernel.NewRBF(2, 1, 1)
+
+// fixedRBF is a kernel of a user's with no parameters and no state: a
+// zero-size type, whose copies Go may place at the receiver's address.
+type fixedRBF struct{}
+
+func (fixedRBF) Dim() int                               { return 2 }
+func (fixedRBF) NumParams() int                         { return 0 }
+func (fixedRBF) Params([]float64)                       {}
+func (fixedRBF) SetParams([]float64) error              { return nil }
+func (fixedRBF) Matrix(dst *mat.Dense, x, z mat.Matrix) { unitRBF.Matrix(dst, x, z) }
+func (fixedRBF) Diag(dst []float64, x mat.Matrix)       { unitRBF.Diag(dst, x) }
+func (fixedRBF) MatrixGrad(dK, K *mat.Dense, x, z mat.Matrix, dx, dz *mat.Dense, _ []float64) {
+	unitRBF.MatrixGrad(dK, K, x, z, dx, dz, nil)
+}
+func (fixedRBF) DiagGrad(dDiag []float64, x mat.Matrix, dx *mat.Dense, _ []float64) {
+	unitRBF.DiagGrad(dDiag, x, dx, nil)
+}
+func (*fixedRBF) Clone() any { return &fixedRBF{} }
+
+// TestGPModelZeroSizeKernel: a kernel of a zero-size type with a Clone
+// method is copied, alone or as a part of a sum, although Go may give its
+// copy the receiver's address (it holds nothing to share).
+func TestGPModelZeroSizeKernel(t *testing.T) {
+	rng := rand.New(rand.NewPCG(95, 95))
+	x, y, z, _ := planeData(rng, 20, 4, 3)
+	other, _ := kernel.NewRBF(2, 0.7, 0.5)
+	sum, err := kernel.NewSum(&fixedRBF{}, other)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Clone() == nil {
+		t.Error("Sum.Clone with a zero-size part = nil")
+	}
+	for _, k := range []kernel.Kernel{&fixedRBF{}, sum} {
+		lik, _ := likelihood.NewGaussian(0.05)
+		cm, err := collapsed.New(k, lik, z, nil, collapsed.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := cm.GPModel(x, y); err != nil {
+			t.Errorf("%T: %v", k, err)
+		}
+	}
+}

@@ -7,10 +7,14 @@ package nilcheck
 import "reflect"
 
 // SamePointer reports whether a and b are pointers to the same value: a
-// Clone method that returns its receiver makes no copy.
+// Clone method that returns its receiver makes no copy. Pointers to values
+// of zero size are never the same: Go may give distinct ones the same
+// address (a new copy of a stateless type can have its original's), and
+// they hold nothing that could be shared.
 func SamePointer(a, b any) bool {
 	ra, rb := reflect.ValueOf(a), reflect.ValueOf(b)
-	return ra.Kind() == reflect.Pointer && rb.Kind() == reflect.Pointer && ra.Pointer() == rb.Pointer()
+	return ra.Kind() == reflect.Pointer && rb.Kind() == reflect.Pointer &&
+		ra.Type().Elem().Size() != 0 && ra.Pointer() == rb.Pointer()
 }
 
 // IsNil reports whether v is nil or holds a nil pointer, map, slice,

@@ -29,3 +29,17 @@ func TestSamePointer(t *testing.T) {
 		t.Error("SamePointer is wrong")
 	}
 }
+
+// empty is a zero-size type: Go may give two of its values one address.
+type empty struct{}
+
+// sink keeps the values of TestSamePointerZeroSize on the heap.
+var sink []any
+
+func TestSamePointerZeroSize(t *testing.T) {
+	a, b := &empty{}, &empty{}
+	sink = append(sink, a, b)
+	if SamePointer(a, b) || SamePointer(a, a) {
+		t.Error("pointers to zero-size values taken for the same one")
+	}
+}
