@@ -17,7 +17,10 @@ import (
 // TestTrainCollapsed trains SGPR and collapsed SOLVE-GP models from the
 // command line and checks the summary, the progress lines, the model file
 // and its predictions; the bound of the saved model (SVGP or SOLVE-GP at
-// the optimal q) must equal the collapsed bound L-BFGS reached.
+// the optimal q) must equal the collapsed bound L-BFGS reached. Any of the
+// ways L-BFGS stops at an optimum will do: which one it takes depends on
+// rounding (a line search that finds no more progress ends about one data
+// set in ten here, and FMA contraction on arm64 changes the rounding).
 func TestTrainCollapsed(t *testing.T) {
 	dir := t.TempDir()
 	trainCSV := writeRegression(t, dir, 300, 1)
@@ -37,7 +40,7 @@ func TestTrainCollapsed(t *testing.T) {
 		t.Logf("%s: %d iterations, %d evaluations, stop %s, bound %.6f, validation RMSE %.4f", c.model, sum.Steps, sum.Evaluations, sum.Stop, *sum.Bound, *sum.Valid.RMSE)
 		if sum.Optimizer != "lbfgs" || sum.Kind != c.kind || sum.NTrain != 240 || sum.NValid != 60 || sum.Steps < 2 ||
 			sum.Evaluations < sum.Steps || sum.Interrupted || sum.Bound == nil || sum.Valid == nil || len(sum.History) != 0 ||
-			sum.Stop != "gradient" && sum.Stop != "function" {
+			sum.Stop != "gradient" && sum.Stop != "function" && sum.Stop != "linesearch" {
 			t.Fatalf("%s: summary %+v", c.model, sum)
 		}
 		m := lastLine.FindAllStringSubmatch(errOut, -1)
