@@ -272,10 +272,6 @@ func TestProductGradHugeVariance(t *testing.T) {
 	}
 }
 
-// TestCombinationSharedParts checks that a kernel cannot be two parts of a
-// sum or product, directly or through nested combinations: its parameters
-// would appear twice in the vector, and SetParams would keep only the
-// later copy's values (the model's Params and the kernel's would differ).
 // negParams is a broken kernel with a negative number of parameters.
 type negParams struct{ *Stationary }
 
@@ -294,6 +290,10 @@ func TestCombinationNegativeParams(t *testing.T) {
 	}
 }
 
+// TestCombinationSharedParts checks that a kernel cannot be two parts of a
+// sum or product, directly or through nested combinations: its parameters
+// would appear twice in the vector, and SetParams would keep only the
+// later copy's values (the model's Params and the kernel's would differ).
 func TestCombinationSharedParts(t *testing.T) {
 	a, _ := NewRBF(2, 1, 1)
 	b, _ := NewMatern32(2, 1, 1)

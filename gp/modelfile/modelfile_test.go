@@ -236,9 +236,6 @@ func TestNoiseAtFloorRoundTrip(t *testing.T) {
 	}
 }
 
-// TestPredictBadStandardizer checks that Predict and LogPredictive refuse a
-// caller-made Standardizer that Save would refuse, and report predictions
-// that overflow only once the target scale is undone.
 // twoLatent is a likelihood of a user's with two latent functions per
 // point (only its shapes matter: the Gaussian's elementwise predictions
 // serve for both).
@@ -246,6 +243,9 @@ type twoLatent struct{ *likelihood.Gaussian }
 
 func (twoLatent) NumLatent() int { return 2 }
 
+// TestPredictBadStandardizer checks that Predict and LogPredictive refuse a
+// caller-made Standardizer that Save would refuse, and report predictions
+// that overflow only once the target scale is undone.
 func TestPredictBadStandardizer(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 2))
 	model := build(t, cases()[4], rng) // SOLVE-GP, Gaussian
