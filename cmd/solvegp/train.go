@@ -95,7 +95,7 @@ most -iters iterations. Each iteration costs O(N·(M+M2)² + (M+M2)³), so it
 suits N up to about 10⁵. The model saved is the equivalent SVGP or SOLVE-GP
 at the optimal q(u) and q(v⊥), unwhitened; Ctrl-C saves it at the best
 bound so far (exit code 130). The mini-batch flags (-epochs, -batch, -lr,
--natural, -patience, -checkpoint, -plot, ...) do not apply; -valid holds
+-natural, -patience, -checkpoint, -plot, ...) are errors with it; -valid holds
 out rows that the fit does not see and reports the final model's metrics on
 them (there is no best-model keeping).`, stderr)
 	var spec modelSpec

@@ -30,7 +30,9 @@
 // for a model with any other kernel or likelihood — a type of your own,
 // also as a part of a kernel.Sum or kernel.Product — and for an
 // inter-domain kernel such as convgp's. Such a model can still predict in
-// original units through a Bundle (Bundle.Predictor needs no file); to
+// original units through a Bundle (Bundle.Predictor needs no file; with a
+// likelihood of several latent functions, only for a target that is not
+// standardized); to
 // keep it, save its parameter vector (gp.Model.Params) and rebuild the
 // model with the same constructor and SetParams. Marshal and Save also
 // refuse a model whose kernel or likelihood had its parameters set

@@ -46,7 +46,9 @@ const maxKMeansValues = 1 << 27
 // ‖x‖² + ‖c‖² − 2·x·cᵀ with one GEMM per block of rows; when the data's
 // mean is far from the origin relative to their spread, for the data and
 // centres shifted by the data's column means, so that they lose no
-// accuracy (centred or standardized data are not shifted).
+// accuracy (data centred or standardized as a whole are not shifted, but
+// the random subsample k-means runs on may be, which changes its
+// distances only in rounding).
 //
 // An empty cluster is moved to the point farthest from its centre. When k
 // exceeds the number of distinct points, the surplus centres duplicate
