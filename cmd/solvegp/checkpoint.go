@@ -41,8 +41,14 @@ const (
 // (output options, and the limits -epochs, -steps and -patience, so that a
 // resumed run may be extended or cut short), or (-threads) change it only
 // in rounding: a checkpoint may be resumed with other values of them.
+//
+// It also lists -collapsed and -iters, which do not go with -checkpoint
+// (a run with a checkpoint always has their defaults): left out of the
+// fingerprint, they keep it what a solvegp older than them computed, whose
+// checkpoints still resume.
 var notTraining = map[string]bool{"out": true, "plot": true, "json": true, "quiet": true, "checkpoint": true,
-	"checkpoint-every": true, "threads": true, "epochs": true, "steps": true, "patience": true}
+	"checkpoint-every": true, "threads": true, "epochs": true, "steps": true, "patience": true,
+	"collapsed": true, "iters": true}
 
 // runFingerprint hashes the values of every training flag and the loaded
 // data (shape and bits), so that a checkpoint is only resumed by the run
