@@ -29,12 +29,12 @@ type Cloner interface {
 }
 
 // ErrStale is returned by the methods of a Predictor that shares its
-// model's kernel or likelihood, because that kernel or likelihood does not
-// implement Cloner, while the parameters of the shared kernel or
+// model's kernel or likelihood, because that kernel or likelihood has no
+// Clone method that makes a copy (see Cloner), while the parameters of the shared kernel or
 // likelihood differ from those at the snapshot (after Model.SetParams or
 // training, for instance): the predictions would mix old and new
 // parameters. Make a new Predictor.
-var ErrStale = errors.New("gp: the model's kernel or likelihood, which the Predictor shares (it has no Clone method), has changed since the Predictor was made")
+var ErrStale = errors.New("gp: the model's kernel or likelihood, which the Predictor shares (it has no Clone method that makes a copy), has changed since the Predictor was made")
 
 // cloneOf returns v's copy by its Clone method, or false if v is not a
 // Cloner or its Clone returns nil, v itself (a pointer to the same value,

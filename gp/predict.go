@@ -55,7 +55,8 @@ type Predictor struct {
 	seed uint64
 
 	// sharedKern and sharedLik are set when kern or lik is the model's
-	// own (it has no Clone method), nil when the Predictor owns a copy.
+	// own (it has no Clone method that makes a copy), nil when the
+	// Predictor owns a copy.
 	sharedKern, sharedLik *sharedParams
 }
 
