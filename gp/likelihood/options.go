@@ -62,8 +62,9 @@ func NoiseFloor(floor float64) Option {
 }
 
 // QuadraturePoints sets the number of Gauss–Hermite points, between 2 and
-// 200 (default DefaultQuadraturePoints). Bernoulli, RobustMax and Poisson
-// (whose log predictive density uses quadrature).
+// 200 (default DefaultQuadraturePoints for Bernoulli and RobustMax,
+// DefaultPoissonQuadraturePoints for Poisson). For Bernoulli, RobustMax and
+// Poisson (whose log predictive density uses quadrature).
 func QuadraturePoints(n int) Option {
 	return func(c *config) error {
 		if n < 2 || n > maxQuadraturePoints {
