@@ -374,16 +374,7 @@ func TestPredictorEmbeddedClone(t *testing.T) {
 	if _, ok := cloneOf[Kernel](k); ok {
 		t.Fatal("the embedded Clone was taken for a copy of the wrapper")
 	}
-	lik, _ := likelihood.NewGaussian(0.2)
-	z := mat.NewDense(4, 1, []float64{0.5, 2, 3.5, 5})
-	mod, err := NewSVGP(k, lik, z)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := mod.Predictor(0)
-	if err != nil {
-		t.Fatal(err)
-	}
+	mod, p := svgpPredictor(t, k)
 	xs := mat.NewDense(1, 1, []float64{2.5})
 	if _, v, err := p.PredictF(xs); err != nil || v.At(0, 0) > 0.45 {
 		// The prior variance of the wrapper is 0.45, the plain kernel's
@@ -399,6 +390,23 @@ func TestPredictorEmbeddedClone(t *testing.T) {
 	if _, _, err := p.PredictF(xs); !errors.Is(err, ErrStale) {
 		t.Errorf("after the shared kernel changed: err %v, want ErrStale", err)
 	}
+}
+
+// svgpPredictor returns a small 1-D SVGP with kernel k and a Predictor
+// made from it.
+func svgpPredictor(t *testing.T, k Kernel) (*Model, *Predictor) {
+	t.Helper()
+	lik, _ := likelihood.NewGaussian(0.2)
+	z := mat.NewDense(4, 1, []float64{0.5, 2, 3.5, 5})
+	mod, err := NewSVGP(k, lik, z)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := mod.Predictor(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return mod, p
 }
 
 // selfCloneRBF is a kernel whose Clone returns its receiver: no copy.
@@ -430,16 +438,7 @@ func TestPredictorSelfClone(t *testing.T) {
 	if c := sum.Clone(); c != nil {
 		t.Errorf("Sum.Clone with a part whose Clone returns itself = %v, want nil", c)
 	}
-	lik, _ := likelihood.NewGaussian(0.2)
-	z := mat.NewDense(4, 1, []float64{0.5, 2, 3.5, 5})
-	mod, err := NewSVGP(k, lik, z)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := mod.Predictor(0)
-	if err != nil {
-		t.Fatal(err)
-	}
+	mod, p := svgpPredictor(t, k)
 	th := make([]float64, mod.NumParams())
 	mod.Params(th)
 	th[mod.Layout().Kernel] += 0.3
