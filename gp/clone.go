@@ -3,7 +3,6 @@ package gp
 import (
 	"errors"
 	"math"
-	"reflect"
 
 	"github.com/solvegp/solvegp/internal/nilcheck"
 )
@@ -49,7 +48,7 @@ func cloneOf[T any](v T) (T, bool) {
 		return zero, false
 	}
 	cp, ok := c.Clone().(T)
-	if !ok || nilcheck.IsNil(cp) || reflect.TypeOf(any(cp)) != reflect.TypeOf(any(v)) || nilcheck.SamePointer(cp, v) {
+	if !ok || !nilcheck.IsCopy(cp, v) {
 		return zero, false
 	}
 	return cp, true

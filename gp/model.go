@@ -287,10 +287,11 @@ func newModel(kind Kind, k Kernel, lik Likelihood, z, o mat.Matrix, opts []Optio
 	if nl < 1 || nl > MaxLatent {
 		return nil, fmt.Errorf("%w: likelihood has %d latent functions, want 1 to %d", ErrShape, nl, MaxLatent)
 	}
-	if nk, nlk := k.NumParams(), lik.NumParams(); nk < 0 || nlk < 0 {
+	nk, nlk := k.NumParams(), lik.NumParams()
+	if nk < 0 || nlk < 0 {
 		return nil, fmt.Errorf("%w: kernel has %d parameters and likelihood %d, want at least 0", ErrShape, nk, nlk)
 	}
-	if err := checkSizes(kind, k.NumParams(), lik.NumParams(), m, m2, di, nl, cfg.colSample); err != nil {
+	if err := checkSizes(kind, nk, nlk, m, m2, di, nl, cfg.colSample); err != nil {
 		return nil, err
 	}
 	if err := checkFiniteMatrix("Z", z); err != nil {

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"reflect"
 
 	"gonum.org/v1/gonum/mat"
 
@@ -126,7 +125,7 @@ func packFactor(dst []float64, n int, t []float64) error {
 // copyKernel returns k's copy by its Clone method (see gp.Cloner).
 func copyKernel(k kernel.Kernel) (kernel.Kernel, error) {
 	if c, ok := k.(gp.Cloner); ok {
-		if ck, ok := c.Clone().(kernel.Kernel); ok && !nilcheck.IsNil(ck) && reflect.TypeOf(ck) == reflect.TypeOf(k) && !nilcheck.SamePointer(ck, k) {
+		if ck, ok := c.Clone().(kernel.Kernel); ok && nilcheck.IsCopy(ck, k) {
 			return ck, nil
 		}
 	}

@@ -32,10 +32,11 @@ func newCombo(what string, parts []Kernel) (combo, error) {
 		} else if p.Dim() != c.dim {
 			return combo{}, fmt.Errorf("kernel: %s part %d has dimension %d, part 0 has %d", what, i, p.Dim(), c.dim)
 		}
-		if np := p.NumParams(); np < 0 {
+		np := p.NumParams()
+		if np < 0 {
 			return combo{}, fmt.Errorf("kernel: %s part %d has %d parameters", what, i, np)
 		}
-		c.offs[i+1] = c.offs[i] + p.NumParams()
+		c.offs[i+1] = c.offs[i] + np
 	}
 	if err := checkShared(what, c.parts); err != nil {
 		return combo{}, err
@@ -111,7 +112,7 @@ func (c *combo) clone() (combo, bool) {
 			return combo{}, false
 		}
 		k, ok := cl.Clone().(Kernel)
-		if !ok || nilcheck.IsNil(k) || reflect.TypeOf(k) != reflect.TypeOf(p) || nilcheck.SamePointer(k, p) {
+		if !ok || !nilcheck.IsCopy(k, p) {
 			return combo{}, false // no copy, one of another type (an embedded Clone), or p itself
 		}
 		parts[i] = k

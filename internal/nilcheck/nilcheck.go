@@ -17,6 +17,14 @@ func SamePointer(a, b any) bool {
 		ra.Type().Elem().Size() != 0 && ra.Pointer() == rb.Pointer()
 }
 
+// IsCopy reports whether cp, the result of orig's Clone method, is a copy
+// of orig: not nil, of orig's own dynamic type (a type that embeds a
+// Cloner inherits a Clone whose copy is of the embedded type), and not
+// orig itself (SamePointer).
+func IsCopy(cp, orig any) bool {
+	return !IsNil(cp) && reflect.TypeOf(cp) == reflect.TypeOf(orig) && !SamePointer(cp, orig)
+}
+
 // IsNil reports whether v is nil or holds a nil pointer, map, slice,
 // function, channel or interface.
 func IsNil(v any) bool {

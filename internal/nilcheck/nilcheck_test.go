@@ -43,3 +43,27 @@ func TestSamePointerZeroSize(t *testing.T) {
 		t.Error("pointers to zero-size values taken for the same one")
 	}
 }
+
+// TestIsCopy checks the three ways a Clone result is not a copy: nil (also
+// typed), another type, the original itself.
+func TestIsCopy(t *testing.T) {
+	a := mat.NewDense(1, 1, []float64{1})
+	b := mat.NewDense(1, 1, []float64{1})
+	var typedNil *mat.Dense
+	for _, c := range []struct {
+		name     string
+		cp, orig any
+		want     bool
+	}{
+		{"a new value", b, a, true},
+		{"nil", nil, a, false},
+		{"typed nil", typedNil, a, false},
+		{"another type", mat.NewVecDense(1, nil), a, false},
+		{"the original", a, a, false},
+		{"a new zero-size value", &empty{}, &empty{}, true},
+	} {
+		if got := IsCopy(c.cp, c.orig); got != c.want {
+			t.Errorf("%s: IsCopy = %v, want %v", c.name, got, c.want)
+		}
+	}
+}
