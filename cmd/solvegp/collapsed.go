@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"strconv"
-	"strings"
 	"time"
 
 	"gonum.org/v1/gonum/mat"
@@ -117,12 +116,7 @@ func trainCollapsed(ctx context.Context, r *collapsedRun, stdout, stderr io.Writ
 	if err != nil {
 		return fail(stderr, "train", err)
 	}
-	bundle := &modelfile.Bundle{Model: model, Standardizer: r.std}
-	if r.names != nil {
-		names := append([]string(nil), r.names...)
-		d := len(names) - 1
-		bundle.Meta.InputNames, bundle.Meta.TargetName = names[:d], names[d]
-	}
+	bundle := newBundle(model, r.std, r.names)
 	stop := res.Reason
 	if interrupted {
 		stop = train.Canceled.String()
@@ -140,17 +134,10 @@ func trainCollapsed(ctx context.Context, r *collapsedRun, stdout, stderr io.Writ
 			sum.Valid = &m
 		}
 	}
-	bundle.Meta.Info = map[string]string{
-		"created_by": "solvegp train",
-		"args":       strings.Join(r.args, " "),
+	bundle.Meta.Info = trainInfo(r.args, stop, sum.Bound, map[string]string{
 		"optimizer":  "L-BFGS on the collapsed bound",
 		"iterations": strconv.Itoa(res.Iterations),
-		"stop":       stop,
-		"finished":   time.Now().UTC().Format(time.RFC3339),
-	}
-	if sum.Bound != nil {
-		bundle.Meta.Info["train_bound"] = strconv.FormatFloat(*sum.Bound, 'g', -1, 64)
-	}
+	})
 	if err := modelfile.Save(r.out, bundle); err != nil {
 		return fail(stderr, "train", err)
 	}

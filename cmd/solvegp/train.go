@@ -193,7 +193,7 @@ them (there is no best-model keeping).`, stderr)
 		}
 		return fail(stderr, "train", err)
 	}
-	n, d := tab.X.Dims()
+	n, _ := tab.X.Dims()
 	lik, err := spec.likelihood(tab.Y)
 	if err != nil {
 		return fail(stderr, "train", err)
@@ -253,12 +253,7 @@ them (there is no best-model keeping).`, stderr)
 		}
 		return fail(stderr, "train", fmt.Errorf("%s: %v", path, err))
 	}
-	bundle := &modelfile.Bundle{Model: model, Standardizer: std}
-	if tab.Names != nil {
-		names := append([]string(nil), tab.Names...)
-		bundle.Meta.InputNames = names[:d]
-		bundle.Meta.TargetName = names[d]
-	}
+	bundle := newBundle(model, std, tab.Names)
 
 	var history []epochRecord
 	var resume *train.Checkpoint
@@ -450,16 +445,7 @@ them (there is no best-model keeping).`, stderr)
 			sum.Valid = &m
 		}
 	}
-	bundle.Meta.Info = map[string]string{
-		"created_by": "solvegp train",
-		"args":       strings.Join(args, " "),
-		"steps":      strconv.Itoa(res.Steps),
-		"stop":       stopReason(res.Reason, interrupted),
-		"finished":   time.Now().UTC().Format(time.RFC3339),
-	}
-	if sum.Bound != nil {
-		bundle.Meta.Info["train_bound"] = strconv.FormatFloat(*sum.Bound, 'g', -1, 64)
-	}
+	bundle.Meta.Info = trainInfo(args, stopReason(res.Reason, interrupted), sum.Bound, map[string]string{"steps": strconv.Itoa(res.Steps)})
 	if err := modelfile.Save(*out, bundle); err != nil {
 		return fail(stderr, "train", err)
 	}
@@ -500,6 +486,39 @@ them (there is no best-model keeping).`, stderr)
 		return exitError
 	}
 	return exitOK
+}
+
+// newBundle wraps a trained model and the standardizer of its data with,
+// when the data file had a header, the names of its columns (names: the
+// inputs' then the target's, as data.Table.Names).
+func newBundle(model *gp.Model, std *data.Standardizer, names []string) *modelfile.Bundle {
+	b := &modelfile.Bundle{Model: model, Standardizer: std}
+	if names != nil {
+		names = append([]string(nil), names...)
+		d := len(names) - 1
+		b.Meta.InputNames, b.Meta.TargetName = names[:d], names[d]
+	}
+	return b
+}
+
+// trainInfo returns the Meta.Info that train records in a model file: the
+// command line, why training stopped, when it finished, the bound on the
+// training data if known, and extra entries (the number of steps or
+// iterations).
+func trainInfo(args []string, stop string, bound *float64, extra map[string]string) map[string]string {
+	info := map[string]string{
+		"created_by": "solvegp train",
+		"args":       strings.Join(args, " "),
+		"stop":       stop,
+		"finished":   time.Now().UTC().Format(time.RFC3339),
+	}
+	if bound != nil {
+		info["train_bound"] = strconv.FormatFloat(*bound, 'g', -1, 64)
+	}
+	for k, v := range extra {
+		info[k] = v
+	}
+	return info
 }
 
 // stopReason names why training stopped; a stop for a checkpoint on
