@@ -1,0 +1,133 @@
+package peak
+
+import (
+	"fmt"
+	"math"
+	"runtime"
+	"sync"
+	"time"
+
+	"github.com/klauspost/cpuid/v2"
+)
+
+// Unit is one FMA throughput loop the running machine can execute.
+type Unit struct {
+	// Name is the vector unit: "avx512", "avx2", "neon" or "scalar".
+	Name string
+	// Flops is the number of floating-point operations one iteration of
+	// the loop performs.
+	Flops int
+	loop  func(n int)
+}
+
+// Units returns the loops the running CPU supports, widest first. The last
+// one is always the portable scalar loop.
+func Units() []Unit { return append(archUnits(), scalarUnit) }
+
+// Best returns the widest unit of the running CPU: the one whose rate is the
+// machine's floating-point peak.
+func Best() Unit { return Units()[0] }
+
+// chunk is the iteration count of one timed call: long enough (about a
+// millisecond at 100 GFLOP/s for the vector loops) to dwarf the call and the
+// clock read, short enough that a preempted chunk costs little.
+func (u Unit) chunk() int { return max(1, 100_000_000/u.Flops) }
+
+// Measure runs the loop on the calling goroutine's OS thread for about d and
+// returns the best rate seen over its chunks, in GFLOP/s. The best, not the
+// mean: on a shared machine interference only ever lowers a rate.
+func (u Unit) Measure(d time.Duration) float64 {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	n := u.chunk()
+	u.loop(n) // warm up: let the core raise its clock for vector work
+	best := 0.0
+	for end := time.Now().Add(d); time.Now().Before(end); {
+		t0 := time.Now()
+		u.loop(n)
+		if s := time.Since(t0).Seconds(); s > 0 {
+			best = max(best, float64(n)*float64(u.Flops)/s/1e9)
+		}
+	}
+	return best
+}
+
+// MeasureCores runs the loop on threads goroutines at once, each locked to
+// its own OS thread, in rounds for about d, and returns the best combined
+// rate of a round in GFLOP/s. A round lasts until its slowest goroutine
+// finishes, so the figure is the rate all threads sustain together.
+func (u Unit) MeasureCores(threads int, d time.Duration) float64 {
+	if threads <= 1 {
+		return u.Measure(d)
+	}
+	n := 4 * u.chunk()
+	best := 0.0
+	for end := time.Now().Add(d); time.Now().Before(end); {
+		var start, done sync.WaitGroup
+		start.Add(1)
+		done.Add(threads)
+		for range threads {
+			go func() {
+				runtime.LockOSThread()
+				defer runtime.UnlockOSThread()
+				defer done.Done()
+				start.Wait()
+				u.loop(n)
+			}()
+		}
+		t0 := time.Now()
+		start.Done()
+		done.Wait()
+		if s := time.Since(t0).Seconds(); s > 0 {
+			best = max(best, float64(threads)*float64(n)*float64(u.Flops)/s/1e9)
+		}
+	}
+	return best
+}
+
+// scalarAccumulators is the number of independent chains of the scalar loop.
+const scalarAccumulators = 8
+
+// scalarSink keeps the scalar loop's result alive; scalarX and scalarY are
+// variables so that the compiler cannot fold the chains.
+var scalarSink, scalarX, scalarY = 0.0, 1.0000001, 0.9999999
+
+var scalarUnit = Unit{Name: "scalar", Flops: 2 * scalarAccumulators, loop: fmaScalar}
+
+// fmaScalar is the portable loop: n iterations of one math.FMA into each of
+// eight independent accumulators.
+func fmaScalar(n int) {
+	var a [scalarAccumulators]float64
+	x, y := scalarX, scalarY
+	for range n {
+		for j := range a {
+			a[j] = math.FMA(x, y, a[j])
+		}
+	}
+	scalarSink = a[0]
+}
+
+// Machine describes the running CPU in one line: brand, x86 family and
+// model (or the architecture), logical CPUs, widest FMA unit and cache
+// sizes, as every benchmark report should state.
+func Machine() string {
+	c := cpuid.CPU
+	s := c.BrandName
+	if s == "" {
+		s = runtime.GOARCH
+	}
+	if c.Family != 0 || c.Model != 0 {
+		s += fmt.Sprintf(" (family %d, model %d)", c.Family, c.Model)
+	}
+	s += fmt.Sprintf(", %d logical CPUs, %s FMA", runtime.NumCPU(), Best().Name)
+	if c.Cache.L1D > 0 {
+		s += fmt.Sprintf(", L1d %d KiB", c.Cache.L1D>>10)
+	}
+	if c.Cache.L2 > 0 {
+		s += fmt.Sprintf(", L2 %d KiB", c.Cache.L2>>10)
+	}
+	if c.Cache.L3 > 0 {
+		s += fmt.Sprintf(", L3 %d MiB", c.Cache.L3>>20)
+	}
+	return s
+}

@@ -1,0 +1,5 @@
+//go:build purego || noasm || !(amd64 || arm64)
+
+package peak
+
+func archUnits() []Unit { return nil }
