@@ -3,7 +3,10 @@ package asm
 import (
 	"fmt"
 	"math"
+	"os"
 	"sync"
+
+	"github.com/klauspost/cpuid/v2"
 )
 
 // kernelFunc is the calling convention shared by all micro-kernels. The
@@ -15,7 +18,10 @@ type kernelFunc func(k int, alpha float64, a, b []float64, beta float64, c []flo
 // shape and cache blocking. Backend values are created by this package only;
 // they are immutable and safe for concurrent use.
 type Backend struct {
-	name    string
+	name    string // kernel name: "avx512-reg", "avx512", "avx2", "neon", "generic"
+	isa     string // instruction set: "avx512", "avx2", "neon", "generic"
+	arch    string // microarchitecture whose table entry chose the blocking
+	basis   string // where the blocking came from: a measurement or "model"
 	mr, nr  int
 	kernel  kernelFunc
 	partial partialFunc // nil: partial tiles go through a full tile
@@ -27,9 +33,35 @@ type Backend struct {
 // the contract of kernelFunc; only those rows of C are read or written.
 type partialFunc func(rows, k int, alpha float64, a, b []float64, beta float64, c []float64, ldc int)
 
-// Name returns the backend's short name: "avx512", "avx2", "neon" or
-// "generic".
+// Name returns the kernel's name: "avx512-reg" (14×16, A broadcast into a
+// register), "avx512" (14×16, A broadcast from memory by the FMA), "avx2"
+// (6×8), "neon" (6×8) or "generic" (4×4 Go).
 func (be *Backend) Name() string { return be.name }
+
+// ISA returns the instruction set the kernel runs on: "avx512", "avx2",
+// "neon" or "generic".
+func (be *Backend) ISA() string { return be.isa }
+
+// Arch returns the microarchitecture whose configuration table entry chose
+// this backend's blocking ("zen5", "haswell", ...), or "" on a CPU the
+// table does not know.
+func (be *Backend) Arch() string { return be.arch }
+
+// Basis says where the blocking came from: the measurement recorded in the
+// configuration table, "model" for the analytical model on the CPU's cache
+// geometry, or "SOLVEGP_GEMM override".
+func (be *Backend) Basis() string { return be.basis }
+
+// Describe returns a one-line description of the configuration, for
+// benchmark reports: kernel, tile, blocking, architecture and basis.
+func (be *Backend) Describe() string {
+	arch := be.arch
+	if arch == "" {
+		arch = "unknown CPU"
+	}
+	return fmt.Sprintf("%s %d×%d, MC %d KC %d NC %d (%s; %s)", be.name, be.mr, be.nr,
+		be.block.MC, be.block.KC, be.block.NC, arch, be.basis)
+}
 
 // MR returns the number of rows of the backend's register tile.
 func (be *Backend) MR() int { return be.mr }
@@ -137,8 +169,8 @@ func (be *Backend) KernelRowsNoCheck(rows, k int, alpha float64, a, b []float64,
 func (be *Backend) Twin() *Backend {
 	mr, nr := be.mr, be.nr
 	return &Backend{
-		name: be.name + "-twin",
-		mr:   mr, nr: nr,
+		name: be.name + "-twin", isa: "generic", arch: be.arch, basis: be.basis,
+		mr: mr, nr: nr,
 		block: be.block,
 		kernel: func(k int, alpha float64, a, b []float64, beta float64, c []float64, ldc int) {
 			Reference(mr, nr, k, alpha, a, b, beta, c, ldc)
@@ -146,19 +178,49 @@ func (be *Backend) Twin() *Backend {
 	}
 }
 
-var (
-	generic  = newGeneric()
-	backends = initBackends()
-)
-
-func newGeneric() *Backend {
-	return &Backend{name: "generic", mr: genericMR, nr: genericNR, kernel: kernelGeneric,
-		block: blockingFor(genericMR, genericNR)}
+// kernelSpec is one micro-kernel the build provides for the running CPU.
+type kernelSpec struct {
+	name, isa string
+	mr, nr    int
+	kernel    kernelFunc
+	partial   partialFunc
+	trsm      trsmFunc
 }
 
-// initBackends lists the usable backends, best first, ending with generic.
+// backend returns the spec as a backend with the given blocking.
+func (s kernelSpec) backend(arch string, bl Blocking, basis string) *Backend {
+	be := &Backend{name: s.name, isa: s.isa, arch: arch, basis: basis, mr: s.mr, nr: s.nr,
+		kernel: s.kernel, partial: s.partial, trsm: s.trsm}
+	return be.WithBlocking(bl)
+}
+
+var genericSpec = kernelSpec{name: "generic", isa: "generic", mr: genericMR, nr: genericNR, kernel: kernelGeneric}
+
+var backends = initBackends()
+
+// initBackends lists the usable backends, best first, ending with generic:
+// the running CPU's configuration table entry, then every other usable
+// kernel with the analytical model's blocking, with the SOLVEGP_GEMM
+// override applied.
 func initBackends() []*Backend {
-	return append(archBackends(), generic)
+	specs := append(archKernels(), genericSpec)
+	name := identify(cpuid.CPU.VendorID, cpuid.CPU.Family, cpuid.CPU.Model)
+	o, err := parseOverride(os.Getenv("SOLVEGP_GEMM"))
+	if o.arch != "" {
+		name = o.arch
+	}
+	arch, known := lookupArch(name)
+	detected = arch
+	c := runningCaches(arch, known)
+	bs, oerr := configure(arch, known, specs, c, o)
+	if err == nil {
+		err = oerr
+	}
+	configErr = err
+	if oerr != nil {
+		bs, _ = configure(arch, known, specs, c, override{})
+	}
+	return bs
 }
 
 // Backends returns every backend usable on the running machine, best first.

@@ -1,7 +1,5 @@
 package asm
 
-import "github.com/klauspost/cpuid/v2"
-
 // Blocking holds the cache-blocking parameters of the BLIS five-loop GEMM:
 // a KC×NC block of packed B is shared by all threads (sized for the last
 // level cache), each thread packs an MC×KC block of A (sized for its L2), and
@@ -11,67 +9,46 @@ type Blocking struct {
 	MC, KC, NC int
 }
 
-// Cache sizes assumed when cpuid cannot tell.
-const (
-	defaultL1 = 32 << 10
-	defaultL2 = 512 << 10
-	defaultL3 = 8 << 20
-)
-
-// cacheSizes reports the per-core L1D and L2 and the L3 sizes in bytes.
-func cacheSizes() (l1, l2, l3 int) {
-	l1, l2, l3 = cpuid.CPU.Cache.L1D, cpuid.CPU.Cache.L2, cpuid.CPU.Cache.L3
-	if l1 <= 0 {
-		l1 = defaultL1
-	}
-	if l2 <= 0 {
-		l2 = defaultL2
-	}
-	if l3 <= 0 {
-		l3 = defaultL3
-	}
-	return l1, l2, l3
-}
-
-// blockingFor derives MC, KC and NC for an mr×nr kernel from the cache sizes
-// of the running machine.
-func blockingFor(mr, nr int) Blocking {
-	l1, l2, l3 := cacheSizes()
-	return computeBlocking(mr, nr, l1, l2, l3)
-}
-
-// computeBlocking is the pure rule behind blockingFor. The micro-kernels
-// are compute-bound even when both micro-panels stream from L2, and a long
-// inner dimension amortizes the C-tile update, so KC is large:
-//   - KC: one A and one B micro-panel, (mr+nr)·KC values, take about an
-//     eighth of L2; multiple of 64 in [128, 512];
-//   - MC: the MC×KC block of A takes about a third of L2; multiple of mr,
-//     at least 2·mr;
-//   - NC: the KC×NC block of B takes about a sixteenth of L3 (roughly one
-//     core's share of a shared L3; larger blocks measured slower once other
-//     processes compete for L3); multiple of nr in [nr, 8192].
+// analyticBlocking derives MC, KC and NC for an mr×nr micro-kernel from
+// the cache geometry c, by the analytical model of Low, Igual, Smith and
+// Quintana-Ortí ("Analytical modeling is enough for high-performance BLIS",
+// ACM TOMS 43(2), 2016), with 64-byte lines and 8-byte elements:
 //
-// On a Zen 4 core (1 MiB L2, 32 MiB L3) this gives KC = 512, MC = 84 and
-// NC = 512 for the 14×16 AVX-512 kernel, the best of a measured grid
-// (n = 1024 and 2048, per-process CPU time).
-func computeBlocking(mr, nr, l1, l2, l3 int) Blocking {
-	const f64 = 8
-	_ = l1 // the panels stream from L2; L1 only bounds the register tile
-	kc := (l2 / 8) / ((mr + nr) * f64)
-	kc = clamp(kc&^63, 128, 512)
-	mc := (l2 / 3) / (kc * f64)
-	mc = max(mc/mr*mr, 2*mr)
-	nc := (l3 / 16) / (kc * f64)
-	nc = clamp(nc/nr*nr, nr, 8192/nr*nr)
+//   - KC: the KC×NR micro-panel of B stays in L1 while MR×KC micro-panels
+//     of A stream through it. Of the L1's W1−1 ways not needed by the C
+//     tile's lines, A takes CA = ⌊(W1−1)/(1+NR/MR)⌋ and B the other
+//     CB = W1−1−CA, so KC = CB·S1/(W1·NR·8), S1 the L1 size.
+//   - MC: the MC×KC block of A stays in L2 next to one B micro-panel, which
+//     takes ⌈NR·KC·8·W2/S2⌉ ways; A gets the rest but one, so
+//     MC = CA2·S2/(W2·KC·8), rounded down to a multiple of MR.
+//   - NC: the KC×NC block of B stays in L3 next to one A block likewise;
+//     without an L3 (or when NC would exceed it) NC is capped at 4096.
+//
+// KC is rounded down to a multiple of 8 (a cache line of the packed
+// panels). Every result is at least one tile.
+func analyticBlocking(mr, nr int, c caches) Blocking {
+	const f64, line = 8, 64
+	ways := func(l cacheLevel) int { return max(l.ways, 2) }
+	sets := func(l cacheLevel) int { return max(l.size/(ways(l)*line), 1) }
+	w1 := ways(c.l1)
+	ca := (w1 - 1) * mr / (mr + nr)
+	cb := max(w1-1-ca, 1)
+	kc := cb * sets(c.l1) * line / (nr * f64)
+	kc = max(kc/8*8, 8)
+
+	w2 := ways(c.l2)
+	bWays := ceilDiv(nr*kc*f64, sets(c.l2)*line)
+	mc := max(w2-1-bWays, 1) * sets(c.l2) * line / (kc * f64)
+	mc = max(mc/mr*mr, mr)
+
+	nc := 4096
+	if c.l3.size > 0 {
+		w3 := ways(c.l3)
+		aWays := ceilDiv(mc*kc*f64, sets(c.l3)*line)
+		nc = min(max(w3-1-aWays, 1)*sets(c.l3)*line/(kc*f64), nc)
+	}
+	nc = max(nc/nr*nr, nr)
 	return Blocking{MC: mc, KC: kc, NC: nc}
 }
 
-func clamp(x, lo, hi int) int {
-	if x < lo {
-		return lo
-	}
-	if x > hi {
-		return hi
-	}
-	return x
-}
+func ceilDiv(a, b int) int { return (a + b - 1) / b }

@@ -26,6 +26,23 @@ func kernelAVX512(k int, alpha float64, a, b []float64, beta float64, c []float6
 	dgemmAVX512(k, alpha, first(a), first(b), beta, &c[0], ldc)
 }
 
+// dgemmAVX512Reg is dgemmAVX512 with each A value broadcast into a register
+// by VBROADCASTSD and used by two register FMAs, instead of FMAs that
+// broadcast it from memory (dgemm_avx512reg_amd64.s): the same result bit
+// for bit, at a different balance of load and FMA micro-ops, which is
+// faster on full-rate 512-bit cores (Zen 5).
+//
+//go:noescape
+func dgemmAVX512Reg(k int, alpha float64, a, b *float64, beta float64, c *float64, ldc int)
+
+func kernelAVX512Reg(k int, alpha float64, a, b []float64, beta float64, c []float64, ldc int) {
+	dgemmAVX512Reg(k, alpha, first(a), first(b), beta, &c[0], ldc)
+}
+
+func partialAVX512Reg(rows, k int, alpha float64, a, b []float64, beta float64, c []float64, ldc int) {
+	avx512RegPartial[rows](k, alpha, first(a), first(b), beta, &c[0], ldc)
+}
+
 func kernelAVX2(k int, alpha float64, a, b []float64, beta float64, c []float64, ldc int) {
 	dgemmAVX2(k, alpha, first(a), first(b), beta, &c[0], ldc)
 }
@@ -47,17 +64,21 @@ func first(s []float64) *float64 {
 	return &s[0]
 }
 
-// archBackends lists the amd64 assembly backends this CPU supports, best
-// first. The x/sys/cpu feature bits honour GODEBUG (e.g. cpu.avx512f=off).
-func archBackends() []*Backend {
-	var bs []*Backend
+// archKernels lists the amd64 assembly kernels this CPU supports, in the
+// order preferred when the configuration table does not say otherwise. The
+// x/sys/cpu feature bits honour GODEBUG (e.g. cpu.avx512f=off).
+func archKernels() []kernelSpec {
+	var ks []kernelSpec
 	if cpu.X86.HasAVX512F {
-		bs = append(bs, &Backend{name: "avx512", mr: avx512MR, nr: avx512NR, kernel: kernelAVX512, partial: partialAVX512, trsm: trsmAVX512,
-			block: blockingFor(avx512MR, avx512NR)})
+		ks = append(ks,
+			kernelSpec{name: "avx512-reg", isa: "avx512", mr: avx512MR, nr: avx512NR,
+				kernel: kernelAVX512Reg, partial: partialAVX512Reg, trsm: trsmAVX512},
+			kernelSpec{name: "avx512", isa: "avx512", mr: avx512MR, nr: avx512NR,
+				kernel: kernelAVX512, partial: partialAVX512, trsm: trsmAVX512})
 	}
 	if cpu.X86.HasAVX2 && cpu.X86.HasFMA {
-		bs = append(bs, &Backend{name: "avx2", mr: avx2MR, nr: avx2NR, kernel: kernelAVX2, partial: partialAVX2, trsm: trsmAVX2,
-			block: blockingFor(avx2MR, avx2NR)})
+		ks = append(ks, kernelSpec{name: "avx2", isa: "avx2", mr: avx2MR, nr: avx2NR,
+			kernel: kernelAVX2, partial: partialAVX2, trsm: trsmAVX2})
 	}
-	return bs
+	return ks
 }

@@ -33,14 +33,13 @@ func first(s []float64) *float64 {
 	return &s[0]
 }
 
-// archBackends lists the arm64 assembly backends; Advanced SIMD is part of
+// archKernels lists the arm64 assembly kernels; Advanced SIMD is part of
 // the arm64 base architecture but is still checked through x/sys/cpu.
-func archBackends() []*Backend {
+func archKernels() []kernelSpec {
 	if !cpu.ARM64.HasASIMD {
 		return nil
 	}
-	return []*Backend{{name: "neon", mr: neonMR, nr: neonNR, kernel: kernelNEON, trsm: trsmNEON,
-		block: blockingFor(neonMR, neonNR)}}
+	return []kernelSpec{{name: "neon", isa: "neon", mr: neonMR, nr: neonNR, kernel: kernelNEON, trsm: trsmNEON}}
 }
 
 // updateTile applies Reference's final update to an mr×nr tile of raw

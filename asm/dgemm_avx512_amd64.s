@@ -17,7 +17,7 @@
 //	DI      row i of C; SI ldc in bytes; R8 scratch
 //	Z0-Z27  accumulators: row i of the tile is Z(2i) (columns 0-7), Z(2i+1) (columns 8-15)
 //	Z28,Z29 row p of B
-//	Z30,Z31 alpha and beta in the epilogue (A broadcasts with -bcastreg)
+//	Z30,Z31 alpha and beta in the epilogue
 TEXT ·dgemmAVX512(SB), NOSPLIT, $0-56
 	MOVQ k+0(FP), CX
 	MOVQ a+16(FP), AX
@@ -454,7 +454,7 @@ store:
 //	DI      row i of C; SI ldc in bytes; R8 scratch
 //	Z0-Z27  accumulators: row i of the tile is Z(2i) (columns 0-7), Z(2i+1) (columns 8-15)
 //	Z28,Z29 row p of B
-//	Z30,Z31 alpha and beta in the epilogue (A broadcasts with -bcastreg)
+//	Z30,Z31 alpha and beta in the epilogue
 TEXT ·dgemmAVX512R1(SB), NOSPLIT, $0-56
 	MOVQ k+0(FP), CX
 	MOVQ a+16(FP), AX
@@ -553,7 +553,7 @@ store:
 //	DI      row i of C; SI ldc in bytes; R8 scratch
 //	Z0-Z27  accumulators: row i of the tile is Z(2i) (columns 0-7), Z(2i+1) (columns 8-15)
 //	Z28,Z29 row p of B
-//	Z30,Z31 alpha and beta in the epilogue (A broadcasts with -bcastreg)
+//	Z30,Z31 alpha and beta in the epilogue
 TEXT ·dgemmAVX512R2(SB), NOSPLIT, $0-56
 	MOVQ k+0(FP), CX
 	MOVQ a+16(FP), AX
@@ -678,7 +678,7 @@ store:
 //	DI      row i of C; SI ldc in bytes; R8 scratch
 //	Z0-Z27  accumulators: row i of the tile is Z(2i) (columns 0-7), Z(2i+1) (columns 8-15)
 //	Z28,Z29 row p of B
-//	Z30,Z31 alpha and beta in the epilogue (A broadcasts with -bcastreg)
+//	Z30,Z31 alpha and beta in the epilogue
 TEXT ·dgemmAVX512R3(SB), NOSPLIT, $0-56
 	MOVQ k+0(FP), CX
 	MOVQ a+16(FP), AX
@@ -829,7 +829,7 @@ store:
 //	DI      row i of C; SI ldc in bytes; R8 scratch
 //	Z0-Z27  accumulators: row i of the tile is Z(2i) (columns 0-7), Z(2i+1) (columns 8-15)
 //	Z28,Z29 row p of B
-//	Z30,Z31 alpha and beta in the epilogue (A broadcasts with -bcastreg)
+//	Z30,Z31 alpha and beta in the epilogue
 TEXT ·dgemmAVX512R4(SB), NOSPLIT, $0-56
 	MOVQ k+0(FP), CX
 	MOVQ a+16(FP), AX
@@ -1006,7 +1006,7 @@ store:
 //	DI      row i of C; SI ldc in bytes; R8 scratch
 //	Z0-Z27  accumulators: row i of the tile is Z(2i) (columns 0-7), Z(2i+1) (columns 8-15)
 //	Z28,Z29 row p of B
-//	Z30,Z31 alpha and beta in the epilogue (A broadcasts with -bcastreg)
+//	Z30,Z31 alpha and beta in the epilogue
 TEXT ·dgemmAVX512R5(SB), NOSPLIT, $0-56
 	MOVQ k+0(FP), CX
 	MOVQ a+16(FP), AX
@@ -1209,7 +1209,7 @@ store:
 //	DI      row i of C; SI ldc in bytes; R8 scratch
 //	Z0-Z27  accumulators: row i of the tile is Z(2i) (columns 0-7), Z(2i+1) (columns 8-15)
 //	Z28,Z29 row p of B
-//	Z30,Z31 alpha and beta in the epilogue (A broadcasts with -bcastreg)
+//	Z30,Z31 alpha and beta in the epilogue
 TEXT ·dgemmAVX512R6(SB), NOSPLIT, $0-56
 	MOVQ k+0(FP), CX
 	MOVQ a+16(FP), AX
@@ -1438,7 +1438,7 @@ store:
 //	DI      row i of C; SI ldc in bytes; R8 scratch
 //	Z0-Z27  accumulators: row i of the tile is Z(2i) (columns 0-7), Z(2i+1) (columns 8-15)
 //	Z28,Z29 row p of B
-//	Z30,Z31 alpha and beta in the epilogue (A broadcasts with -bcastreg)
+//	Z30,Z31 alpha and beta in the epilogue
 TEXT ·dgemmAVX512R7(SB), NOSPLIT, $0-56
 	MOVQ k+0(FP), CX
 	MOVQ a+16(FP), AX
@@ -1693,7 +1693,7 @@ store:
 //	DI      row i of C; SI ldc in bytes; R8 scratch
 //	Z0-Z27  accumulators: row i of the tile is Z(2i) (columns 0-7), Z(2i+1) (columns 8-15)
 //	Z28,Z29 row p of B
-//	Z30,Z31 alpha and beta in the epilogue (A broadcasts with -bcastreg)
+//	Z30,Z31 alpha and beta in the epilogue
 TEXT ·dgemmAVX512R8(SB), NOSPLIT, $0-56
 	MOVQ k+0(FP), CX
 	MOVQ a+16(FP), AX
@@ -1974,7 +1974,7 @@ store:
 //	DI      row i of C; SI ldc in bytes; R8 scratch
 //	Z0-Z27  accumulators: row i of the tile is Z(2i) (columns 0-7), Z(2i+1) (columns 8-15)
 //	Z28,Z29 row p of B
-//	Z30,Z31 alpha and beta in the epilogue (A broadcasts with -bcastreg)
+//	Z30,Z31 alpha and beta in the epilogue
 TEXT ·dgemmAVX512R9(SB), NOSPLIT, $0-56
 	MOVQ k+0(FP), CX
 	MOVQ a+16(FP), AX
@@ -2281,7 +2281,7 @@ store:
 //	DI      row i of C; SI ldc in bytes; R8 scratch
 //	Z0-Z27  accumulators: row i of the tile is Z(2i) (columns 0-7), Z(2i+1) (columns 8-15)
 //	Z28,Z29 row p of B
-//	Z30,Z31 alpha and beta in the epilogue (A broadcasts with -bcastreg)
+//	Z30,Z31 alpha and beta in the epilogue
 TEXT ·dgemmAVX512R10(SB), NOSPLIT, $0-56
 	MOVQ k+0(FP), CX
 	MOVQ a+16(FP), AX
@@ -2614,7 +2614,7 @@ store:
 //	DI      row i of C; SI ldc in bytes; R8 scratch
 //	Z0-Z27  accumulators: row i of the tile is Z(2i) (columns 0-7), Z(2i+1) (columns 8-15)
 //	Z28,Z29 row p of B
-//	Z30,Z31 alpha and beta in the epilogue (A broadcasts with -bcastreg)
+//	Z30,Z31 alpha and beta in the epilogue
 TEXT ·dgemmAVX512R11(SB), NOSPLIT, $0-56
 	MOVQ k+0(FP), CX
 	MOVQ a+16(FP), AX
@@ -2973,7 +2973,7 @@ store:
 //	DI      row i of C; SI ldc in bytes; R8 scratch
 //	Z0-Z27  accumulators: row i of the tile is Z(2i) (columns 0-7), Z(2i+1) (columns 8-15)
 //	Z28,Z29 row p of B
-//	Z30,Z31 alpha and beta in the epilogue (A broadcasts with -bcastreg)
+//	Z30,Z31 alpha and beta in the epilogue
 TEXT ·dgemmAVX512R12(SB), NOSPLIT, $0-56
 	MOVQ k+0(FP), CX
 	MOVQ a+16(FP), AX
@@ -3358,7 +3358,7 @@ store:
 //	DI      row i of C; SI ldc in bytes; R8 scratch
 //	Z0-Z27  accumulators: row i of the tile is Z(2i) (columns 0-7), Z(2i+1) (columns 8-15)
 //	Z28,Z29 row p of B
-//	Z30,Z31 alpha and beta in the epilogue (A broadcasts with -bcastreg)
+//	Z30,Z31 alpha and beta in the epilogue
 TEXT ·dgemmAVX512R13(SB), NOSPLIT, $0-56
 	MOVQ k+0(FP), CX
 	MOVQ a+16(FP), AX

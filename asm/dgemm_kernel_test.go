@@ -111,26 +111,8 @@ func TestExpectBackend(t *testing.T) {
 	if want == "" {
 		t.Skip("SOLVEGP_EXPECT_BACKEND not set")
 	}
-	if got := Default().Name(); got != want {
+	if got := Default().ISA(); got != want {
 		t.Fatalf("default backend is %q, SOLVEGP_EXPECT_BACKEND=%q", got, want)
-	}
-}
-
-func TestComputeBlocking(t *testing.T) {
-	if bl := computeBlocking(14, 16, 32<<10, 1<<20, 32<<20); bl != (Blocking{MC: 84, KC: 512, NC: 512}) {
-		t.Errorf("Zen 4 blocking = %+v", bl)
-	}
-	for _, tc := range []struct{ mr, nr, l1, l2, l3 int }{
-		{14, 16, 32 << 10, 1 << 20, 32 << 20},
-		{6, 8, 48 << 10, 2 << 20, 64 << 20},
-		{4, 4, 1, 1, 1},
-		{6, 8, 1 << 30, 1 << 30, 1<<31 - 1},
-	} {
-		bl := computeBlocking(tc.mr, tc.nr, tc.l1, tc.l2, tc.l3)
-		if bl.KC < 128 || bl.KC > 512 || bl.KC%64 != 0 || bl.MC < 2*tc.mr || bl.MC%tc.mr != 0 ||
-			bl.NC < tc.nr || bl.NC%tc.nr != 0 || bl.NC > 8192 {
-			t.Errorf("computeBlocking(%+v) = %+v", tc, bl)
-		}
 	}
 }
 

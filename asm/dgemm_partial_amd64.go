@@ -87,6 +87,89 @@ var avx512Partial = [14]func(k int, alpha float64, a, b *float64, beta float64, 
 	dgemmAVX512R13,
 }
 
+// dgemmAVX512RegR1 computes rows 0…0 of the 14×16 tile from 14-row A panels.
+//
+//go:noescape
+func dgemmAVX512RegR1(k int, alpha float64, a, b *float64, beta float64, c *float64, ldc int)
+
+// dgemmAVX512RegR2 computes rows 0…1 of the 14×16 tile from 14-row A panels.
+//
+//go:noescape
+func dgemmAVX512RegR2(k int, alpha float64, a, b *float64, beta float64, c *float64, ldc int)
+
+// dgemmAVX512RegR3 computes rows 0…2 of the 14×16 tile from 14-row A panels.
+//
+//go:noescape
+func dgemmAVX512RegR3(k int, alpha float64, a, b *float64, beta float64, c *float64, ldc int)
+
+// dgemmAVX512RegR4 computes rows 0…3 of the 14×16 tile from 14-row A panels.
+//
+//go:noescape
+func dgemmAVX512RegR4(k int, alpha float64, a, b *float64, beta float64, c *float64, ldc int)
+
+// dgemmAVX512RegR5 computes rows 0…4 of the 14×16 tile from 14-row A panels.
+//
+//go:noescape
+func dgemmAVX512RegR5(k int, alpha float64, a, b *float64, beta float64, c *float64, ldc int)
+
+// dgemmAVX512RegR6 computes rows 0…5 of the 14×16 tile from 14-row A panels.
+//
+//go:noescape
+func dgemmAVX512RegR6(k int, alpha float64, a, b *float64, beta float64, c *float64, ldc int)
+
+// dgemmAVX512RegR7 computes rows 0…6 of the 14×16 tile from 14-row A panels.
+//
+//go:noescape
+func dgemmAVX512RegR7(k int, alpha float64, a, b *float64, beta float64, c *float64, ldc int)
+
+// dgemmAVX512RegR8 computes rows 0…7 of the 14×16 tile from 14-row A panels.
+//
+//go:noescape
+func dgemmAVX512RegR8(k int, alpha float64, a, b *float64, beta float64, c *float64, ldc int)
+
+// dgemmAVX512RegR9 computes rows 0…8 of the 14×16 tile from 14-row A panels.
+//
+//go:noescape
+func dgemmAVX512RegR9(k int, alpha float64, a, b *float64, beta float64, c *float64, ldc int)
+
+// dgemmAVX512RegR10 computes rows 0…9 of the 14×16 tile from 14-row A panels.
+//
+//go:noescape
+func dgemmAVX512RegR10(k int, alpha float64, a, b *float64, beta float64, c *float64, ldc int)
+
+// dgemmAVX512RegR11 computes rows 0…10 of the 14×16 tile from 14-row A panels.
+//
+//go:noescape
+func dgemmAVX512RegR11(k int, alpha float64, a, b *float64, beta float64, c *float64, ldc int)
+
+// dgemmAVX512RegR12 computes rows 0…11 of the 14×16 tile from 14-row A panels.
+//
+//go:noescape
+func dgemmAVX512RegR12(k int, alpha float64, a, b *float64, beta float64, c *float64, ldc int)
+
+// dgemmAVX512RegR13 computes rows 0…12 of the 14×16 tile from 14-row A panels.
+//
+//go:noescape
+func dgemmAVX512RegR13(k int, alpha float64, a, b *float64, beta float64, c *float64, ldc int)
+
+// avx512RegPartial[r] computes the first r rows of the 14×16 tile (1 ≤ r < 14).
+var avx512RegPartial = [14]func(k int, alpha float64, a, b *float64, beta float64, c *float64, ldc int){
+	nil,
+	dgemmAVX512RegR1,
+	dgemmAVX512RegR2,
+	dgemmAVX512RegR3,
+	dgemmAVX512RegR4,
+	dgemmAVX512RegR5,
+	dgemmAVX512RegR6,
+	dgemmAVX512RegR7,
+	dgemmAVX512RegR8,
+	dgemmAVX512RegR9,
+	dgemmAVX512RegR10,
+	dgemmAVX512RegR11,
+	dgemmAVX512RegR12,
+	dgemmAVX512RegR13,
+}
+
 // dgemmAVX2R1 computes rows 0…0 of the 6×8 tile from 6-row A panels.
 //
 //go:noescape

@@ -2,6 +2,6 @@
 
 package asm
 
-// archBackends reports no assembly backends: this build uses only the
+// archKernels reports no assembly kernels: this build uses only the
 // portable Go kernel.
-func archBackends() []*Backend { return nil }
+func archKernels() []kernelSpec { return nil }
