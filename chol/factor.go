@@ -2,6 +2,7 @@ package chol
 
 import (
 	"math"
+	"runtime"
 
 	gblas "gonum.org/v1/gonum/blas"
 
@@ -45,6 +46,9 @@ func potrfLower(bi blas.Implementation, n int, a []float64, lda int) (pivot int,
 	if n <= potrfBase {
 		return potf2Lower(n, a, lda)
 	}
+	if threads := goroutines(bi); threads > 1 && n >= dagMin {
+		return potrfDAG(bi, threads, n, a, lda)
+	}
 	lf := potrfLeaf{be: tiledBackend(bi)}
 	if lf.be == nil {
 		wp := leafPool.Get().(*[]float64)
@@ -52,6 +56,15 @@ func potrfLower(bi blas.Implementation, n int, a []float64, lda int) (pivot int,
 		lf.work = *wp
 	}
 	return potrfRecLower(bi, &lf, n, a, lda)
+}
+
+// goroutines returns the goroutine budget of bi: bi.Threads, or GOMAXPROCS
+// when that is not positive.
+func goroutines(bi blas.Implementation) int {
+	if bi.Threads > 0 {
+		return bi.Threads
+	}
+	return runtime.GOMAXPROCS(0)
 }
 
 // potrfLeaf selects the leaf factorization of the recursion: the tiled leaf

@@ -1,0 +1,246 @@
+package chol
+
+import (
+	"sync"
+
+	gblas "gonum.org/v1/gonum/blas"
+
+	"github.com/solvegp/solvegp/blas"
+)
+
+// The parallel factorization: a right-looking tiled Cholesky run as a task
+// graph, so that no goroutine waits for a whole step to finish. The matrix
+// is cut into T×T tiles of order nb (the last ones smaller); with panel k
+// the tasks are
+//
+//	P(k)    factor the diagonal tile: L[k,k] = chol(A[k,k])
+//	S(i,k)  solve the tile below it: L[i,k] = A[i,k]·L[k,k]⁻ᵀ      (i > k)
+//	U(i,k)  update row block i right of panel k and up to its diagonal:
+//	        A[i,j] −= L[i,k]·L[j,k]ᵀ for k < j ≤ i                  (i > k)
+//
+// with the dependencies P(k) → S(i,k); S(j,k) for j ≤ i → U(i,k);
+// U(i,k−1) → U(i,k) (each tile receives its updates in the order
+// k = 0, 1, …); U(k+1,k) → P(k+1); U(i,k) → S(i,k+1). Each task runs on one
+// goroutine with one-thread kernels, and every tile's arithmetic happens
+// in the same order whatever the schedule, so the result is bit-identical
+// for any number of goroutines. Ready tasks run in priority order: factor
+// and solve before update, earlier panels first, rows near the diagonal
+// first; so the next panel is factored while the rest of the previous
+// update is still running (look-ahead), which is what keeps both cores busy
+// at the orders of the GP step.
+
+// dagMin is the smallest order factored by the task graph when more than
+// one goroutine is allowed; below it the recursive algorithm, whose BLAS
+// calls are parallel themselves, is faster.
+const dagMin = 512
+
+// dagTile returns the tile order for an order-n factorization: about n/8,
+// a multiple of 32 in [128, 256], so there are enough tasks to balance two
+// to eight goroutines while each kernel call stays large enough to run near
+// the GEMM rate.
+func dagTile(n int) int {
+	return min(max(n/8/32*32, 128), 256)
+}
+
+type dagKind uint8
+
+const (
+	taskFactor dagKind = iota
+	taskSolve
+	taskUpdate
+)
+
+// dagTask identifies one task: kind, panel k and row block i (i = k for P).
+type dagTask struct {
+	kind dagKind
+	i, k int
+}
+
+// before reports whether t should run before u when both are ready.
+func (t dagTask) before(u dagTask) bool {
+	if t.k != u.k {
+		return t.k < u.k
+	}
+	if t.kind != u.kind {
+		return t.kind < u.kind
+	}
+	return t.i < u.i
+}
+
+// dagCholesky is the state of one task-graph factorization.
+type dagCholesky struct {
+	bi       blas.Implementation // one-thread kernels for every task
+	lf       potrfLeaf
+	n, nb, t int
+	a        []float64
+	lda      int
+
+	mu      sync.Mutex
+	wake    *sync.Cond
+	ready   []dagTask
+	waiting []int // unmet dependencies, indexed by taskIndex
+	left    int   // tasks not yet finished
+	pivot   int   // first failed pivot, −1 while none
+	value   float64
+}
+
+// potrfDAG factors the order-n matrix in the lower triangle of a with the
+// task graph on threads goroutines. The contract is potrfLower's, except
+// that after a failure the rows and columns past the failing tile are
+// updated only as far as the tasks that had started.
+func potrfDAG(bi blas.Implementation, threads, n int, a []float64, lda int) (pivot int, value float64) {
+	one := bi
+	one.Threads = 1
+	d := &dagCholesky{bi: one, n: n, nb: dagTile(n), a: a, lda: lda, pivot: -1}
+	d.lf = potrfLeaf{be: tiledBackend(one)}
+	if d.lf.be == nil {
+		wp := leafPool.Get().(*[]float64)
+		defer leafPool.Put(wp)
+		d.lf.work = *wp
+	}
+	d.t = (n + d.nb - 1) / d.nb
+	d.wake = sync.NewCond(&d.mu)
+	d.initGraph()
+	var wg sync.WaitGroup
+	for range min(threads, d.t) - 1 {
+		wg.Add(1)
+		go func() { defer wg.Done(); d.work() }()
+	}
+	d.work()
+	wg.Wait()
+	return d.pivot, d.value
+}
+
+// taskIndex numbers the tasks: P(k) and S(i,k) share the slot of the
+// lower-triangle position (i,k); U(i,k) has its own triangle after them.
+func (d *dagCholesky) taskIndex(t dagTask) int {
+	pos := t.i*(t.i+1)/2 + t.k
+	if t.kind == taskUpdate {
+		return d.t*(d.t+1)/2 + pos
+	}
+	return pos
+}
+
+// initGraph counts every task's dependencies and queues P(0).
+func (d *dagCholesky) initGraph() {
+	T := d.t
+	d.waiting = make([]int, T*(T+1))
+	for k := range T {
+		if k > 0 {
+			d.waiting[d.taskIndex(dagTask{taskFactor, k, k})] = 1 // U(k,k−1)
+		}
+		for i := k + 1; i < T; i++ {
+			deps := 1 // P(k)
+			if k > 0 {
+				deps++ // U(i,k−1)
+			}
+			d.waiting[d.taskIndex(dagTask{taskSolve, i, k})] = deps
+			deps = i - k // S(k+1..i, k)
+			if k > 0 {
+				deps++ // U(i,k−1)
+			}
+			d.waiting[d.taskIndex(dagTask{taskUpdate, i, k})] = deps
+		}
+	}
+	d.left = T + T*(T-1)
+	d.ready = []dagTask{{taskFactor, 0, 0}}
+}
+
+// work runs ready tasks until every task has finished or one has failed.
+func (d *dagCholesky) work() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for {
+		for len(d.ready) == 0 && d.left > 0 && d.pivot < 0 {
+			d.wake.Wait()
+		}
+		if d.left == 0 || d.pivot >= 0 {
+			d.wake.Broadcast()
+			return
+		}
+		best := 0
+		for j, t := range d.ready {
+			if t.before(d.ready[best]) {
+				best = j
+			}
+		}
+		t := d.ready[best]
+		d.ready[best] = d.ready[len(d.ready)-1]
+		d.ready = d.ready[:len(d.ready)-1]
+		d.mu.Unlock()
+		piv, val := d.run(t)
+		d.mu.Lock()
+		if piv >= 0 {
+			if d.pivot < 0 {
+				d.pivot, d.value = piv, val
+			}
+			continue
+		}
+		d.finish(t)
+	}
+}
+
+// finish releases the dependents of the finished task t. Called with mu held.
+func (d *dagCholesky) finish(t dagTask) {
+	d.left--
+	release := func(u dagTask) {
+		j := d.taskIndex(u)
+		d.waiting[j]--
+		if d.waiting[j] == 0 {
+			d.ready = append(d.ready, u)
+			d.wake.Signal()
+		}
+	}
+	T, i, k := d.t, t.i, t.k
+	switch t.kind {
+	case taskFactor:
+		for r := k + 1; r < T; r++ {
+			release(dagTask{taskSolve, r, k})
+		}
+	case taskSolve:
+		for r := i; r < T; r++ {
+			release(dagTask{taskUpdate, r, k})
+		}
+	case taskUpdate:
+		if i == k+1 {
+			release(dagTask{taskFactor, i, i})
+		} else {
+			release(dagTask{taskSolve, i, k + 1})
+			release(dagTask{taskUpdate, i, k + 1})
+		}
+	}
+	if d.left == 0 {
+		d.wake.Broadcast()
+	}
+}
+
+// rows returns the first row of block i and its number of rows.
+func (d *dagCholesky) rows(i int) (int, int) {
+	r0 := i * d.nb
+	return r0, min(d.nb, d.n-r0)
+}
+
+// run performs task t and returns a failed pivot (global index) or −1.
+func (d *dagCholesky) run(t dagTask) (pivot int, value float64) {
+	a, lda := d.a, d.lda
+	i0, ni := d.rows(t.i)
+	k0, nk := d.rows(t.k)
+	switch t.kind {
+	case taskFactor:
+		p, v := potrfRecLower(d.bi, &d.lf, nk, a[k0*lda+k0:], lda)
+		if p >= 0 {
+			return k0 + p, v
+		}
+	case taskSolve:
+		d.bi.Dtrsm(gblas.Right, gblas.Lower, gblas.Trans, gblas.NonUnit, ni, nk, 1,
+			a[k0*lda+k0:], lda, a[i0*lda+k0:], lda)
+	case taskUpdate:
+		j0 := k0 + nk // first column right of panel k
+		if w := i0 - j0; w > 0 {
+			d.bi.Dgemm(gblas.NoTrans, gblas.Trans, ni, w, nk, -1,
+				a[i0*lda+k0:], lda, a[j0*lda+k0:], lda, 1, a[i0*lda+j0:], lda)
+		}
+		d.bi.Dsyrk(gblas.Lower, gblas.NoTrans, ni, nk, -1, a[i0*lda+k0:], lda, 1, a[i0*lda+i0:], lda)
+	}
+	return -1, 0
+}

@@ -1,0 +1,133 @@
+package chol
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	gblas "gonum.org/v1/gonum/blas"
+
+	"github.com/solvegp/solvegp/blas"
+)
+
+// spd returns a random well-conditioned SPD matrix of order n with leading
+// dimension lda, the strict upper triangle filled with guard values.
+func dagSPD(rng *rand.Rand, n, lda int) []float64 {
+	g := make([]float64, n*n)
+	for i := range g {
+		g[i] = rng.NormFloat64()
+	}
+	a := make([]float64, n*lda)
+	for i := range a {
+		a[i] = math.NaN()
+	}
+	blas.Implementation{}.Dsyrk(gblas.Lower, gblas.NoTrans, n, n, 1/float64(n), g, n, 0, a, lda)
+	for i := range n {
+		a[i*lda+i] += 1
+		for j := i + 1; j < lda; j++ {
+			a[i*lda+j] = 12345 // guard: strict upper triangle and padding
+		}
+	}
+	return a
+}
+
+// TestPotrfDAG checks the task-graph factorization against the recursive
+// one (to rounding), bit-identical results for every goroutine count,
+// untouched upper triangle and padding, at orders crossing tile edges.
+func TestPotrfDAG(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 7))
+	for _, n := range []int{1, 100, 128, 129, 300, 513, 700} {
+		lda := n + 3
+		a0 := dagSPD(rng, n, lda)
+		want := append([]float64(nil), a0...)
+		if p, _ := potrfRecLower(blas.Implementation{Threads: 1}, &potrfLeaf{be: tiledBackend(blas.Implementation{})}, n, want, lda); p >= 0 {
+			t.Fatalf("n=%d: reference factorization failed at %d", n, p)
+		}
+		var first []float64
+		for _, threads := range []int{1, 2, 3, 5} {
+			got := append([]float64(nil), a0...)
+			if p, _ := potrfDAG(blas.Implementation{}, threads, n, got, lda); p >= 0 {
+				t.Fatalf("n=%d threads=%d: failed at pivot %d", n, threads, p)
+			}
+			for i := range n {
+				for j := 0; j < lda; j++ {
+					g, w := got[i*lda+j], want[i*lda+j]
+					if j > i {
+						if g != 12345 {
+							t.Fatalf("n=%d threads=%d: upper/padding (%d,%d) = %v", n, threads, i, j, g)
+						}
+						continue
+					}
+					if math.Abs(g-w) > 1e-12*(1+math.Abs(w)) {
+						t.Fatalf("n=%d threads=%d: L[%d,%d] = %v, recursive %v", n, threads, i, j, g, w)
+					}
+				}
+			}
+			if first == nil {
+				first = got
+				continue
+			}
+			for j := range got {
+				if math.Float64bits(got[j]) != math.Float64bits(first[j]) {
+					t.Fatalf("n=%d: %d goroutines differ from one at %d: %v vs %v", n, threads, j, got[j], first[j])
+				}
+			}
+		}
+	}
+}
+
+// TestPotrfDAGPivot checks that a matrix that is not positive definite
+// reports the same first failing pivot and value as the recursive
+// algorithm, whichever tile the failure lies in.
+func TestPotrfDAGPivot(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 1))
+	const n = 600
+	for _, bad := range []int{0, 127, 128, 300, 599} {
+		a0 := dagSPD(rng, n, n)
+		a0[bad*n+bad] = -1
+		want := append([]float64(nil), a0...)
+		wp, wv := potrfRecLower(blas.Implementation{Threads: 1}, &potrfLeaf{be: tiledBackend(blas.Implementation{})}, n, want, n)
+		for _, threads := range []int{1, 2, 4} {
+			got := append([]float64(nil), a0...)
+			p, v := potrfDAG(blas.Implementation{}, threads, n, got, n)
+			if p != wp || math.Abs(v-wv) > 1e-9*math.Abs(wv) || got[p*n+p] != v {
+				t.Errorf("bad=%d threads=%d: pivot %d value %v (stored %v), recursive %d %v", bad, threads, p, v, got[p*n+p], wp, wv)
+			}
+		}
+	}
+}
+
+// BenchmarkPotrfDAG compares, on one goroutine, the task graph's schedule
+// with the recursive algorithm (its one-goroutine cost is the price of
+// the look-ahead), and runs the graph on two.
+func BenchmarkPotrfDAG(b *testing.B) {
+	for _, n := range []int{1024, 2048} {
+		rng := rand.New(rand.NewPCG(1, uint64(n)))
+		a0 := dagSPD(rng, n, n)
+		w := make([]float64, n*n)
+		for _, c := range []struct {
+			name string
+			f    func()
+		}{
+			{"recursive/threads=1", func() {
+				potrfRecLower(blas.Implementation{Threads: 1}, &potrfLeaf{be: tiledBackend(blas.Implementation{})}, n, w, n)
+			}},
+			{"dag/threads=1", func() { potrfDAG(blas.Implementation{}, 1, n, w, n) }},
+			{"recursive/threads=2", func() {
+				potrfRecLower(blas.Implementation{Threads: 2}, &potrfLeaf{be: tiledBackend(blas.Implementation{})}, n, w, n)
+			}},
+			{"dag/threads=2", func() { potrfDAG(blas.Implementation{}, 2, n, w, n) }},
+		} {
+			b.Run(fmt.Sprintf("n=%d/%s", n, c.name), func(b *testing.B) {
+				for b.Loop() {
+					b.StopTimer()
+					copy(w, a0)
+					b.StartTimer()
+					c.f()
+				}
+				b.ReportMetric(float64(b.N)*float64(n)*float64(n)*float64(n)/3/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+			})
+		}
+	}
+}
