@@ -212,13 +212,13 @@ func initBackends() []*Backend {
 	arch, known := lookupArch(name)
 	detected = arch
 	c := runningCaches(arch, known)
-	bs, oerr := configure(arch, known, specs, c, o)
+	bs, oerr := configure(arch, specs, c, o)
 	if err == nil {
 		err = oerr
 	}
 	configErr = err
 	if oerr != nil {
-		bs, _ = configure(arch, known, specs, c, override{})
+		bs, _ = configure(arch, specs, c, override{})
 	}
 	return bs
 }

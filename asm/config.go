@@ -229,9 +229,9 @@ func Arch() string { return detected.name }
 var detected archConfig
 
 // configure builds the backend list, best first, for the table entry arch
-// (known reports whether it is one), the usable kernels (best first by the
+// (name "" when the CPU is not in the table), the usable kernels (best first by the
 // generic order) and the caches, then applies the override o.
-func configure(arch archConfig, known bool, specs []kernelSpec, c caches, o override) ([]*Backend, error) {
+func configure(arch archConfig, specs []kernelSpec, c caches, o override) ([]*Backend, error) {
 	var out []*Backend
 	have := func(name string) bool {
 		for _, be := range out {

@@ -154,7 +154,7 @@ func TestConfigure(t *testing.T) {
 		}
 		return strings.Join(s, ",")
 	}
-	bs, err := configure(arch, true, specs, defaultCaches, override{})
+	bs, err := configure(arch, specs, defaultCaches, override{})
 	if err != nil || names(bs) != "k2,k1,generic" {
 		t.Fatalf("configure = %s, %v", names(bs), err)
 	}
@@ -164,11 +164,11 @@ func TestConfigure(t *testing.T) {
 	if bs[1].Blocking() != analyticBlocking(4, 4, defaultCaches) || bs[1].Basis() != "model" {
 		t.Errorf("untabled kernel became %s", bs[1].Describe())
 	}
-	bs, err = configure(arch, true, specs, defaultCaches, override{kernel: "k1", block: Blocking{KC: 32}})
+	bs, err = configure(arch, specs, defaultCaches, override{kernel: "k1", block: Blocking{KC: 32}})
 	if err != nil || names(bs) != "k1,k2,generic" || bs[0].Blocking().KC != 32 || bs[0].Basis() != "SOLVEGP_GEMM override" {
 		t.Errorf("override: %s (%s), %v", names(bs), bs[0].Describe(), err)
 	}
-	if _, err := configure(arch, true, specs, defaultCaches, override{kernel: "nope"}); err == nil {
+	if _, err := configure(arch, specs, defaultCaches, override{kernel: "nope"}); err == nil {
 		t.Error("override naming a missing kernel accepted")
 	}
 }
