@@ -9,25 +9,6 @@ import (
 	"github.com/solvegp/solvegp/internal/parallel"
 )
 
-// Panic messages of the level-3 triangular, symmetric and rank-k routines.
-// They are identical to gonum's so that callers (and gonum's test suites)
-// observe the same behaviour on bad arguments.
-const (
-	trsmErrMLT0         = "blas: m < 0"
-	trsmErrNLT0         = "blas: n < 0"
-	trsmErrKLT0         = "blas: k < 0"
-	trsmErrBadUplo      = "blas: illegal triangle"
-	trsmErrBadTranspose = "blas: illegal transpose"
-	trsmErrBadDiag      = "blas: illegal diagonal"
-	trsmErrBadSide      = "blas: illegal side"
-	trsmErrBadLdA       = "blas: bad leading dimension of A"
-	trsmErrBadLdB       = "blas: bad leading dimension of B"
-	trsmErrBadLdC       = "blas: bad leading dimension of C"
-	trsmErrShortA       = "blas: insufficient length of a"
-	trsmErrShortB       = "blas: insufficient length of b"
-	trsmErrShortC       = "blas: insufficient length of c"
-)
-
 const (
 	// trsmBase is the order of the triangular diagonal blocks that are
 	// solved (or multiplied, for Dtrmm) by the substitution kernel. Larger
@@ -50,32 +31,32 @@ const (
 // slice length checks are done by trsmCheckLen once m, n > 0 is known.
 func trsmCheck(s blas.Side, ul blas.Uplo, tA blas.Transpose, d blas.Diag, m, n, lda, ldb int) int {
 	if s != blas.Left && s != blas.Right {
-		panic(trsmErrBadSide)
+		panic(badSide)
 	}
 	if ul != blas.Lower && ul != blas.Upper {
-		panic(trsmErrBadUplo)
+		panic(badUplo)
 	}
 	if tA != blas.NoTrans && tA != blas.Trans && tA != blas.ConjTrans {
-		panic(trsmErrBadTranspose)
+		panic(badTranspose)
 	}
 	if d != blas.NonUnit && d != blas.Unit {
-		panic(trsmErrBadDiag)
+		panic(badDiag)
 	}
 	if m < 0 {
-		panic(trsmErrMLT0)
+		panic(mLT0)
 	}
 	if n < 0 {
-		panic(trsmErrNLT0)
+		panic(nLT0)
 	}
 	k := n
 	if s == blas.Left {
 		k = m
 	}
 	if lda < max(1, k) {
-		panic(trsmErrBadLdA)
+		panic(badLdA)
 	}
 	if ldb < max(1, n) {
-		panic(trsmErrBadLdB)
+		panic(badLdB)
 	}
 	return k
 }
@@ -84,10 +65,10 @@ func trsmCheck(s blas.Side, ul blas.Uplo, tA blas.Transpose, d blas.Diag, m, n, 
 // It must only be called with m, n > 0.
 func trsmCheckLen(k, m, n int, a []float64, lda int, b []float64, ldb int) {
 	if len(a) < lda*(k-1)+k {
-		panic(trsmErrShortA)
+		panic(shortA)
 	}
 	if len(b) < ldb*(m-1)+n {
-		panic(trsmErrShortB)
+		panic(shortB)
 	}
 }
 
