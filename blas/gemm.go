@@ -5,7 +5,7 @@ import (
 
 	"gonum.org/v1/gonum/blas"
 
-	"github.com/solvegp/solvegp/asm"
+	"github.com/solvegp/solvegp/internal/gemm"
 	"github.com/solvegp/solvegp/internal/parallel"
 )
 
@@ -147,7 +147,7 @@ func gemmScaleC(m, n int, beta float64, c []float64, ldc int) {
 
 // gemmProblem is one validated Dgemm call with alpha ≠ 0 and k > 0.
 type gemmProblem struct {
-	be             *asm.Backend
+	be             *gemm.Backend
 	aTrans, bTrans bool
 	// aSym (bSym) marks op(A) (op(B)) as a symmetric matrix of which only
 	// the named triangle of a (b) is stored (Dsymm): the packing reads
@@ -479,7 +479,7 @@ func (g *gemmProblem) packBPanel(dst []float64, pc, kcb, j, cols int) {
 	if g.bTrans {
 		off = j*g.ldb + pc
 	}
-	asm.PackB(g.be.NR(), dst, g.b[off:], g.ldb, g.bTrans, kcb, cols)
+	gemm.PackB(g.be.NR(), dst, g.b[off:], g.ldb, g.bTrans, kcb, cols)
 }
 
 // packABlock packs rows ic…ic+mcb, columns pc…pc+kcb of op(A) into dst as
@@ -493,7 +493,7 @@ func (g *gemmProblem) packABlock(dst []float64, ic, mcb, pc, kcb int) {
 	if g.aTrans {
 		off = pc*g.lda + ic
 	}
-	asm.PackA(g.be.MR(), dst, g.a[off:], g.lda, g.aTrans, mcb, kcb)
+	gemm.PackA(g.be.MR(), dst, g.a[off:], g.lda, g.aTrans, mcb, kcb)
 }
 
 // multiplyShare updates share t of the current block of C: the rows of row

@@ -5,7 +5,7 @@ import (
 
 	"gonum.org/v1/gonum/blas"
 
-	"github.com/solvegp/solvegp/asm"
+	"github.com/solvegp/solvegp/internal/gemm"
 	"github.com/solvegp/solvegp/internal/parallel"
 )
 
@@ -128,7 +128,7 @@ func trsmCoupling(ul blas.Uplo, a []float64, lda, k int) []float64 {
 // alpha is a scalar. At entry b holds B; on return it holds X.
 //
 // The triangle is split recursively and the coupling blocks are applied with
-// Dgemm. On backends with a gemm-trsm kernel (asm.Backend.HasTrsmKernel),
+// Dgemm. On backends with a gemm-trsm kernel (gemm.Backend.HasTrsmKernel),
 // diagonal blocks of order up to 384 (from 32 for Side Left, 16 for Side
 // Right) are solved by tiled loops around that kernel (see trsm_tiles.go);
 // on the others, Side Left blocks of order 32 to 256 are solved by a fused
@@ -182,7 +182,7 @@ func trsmParallel(impl Implementation, mul bool, s blas.Side, ul blas.Uplo, tA b
 // handles the w-th of t chunks of the right-hand sides. Tasks are pooled so
 // that parallel calls do not allocate.
 type trsmTask struct {
-	backend *asm.Backend // the caller's micro-kernel backend
+	backend *gemm.Backend // the caller's micro-kernel backend
 	mul     bool
 	s       blas.Side
 	ul      blas.Uplo

@@ -1,27 +1,29 @@
 package gp
 
-import "github.com/solvegp/solvegp/asm"
+import (
+	"github.com/solvegp/solvegp/internal/gemm"
+)
 
 // Micro-kernel products for the column-chunked loops (chunks.go). Their
 // operands are small (m ≤ 256 rows, a chunk of c ≤ 512 columns) and each
 // is used L times per chunk, so the loops pack every operand once, in the
-// micro-kernels' panel formats (asm.PackA, asm.PackB), and call the kernel
+// micro-kernels' panel formats (gemm.PackA, gemm.PackB), and call the kernel
 // tile by tile: the chunk of E or B for all L latent functions, the
 // triangles T_lᵀ and P_l for all chunks, and F̄_l for its two products.
 // Going through the blas routines instead repacked the shared operands in
 // every call and wrote P_l·F̄_l to scratch before adding it to B̄.
 
-// packedLen returns the number of values asm.PackA or asm.PackB writes for
+// packedLen returns the number of values gemm.PackA or gemm.PackB writes for
 // n rows (or columns) of depth k in panels of w: the last panel is padded.
 // packTriPanels writes packedLen(mr, m, m) values.
 func packedLen(w, n, k int) int { return (n + w - 1) / w * w * k }
 
 // packTriPanels packs the m×m triangle op(T) into the micro-kernel's row panels
-// (asm.PackA), for a lower triangle T stored row-major with stride m:
+// (gemm.PackA), for a lower triangle T stored row-major with stride m:
 // op(T) = Tᵀ, upper, when upper is true, and T otherwise. Entries outside
 // the triangle are packed as zeros, whatever T holds there.
 func packTriPanels(mr int, dst, t []float64, m int, upper bool) {
-	asm.PackA(mr, dst, t, m, upper, m, m)
+	gemm.PackA(mr, dst, t, m, upper, m, m)
 	for i0 := 0; i0 < m; i0 += mr {
 		panel := dst[i0*m : i0*m+mr*m]
 		for r := 0; r < min(mr, m-i0); r++ {
@@ -56,7 +58,7 @@ func packTriangles(mr int, dst []float64, tris [][]float64, m int, upper bool) [
 // column panel, beta 0 or 1. Blocks narrower than the kernel's tile, or
 // rows too close together for it, go through the scratch tile (MR·NR
 // values).
-func tileMul(be *asm.Backend, rows, cols, k int, a, b []float64, beta float64, c []float64, ldc int, tile []float64) {
+func tileMul(be *gemm.Backend, rows, cols, k int, a, b []float64, beta float64, c []float64, ldc int, tile []float64) {
 	nr := be.NR()
 	if cols == nr && ldc >= nr {
 		be.KernelRowsNoCheck(rows, k, 1, a, b, beta, c, ldc)

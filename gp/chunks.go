@@ -5,8 +5,8 @@ import (
 
 	gblas "gonum.org/v1/gonum/blas"
 
-	"github.com/solvegp/solvegp/asm"
 	"github.com/solvegp/solvegp/blas"
+	"github.com/solvegp/solvegp/internal/gemm"
 	"github.com/solvegp/solvegp/internal/parallel"
 )
 
@@ -152,7 +152,7 @@ func (t *chunkedBack) Run(q int) {
 			}
 		}
 		t.bi.Dgemm(gblas.NoTrans, gblas.Trans, m, c, L, 1, t.am, L, t.dmu[j0*L:], L, 1, bbj, n)
-		asm.PackA(mr, pbA, bj, n, false, m, c)
+		gemm.PackA(mr, pbA, bj, n, false, m, c)
 		for l := 0; l < L; l++ {
 			t.bi.Dgemv(gblas.NoTrans, m, c, 1, bj, n, t.dmu[j0*L+l:], L, 1, ab[l*m:(l+1)*m], 1)
 			fl := t.f[l][m*j0 : m*(j0+c)]
@@ -169,7 +169,7 @@ func (t *chunkedBack) Run(q int) {
 			}
 			// P̄_l += B·F̄_lᵀ on the tiles that meet the lower triangle
 			// (runChunkedBack clears the rest).
-			asm.PackB(nr, pfT, fb, c, true, c, m)
+			gemm.PackB(nr, pfT, fb, c, true, c, m)
 			pbl := pb[l*m*m : (l+1)*m*m]
 			for i0 := 0; i0 < m; i0 += mr {
 				rows := min(mr, m-i0)
@@ -179,7 +179,7 @@ func (t *chunkedBack) Run(q int) {
 			}
 			// B̄ += P_l·F̄_l: row tile i0 of the lower triangle P_l is
 			// zero from column i0+MR on.
-			asm.PackB(nr, pf, fb, c, false, m, c)
+			gemm.PackB(nr, pf, fb, c, false, m, c)
 			pl := t.p[l*tri : (l+1)*tri]
 			for jc := 0; jc < c; jc += nr {
 				bp := pf[jc*m : jc*m+nr*m]
@@ -321,7 +321,7 @@ func (t *chunkedFwd) Run(q int) {
 		clear(sq)
 		colSumSqRange(sq, 1, 1, m, n, t.src[j0:], 0, c)
 		bj := t.basis[j0:]
-		asm.PackB(nr, pe, bj, n, false, m, c)
+		gemm.PackB(nr, pe, bj, n, false, m, c)
 		for l := 0; l < L; l++ {
 			// F_l = T_lᵀ·basis: row tile i0 of the upper triangle T_lᵀ
 			// is zero before column i0.

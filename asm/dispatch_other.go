@@ -1,7 +1,0 @@
-//go:build purego || noasm || !(amd64 || arm64)
-
-package asm
-
-// archBackends reports no assembly backends: this build uses only the
-// portable Go kernel.
-func archBackends() []*Backend { return nil }
