@@ -15,7 +15,7 @@ import (
 // nest of at most six equally spaced loops (channel, tap column, tap row,
 // patch column, patch row, and the image of the batch), which are merged
 // where they are contiguous in both the image and the patch matrix and then
-// handed to the strided copy kernels of package asm three levels at a time.
+// handed to the strided copy kernels of package internal/vecmath three levels at a time.
 
 // dim is one loop of a copy nest: n iterations, advancing src elements in the
 // image and dst elements in the patch matrix per iteration.

@@ -5,7 +5,7 @@ import (
 	"math"
 	"math/bits"
 
-	"github.com/solvegp/solvegp/internal/gemm"
+	"github.com/solvegp/solvegp/blas"
 	"github.com/solvegp/solvegp/internal/vecmath"
 )
 
@@ -32,13 +32,13 @@ func PackedLen(rows, kc, w int) int {
 }
 
 // PackRows writes a block of the patch matrix of a batch of images straight
-// into the micro-panel format of the GEMM kernels of package asm, without
+// into the micro-panel format of the GEMM kernels of package blas, without
 // materializing the patch matrix: rows [row0, row0+rows) (row n*NumPatches+p
 // is patch p of image n, as in Im2Col) and columns [col0, col0+kc) are packed
 // into ceil(rows/w) panels of w rows; in panel q, the value of block row
 // q*w+i and block column j is at dst[q*w*kc + j*w + i], and rows past the
-// end of the block are zero. This is the layout of gemm.PackA (the patches as
-// the A operand, mr = w) and of gemm.PackB with trans (the patches as the
+// end of the block are zero. This is the layout of blas.PackA (the patches as
+// the A operand, mr = w) and of blas.PackB with trans (the patches as the
 // transposed B operand, nr = w), so a kernel matrix between image patches
 // and inducing patches can be formed block by block.
 //
@@ -95,7 +95,7 @@ func (g *Geometry) PackRows(dst, src []float64, batch, row0, rows, col0, kc, w i
 			m = avail
 		}
 		if m > 0 {
-			gemm.PackA(w, out, win[col0:], PL, false, m, kc)
+			blas.PackA(w, out, win[col0:], PL, false, m, kc)
 			out = out[PackedLen(m, kc, w):]
 		}
 		carry = avail - m

@@ -428,7 +428,7 @@ func distOperands(xd, zd, xs, zs, nx, nz []float64, d int) bool {
 // at 0 (vecmath.RadialProfile and vecmath.RadialWeights clamp).
 //
 // Every entry is the fused multiply-add chain over the d + 2 columns in
-// order from zero — the GEMM micro-kernels' contract (package asm) for
+// order from zero — the GEMM micro-kernels' contract (package internal/gemm) for
 // blocks that reach them, and a direct loop for blocks too small to —
 // which is also how rowSqNorms forms the norms. So coincident points get
 // (−2‖x̃‖² + ‖x̃‖²) + ‖x̃‖² = 0 exactly, however large the norms
@@ -505,7 +505,7 @@ func directSqDist(a, b []float64) float64 {
 	return s
 }
 
-// radial returns the family's profile as asm names it.
+// radial returns the family's profile as vecmath names it.
 func (f Family) radial() vecmath.Radial {
 	switch f {
 	case Matern12:

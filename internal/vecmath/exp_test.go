@@ -168,7 +168,7 @@ func BenchmarkExp(b *testing.B) {
 		src[i] = -20 * rng.Float64()
 	}
 	dst := make([]float64, len(src))
-	b.Run("asm.Exp", func(b *testing.B) {
+	b.Run("vecmath.Exp", func(b *testing.B) {
 		for i := 0; i < b.N; i++ {
 			Exp(dst, src)
 		}
@@ -180,7 +180,7 @@ func BenchmarkExp(b *testing.B) {
 	for i := 0; i < len(mixed); i += 100 {
 		mixed[i] = -800
 	}
-	b.Run("asm.Exp/mixed", func(b *testing.B) {
+	b.Run("vecmath.Exp/mixed", func(b *testing.B) {
 		for i := 0; i < b.N; i++ {
 			Exp(dst, mixed)
 		}
