@@ -8,7 +8,7 @@ import (
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/gonum"
 
-	"github.com/solvegp/solvegp/asm"
+	"github.com/solvegp/solvegp/internal/gemm"
 )
 
 type benchDgemmer interface {
@@ -55,7 +55,7 @@ func benchDgemmAll(b *testing.B, name string, tA, tB blas.Transpose, m, n, k int
 			b.Skip("slow implementation at a large size skipped with -short")
 		}
 	}
-	for _, be := range asm.Backends() {
+	for _, be := range gemm.Backends() {
 		for _, threads := range []int{1, 2} {
 			impl := Implementation{Backend: be, Threads: threads}
 			b.Run(fmt.Sprintf("%s/%s/threads=%d", name, be.Name(), threads), func(b *testing.B) {

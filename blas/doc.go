@@ -1,5 +1,5 @@
 // Package blas provides packed, cache-blocked level-3 BLAS routines for
-// float64 built on the SIMD micro-kernels of package asm.
+// float64 built on the SIMD micro-kernels of package internal/gemm.
 //
 // The routines follow gonum's row-major conventions and argument checks
 // exactly, so that Implementation is a drop-in replacement for gonum's

@@ -5,22 +5,8 @@ import (
 
 	"gonum.org/v1/gonum/blas"
 
-	"github.com/solvegp/solvegp/asm"
+	"github.com/solvegp/solvegp/internal/gemm"
 	"github.com/solvegp/solvegp/internal/parallel"
-)
-
-// Panic messages, identical to gonum's.
-const (
-	gemmBadTranspose = "blas: illegal transpose"
-	gemmMLT0         = "blas: m < 0"
-	gemmNLT0         = "blas: n < 0"
-	gemmKLT0         = "blas: k < 0"
-	gemmBadLdA       = "blas: bad leading dimension of A"
-	gemmBadLdB       = "blas: bad leading dimension of B"
-	gemmBadLdC       = "blas: bad leading dimension of C"
-	gemmShortA       = "blas: insufficient length of a"
-	gemmShortB       = "blas: insufficient length of b"
-	gemmShortC       = "blas: insufficient length of c"
 )
 
 // gemmParallelMin is the m·n·k below which Dgemm runs on one goroutine: the
@@ -44,61 +30,61 @@ const gemmParallelMin = 96 * 96 * 96
 func (impl Implementation) Dgemm(tA, tB blas.Transpose, m, n, k int, alpha float64, a []float64, lda int, b []float64, ldb int, beta float64, c []float64, ldc int) {
 	switch tA {
 	default:
-		panic(gemmBadTranspose)
+		panic(badTranspose)
 	case blas.NoTrans, blas.Trans, blas.ConjTrans:
 	}
 	switch tB {
 	default:
-		panic(gemmBadTranspose)
+		panic(badTranspose)
 	case blas.NoTrans, blas.Trans, blas.ConjTrans:
 	}
 	if m < 0 {
-		panic(gemmMLT0)
+		panic(mLT0)
 	}
 	if n < 0 {
-		panic(gemmNLT0)
+		panic(nLT0)
 	}
 	if k < 0 {
-		panic(gemmKLT0)
+		panic(kLT0)
 	}
 	aTrans := tA != blas.NoTrans
 	if aTrans {
 		if lda < max(1, m) {
-			panic(gemmBadLdA)
+			panic(badLdA)
 		}
 	} else if lda < max(1, k) {
-		panic(gemmBadLdA)
+		panic(badLdA)
 	}
 	bTrans := tB != blas.NoTrans
 	if bTrans {
 		if ldb < max(1, k) {
-			panic(gemmBadLdB)
+			panic(badLdB)
 		}
 	} else if ldb < max(1, n) {
-		panic(gemmBadLdB)
+		panic(badLdB)
 	}
 	if ldc < max(1, n) {
-		panic(gemmBadLdC)
+		panic(badLdC)
 	}
 	if m == 0 || n == 0 {
 		return
 	}
 	if aTrans {
 		if len(a) < (k-1)*lda+m {
-			panic(gemmShortA)
+			panic(shortA)
 		}
 	} else if len(a) < (m-1)*lda+k {
-		panic(gemmShortA)
+		panic(shortA)
 	}
 	if bTrans {
 		if len(b) < (n-1)*ldb+k {
-			panic(gemmShortB)
+			panic(shortB)
 		}
 	} else if len(b) < (k-1)*ldb+n {
-		panic(gemmShortB)
+		panic(shortB)
 	}
 	if len(c) < (m-1)*ldc+n {
-		panic(gemmShortC)
+		panic(shortC)
 	}
 	if alpha == 0 || k == 0 {
 		gemmScaleC(m, n, beta, c, ldc)
@@ -161,7 +147,7 @@ func gemmScaleC(m, n int, beta float64, c []float64, ldc int) {
 
 // gemmProblem is one validated Dgemm call with alpha ≠ 0 and k > 0.
 type gemmProblem struct {
-	be             *asm.Backend
+	be             *gemm.Backend
 	aTrans, bTrans bool
 	// aSym (bSym) marks op(A) (op(B)) as a symmetric matrix of which only
 	// the named triangle of a (b) is stored (Dsymm): the packing reads
@@ -493,7 +479,7 @@ func (g *gemmProblem) packBPanel(dst []float64, pc, kcb, j, cols int) {
 	if g.bTrans {
 		off = j*g.ldb + pc
 	}
-	asm.PackB(g.be.NR(), dst, g.b[off:], g.ldb, g.bTrans, kcb, cols)
+	gemm.PackB(g.be.NR(), dst, g.b[off:], g.ldb, g.bTrans, kcb, cols)
 }
 
 // packABlock packs rows ic…ic+mcb, columns pc…pc+kcb of op(A) into dst as
@@ -507,7 +493,7 @@ func (g *gemmProblem) packABlock(dst []float64, ic, mcb, pc, kcb int) {
 	if g.aTrans {
 		off = pc*g.lda + ic
 	}
-	asm.PackA(g.be.MR(), dst, g.a[off:], g.lda, g.aTrans, mcb, kcb)
+	gemm.PackA(g.be.MR(), dst, g.a[off:], g.lda, g.aTrans, mcb, kcb)
 }
 
 // multiplyShare updates share t of the current block of C: the rows of row

@@ -4,7 +4,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/solvegp/solvegp/asm"
+	"github.com/solvegp/solvegp/internal/gemm"
 )
 
 // FuzzDgemm compares Dgemm with gonum (through dgemmCheck: element-wise
@@ -22,10 +22,10 @@ func FuzzDgemm(f *testing.F) {
 		tB := gemmTrans[int(trans/3)%3]
 		alpha := []float64{1, -0.5, 0, 2.25}[scal%4]
 		beta := []float64{0, 1, -1.5, 0.5}[(scal/4)%4]
-		bs := asm.Backends()
+		bs := gemm.Backends()
 		be := bs[int(conf)%len(bs)]
 		if conf&0x10 != 0 {
-			be = be.WithBlocking(asm.Blocking{MC: 1 + int(conf>>5), KC: 1 + int(seed%17), NC: 1 + int(seed>>8)%40})
+			be = be.WithBlocking(gemm.Blocking{MC: 1 + int(conf>>5), KC: 1 + int(seed%17), NC: 1 + int(seed>>8)%40})
 		}
 		impl := Implementation{Backend: be, Threads: 1 + int(conf>>2)%3}
 		dgemmCheck(t, rng, impl, tA, tB, int(m)%97, int(n)%97, int(k)%97, alpha, beta)

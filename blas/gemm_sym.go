@@ -3,7 +3,7 @@ package blas
 import (
 	"gonum.org/v1/gonum/blas"
 
-	"github.com/solvegp/solvegp/asm"
+	"github.com/solvegp/solvegp/internal/gemm"
 )
 
 // Packing a symmetric operand of which one triangle is stored (Dsymm). An
@@ -62,7 +62,7 @@ func (g *gemmProblem) packAColumns(panel []float64, pc, c0, c1, i0, rows int, tr
 	if trans {
 		off = c0*g.lda + i0
 	}
-	asm.PackA(mr, panel[(c0-pc)*mr:(c1-pc)*mr], g.a[off:], g.lda, trans, rows, c1-c0)
+	gemm.PackA(mr, panel[(c0-pc)*mr:(c1-pc)*mr], g.a[off:], g.lda, trans, rows, c1-c0)
 }
 
 // packSymBPanel is packBPanel for a symmetric op(B) (g.bSym): rows pc…pc+kcb
@@ -98,5 +98,5 @@ func (g *gemmProblem) packBRows(dst []float64, pc, r0, r1, j, cols int, trans bo
 	if trans {
 		off = j*g.ldb + r0
 	}
-	asm.PackB(nr, dst[(r0-pc)*nr:(r1-pc)*nr], g.b[off:], g.ldb, trans, r1-r0, cols)
+	gemm.PackB(nr, dst[(r0-pc)*nr:(r1-pc)*nr], g.b[off:], g.ldb, trans, r1-r0, cols)
 }

@@ -11,7 +11,7 @@ import (
 	"gonum.org/v1/gonum/blas/gonum"
 	"gonum.org/v1/gonum/blas/testblas"
 
-	"github.com/solvegp/solvegp/asm"
+	"github.com/solvegp/solvegp/internal/gemm"
 )
 
 // Implementation must stay a drop-in gonum BLAS (blas64.Use accepts it).
@@ -27,12 +27,12 @@ func gemmImpls() []struct {
 		name string
 		impl Implementation
 	}
-	for _, be := range asm.Backends() {
+	for _, be := range gemm.Backends() {
 		out = append(out, struct {
 			name string
 			impl Implementation
 		}{be.Name(), Implementation{Backend: be}})
-		small := be.WithBlocking(asm.Blocking{MC: 2 * be.MR(), KC: 7, NC: 3 * be.NR()})
+		small := be.WithBlocking(gemm.Blocking{MC: 2 * be.MR(), KC: 7, NC: 3 * be.NR()})
 		out = append(out, struct {
 			name string
 			impl Implementation
@@ -48,11 +48,11 @@ func TestDgemmGonumConformance(t *testing.T) {
 }
 
 func TestDgemmDefaultBackend(t *testing.T) {
-	if got := (Implementation{}).KernelBackend(); got != asm.Default() {
-		t.Fatalf("zero Implementation uses %v, want %v", got, asm.Default())
+	if got := (Implementation{}).KernelBackend(); got != gemm.Default() {
+		t.Fatalf("zero Implementation uses %v, want %v", got, gemm.Default())
 	}
-	if want := os.Getenv("SOLVEGP_EXPECT_BACKEND"); want != "" && asm.Default().ISA() != want {
-		t.Fatalf("default backend ISA is %q, SOLVEGP_EXPECT_BACKEND=%q", asm.Default().ISA(), want)
+	if want := os.Getenv("SOLVEGP_EXPECT_BACKEND"); want != "" && gemm.Default().ISA() != want {
+		t.Fatalf("default backend ISA is %q, SOLVEGP_EXPECT_BACKEND=%q", gemm.Default().ISA(), want)
 	}
 }
 
@@ -217,7 +217,7 @@ func TestDgemmTransposesAndScalars(t *testing.T) {
 // beyond rounding, for thread counts above and below the work available.
 func TestDgemmThreads(t *testing.T) {
 	rng := rand.New(rand.NewPCG(15, 16))
-	be := asm.Default()
+	be := gemm.Default()
 	for _, threads := range []int{1, 2, 3, 8} {
 		impl := Implementation{Backend: be, Threads: threads}
 		dgemmCheck(t, rng, impl, blas.NoTrans, blas.NoTrans, 200, 150, 120, 1, 0.5)
@@ -234,8 +234,8 @@ func TestDgemmThreads(t *testing.T) {
 // panels included.
 func TestDgemmThreadsBitwise(t *testing.T) {
 	rng := rand.New(rand.NewPCG(17, 18))
-	for _, be := range asm.Backends() {
-		for _, bl := range []asm.Blocking{{}, {MC: 2 * be.MR(), KC: 9, NC: 3 * be.NR()}} {
+	for _, be := range gemm.Backends() {
+		for _, bl := range []gemm.Blocking{{}, {MC: 2 * be.MR(), KC: 9, NC: 3 * be.NR()}} {
 			b := be.WithBlocking(bl)
 			for _, sh := range [][3]int{{64, 2000, 64}, {64, 64, 3000}, {100, 101, 97}, {13, 5000, 40}, {300, 257, 130}} {
 				m, n, k := sh[0], sh[1], sh[2]
@@ -340,8 +340,8 @@ func TestDgemmtThreadsBitwise(t *testing.T) {
 	if testing.Short() { // the arm64 run under qemu
 		shapes, threadCounts = [][2]int{{100, 97}, {64, 700}}, []int{1, 3}
 	}
-	for _, be := range asm.Backends() {
-		for _, bl := range []asm.Blocking{{}, {MC: 2 * be.MR(), KC: 9, NC: 3 * be.NR()}} {
+	for _, be := range gemm.Backends() {
+		for _, bl := range []gemm.Blocking{{}, {MC: 2 * be.MR(), KC: 9, NC: 3 * be.NR()}} {
 			b := be.WithBlocking(bl)
 			for _, sh := range shapes {
 				n, k := sh[0], sh[1]

@@ -22,18 +22,18 @@ import (
 // panics on bad arguments with Dgemm's messages (and Dsyrk's for a bad ul).
 func (impl Implementation) Dgemmt(ul blas.Uplo, tA, tB blas.Transpose, n, k int, alpha float64, a []float64, lda int, b []float64, ldb int, beta float64, c []float64, ldc int) {
 	if ul != blas.Lower && ul != blas.Upper {
-		panic(trsmErrBadUplo)
+		panic(badUplo)
 	}
 	for _, t := range []blas.Transpose{tA, tB} {
 		if t != blas.NoTrans && t != blas.Trans && t != blas.ConjTrans {
-			panic(gemmBadTranspose)
+			panic(badTranspose)
 		}
 	}
 	if n < 0 {
-		panic(gemmNLT0)
+		panic(nLT0)
 	}
 	if k < 0 {
-		panic(gemmKLT0)
+		panic(kLT0)
 	}
 	aTrans, bTrans := tA != blas.NoTrans, tB != blas.NoTrans
 	// op(A) is n×k and op(B) is k×n, so both are stored with rows of k
@@ -47,25 +47,25 @@ func (impl Implementation) Dgemmt(ul blas.Uplo, tA, tB blas.Transpose, n, k int,
 		bRows, bCols = n, k
 	}
 	if lda < max(1, aCols) {
-		panic(gemmBadLdA)
+		panic(badLdA)
 	}
 	if ldb < max(1, bCols) {
-		panic(gemmBadLdB)
+		panic(badLdB)
 	}
 	if ldc < max(1, n) {
-		panic(gemmBadLdC)
+		panic(badLdC)
 	}
 	if n == 0 {
 		return
 	}
 	if aRows > 0 && len(a) < (aRows-1)*lda+aCols {
-		panic(gemmShortA)
+		panic(shortA)
 	}
 	if bRows > 0 && len(b) < (bRows-1)*ldb+bCols {
-		panic(gemmShortB)
+		panic(shortB)
 	}
 	if len(c) < (n-1)*ldc+n {
-		panic(gemmShortC)
+		panic(shortC)
 	}
 	if alpha == 0 || k == 0 {
 		syrkScale(ul, n, beta, c, ldc)

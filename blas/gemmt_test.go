@@ -9,7 +9,7 @@ import (
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/gonum"
 
-	"github.com/solvegp/solvegp/asm"
+	"github.com/solvegp/solvegp/internal/gemm"
 )
 
 // TestDgemmtRandom compares Dgemmt with gonum's full Dgemm on the requested
@@ -21,8 +21,8 @@ func TestDgemmtRandom(t *testing.T) {
 	rnd := rand.New(rand.NewPCG(21, 22))
 	ref := gonum.Implementation{}
 	transs := []blas.Transpose{blas.NoTrans, blas.Trans}
-	for _, be := range asm.Backends() {
-		backends := []*asm.Backend{be, be.WithBlocking(asm.Blocking{MC: be.MR(), KC: 7, NC: 2 * be.NR()})}
+	for _, be := range gemm.Backends() {
+		backends := []*gemm.Backend{be, be.WithBlocking(gemm.Blocking{MC: be.MR(), KC: 7, NC: 2 * be.NR()})}
 		for bi, bk := range backends {
 			for _, threads := range []int{1, 2, 3} {
 				impl := Implementation{Threads: threads, Backend: bk}

@@ -5,7 +5,7 @@ import (
 
 	"gonum.org/v1/gonum/blas/gonum"
 
-	"github.com/solvegp/solvegp/asm"
+	"github.com/solvegp/solvegp/internal/gemm"
 )
 
 // Implementation is a gonum blas.Float64 implementation whose level-3
@@ -15,7 +15,7 @@ import (
 // additional method.
 //
 // The zero value is ready to use: it runs on the best micro-kernel for the
-// machine (asm.Default) and on up to GOMAXPROCS goroutines.
+// machine (gemm.Default) and on up to GOMAXPROCS goroutines.
 // Implementation holds no mutable state, so one value may be shared by any
 // number of goroutines.
 type Implementation struct {
@@ -25,9 +25,9 @@ type Implementation struct {
 	// Zero or a negative value means runtime.GOMAXPROCS(0).
 	Threads int
 
-	// Backend selects the micro-kernel; nil means asm.Default(). Tests and
-	// benchmarks set it to each element of asm.Backends() in turn.
-	Backend *asm.Backend
+	// Backend selects the micro-kernel; nil means gemm.Default(). Tests and
+	// benchmarks set it to each element of gemm.Backends() in turn.
+	Backend *gemm.Backend
 }
 
 // threads returns the effective goroutine budget of impl.
@@ -39,10 +39,10 @@ func (impl Implementation) threads() int {
 }
 
 // KernelBackend returns the micro-kernel backend impl's calls run on:
-// impl.Backend, or asm.Default() when it is nil.
-func (impl Implementation) KernelBackend() *asm.Backend {
+// impl.Backend, or gemm.Default() when it is nil.
+func (impl Implementation) KernelBackend() *gemm.Backend {
 	if impl.Backend != nil {
 		return impl.Backend
 	}
-	return asm.Default()
+	return gemm.Default()
 }

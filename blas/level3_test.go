@@ -12,7 +12,7 @@ import (
 	"gonum.org/v1/gonum/blas/gonum"
 	"gonum.org/v1/gonum/blas/testblas"
 
-	"github.com/solvegp/solvegp/asm"
+	"github.com/solvegp/solvegp/internal/gemm"
 )
 
 // The level-3 tests never register Implementation with blas64.Use: gonum's
@@ -688,9 +688,9 @@ func TestDsyrkSmallBlocks(t *testing.T) {
 	const guard = -12345.678
 	rnd := rand.New(rand.NewPCG(11, 13))
 	ref := gonum.Implementation{}
-	for _, be := range asm.Backends() {
+	for _, be := range gemm.Backends() {
 		mr, nr := be.MR(), be.NR()
-		for _, bl := range []asm.Blocking{
+		for _, bl := range []gemm.Blocking{
 			{MC: mr, KC: 5, NC: nr},
 			{MC: 3 * mr, KC: 16, NC: 2 * nr},
 			{MC: 2 * mr, KC: 64, NC: 5 * nr},
@@ -756,9 +756,9 @@ func TestDtrmmLeftSmallBlocks(t *testing.T) {
 	const guard = -12345.678
 	rnd := rand.New(rand.NewPCG(17, 19))
 	ref := gonum.Implementation{}
-	for _, be := range asm.Backends() {
+	for _, be := range gemm.Backends() {
 		mr, nr := be.MR(), be.NR()
-		for _, bl := range []asm.Blocking{
+		for _, bl := range []gemm.Blocking{
 			{MC: mr, KC: 5, NC: nr},
 			{MC: 3 * mr, KC: 16, NC: 2 * nr},
 			{MC: 2 * mr, KC: 64, NC: 5 * nr},

@@ -20,41 +20,41 @@ import (
 // does.
 func (impl Implementation) Dsymm(s blas.Side, ul blas.Uplo, m, n int, alpha float64, a []float64, lda int, b []float64, ldb int, beta float64, c []float64, ldc int) {
 	if s != blas.Right && s != blas.Left {
-		panic(trsmErrBadSide)
+		panic(badSide)
 	}
 	if ul != blas.Lower && ul != blas.Upper {
-		panic(trsmErrBadUplo)
+		panic(badUplo)
 	}
 	if m < 0 {
-		panic(trsmErrMLT0)
+		panic(mLT0)
 	}
 	if n < 0 {
-		panic(trsmErrNLT0)
+		panic(nLT0)
 	}
 	k := n
 	if s == blas.Left {
 		k = m
 	}
 	if lda < max(1, k) {
-		panic(trsmErrBadLdA)
+		panic(badLdA)
 	}
 	if ldb < max(1, n) {
-		panic(trsmErrBadLdB)
+		panic(badLdB)
 	}
 	if ldc < max(1, n) {
-		panic(trsmErrBadLdC)
+		panic(badLdC)
 	}
 	if m == 0 || n == 0 {
 		return
 	}
 	if len(a) < lda*(k-1)+k {
-		panic(trsmErrShortA)
+		panic(shortA)
 	}
 	if len(b) < ldb*(m-1)+n {
-		panic(trsmErrShortB)
+		panic(shortB)
 	}
 	if len(c) < ldc*(m-1)+n {
-		panic(trsmErrShortC)
+		panic(shortC)
 	}
 	if alpha == 0 {
 		if beta == 1 {

@@ -44,35 +44,35 @@ var syrkScratch = sync.Pool{New: func() any {
 // arguments exactly as gonum's Dsyrk does.
 func (impl Implementation) Dsyrk(ul blas.Uplo, tA blas.Transpose, n, k int, alpha float64, a []float64, lda int, beta float64, c []float64, ldc int) {
 	if ul != blas.Lower && ul != blas.Upper {
-		panic(trsmErrBadUplo)
+		panic(badUplo)
 	}
 	if tA != blas.Trans && tA != blas.NoTrans && tA != blas.ConjTrans {
-		panic(trsmErrBadTranspose)
+		panic(badTranspose)
 	}
 	if n < 0 {
-		panic(trsmErrNLT0)
+		panic(nLT0)
 	}
 	if k < 0 {
-		panic(trsmErrKLT0)
+		panic(kLT0)
 	}
 	row, col := k, n
 	if tA == blas.NoTrans {
 		row, col = n, k
 	}
 	if lda < max(1, col) {
-		panic(trsmErrBadLdA)
+		panic(badLdA)
 	}
 	if ldc < max(1, n) {
-		panic(trsmErrBadLdC)
+		panic(badLdC)
 	}
 	if n == 0 {
 		return
 	}
 	if len(a) < lda*(row-1)+col {
-		panic(trsmErrShortA)
+		panic(shortA)
 	}
 	if len(c) < ldc*(n-1)+n {
-		panic(trsmErrShortC)
+		panic(shortC)
 	}
 	if alpha == 0 || k == 0 {
 		syrkScale(ul, n, beta, c, ldc)

@@ -5,27 +5,8 @@ import (
 
 	"gonum.org/v1/gonum/blas"
 
-	"github.com/solvegp/solvegp/asm"
+	"github.com/solvegp/solvegp/internal/gemm"
 	"github.com/solvegp/solvegp/internal/parallel"
-)
-
-// Panic messages of the level-3 triangular, symmetric and rank-k routines.
-// They are identical to gonum's so that callers (and gonum's test suites)
-// observe the same behaviour on bad arguments.
-const (
-	trsmErrMLT0         = "blas: m < 0"
-	trsmErrNLT0         = "blas: n < 0"
-	trsmErrKLT0         = "blas: k < 0"
-	trsmErrBadUplo      = "blas: illegal triangle"
-	trsmErrBadTranspose = "blas: illegal transpose"
-	trsmErrBadDiag      = "blas: illegal diagonal"
-	trsmErrBadSide      = "blas: illegal side"
-	trsmErrBadLdA       = "blas: bad leading dimension of A"
-	trsmErrBadLdB       = "blas: bad leading dimension of B"
-	trsmErrBadLdC       = "blas: bad leading dimension of C"
-	trsmErrShortA       = "blas: insufficient length of a"
-	trsmErrShortB       = "blas: insufficient length of b"
-	trsmErrShortC       = "blas: insufficient length of c"
 )
 
 const (
@@ -50,32 +31,32 @@ const (
 // slice length checks are done by trsmCheckLen once m, n > 0 is known.
 func trsmCheck(s blas.Side, ul blas.Uplo, tA blas.Transpose, d blas.Diag, m, n, lda, ldb int) int {
 	if s != blas.Left && s != blas.Right {
-		panic(trsmErrBadSide)
+		panic(badSide)
 	}
 	if ul != blas.Lower && ul != blas.Upper {
-		panic(trsmErrBadUplo)
+		panic(badUplo)
 	}
 	if tA != blas.NoTrans && tA != blas.Trans && tA != blas.ConjTrans {
-		panic(trsmErrBadTranspose)
+		panic(badTranspose)
 	}
 	if d != blas.NonUnit && d != blas.Unit {
-		panic(trsmErrBadDiag)
+		panic(badDiag)
 	}
 	if m < 0 {
-		panic(trsmErrMLT0)
+		panic(mLT0)
 	}
 	if n < 0 {
-		panic(trsmErrNLT0)
+		panic(nLT0)
 	}
 	k := n
 	if s == blas.Left {
 		k = m
 	}
 	if lda < max(1, k) {
-		panic(trsmErrBadLdA)
+		panic(badLdA)
 	}
 	if ldb < max(1, n) {
-		panic(trsmErrBadLdB)
+		panic(badLdB)
 	}
 	return k
 }
@@ -84,10 +65,10 @@ func trsmCheck(s blas.Side, ul blas.Uplo, tA blas.Transpose, d blas.Diag, m, n, 
 // It must only be called with m, n > 0.
 func trsmCheckLen(k, m, n int, a []float64, lda int, b []float64, ldb int) {
 	if len(a) < lda*(k-1)+k {
-		panic(trsmErrShortA)
+		panic(shortA)
 	}
 	if len(b) < ldb*(m-1)+n {
-		panic(trsmErrShortB)
+		panic(shortB)
 	}
 }
 
@@ -147,7 +128,7 @@ func trsmCoupling(ul blas.Uplo, a []float64, lda, k int) []float64 {
 // alpha is a scalar. At entry b holds B; on return it holds X.
 //
 // The triangle is split recursively and the coupling blocks are applied with
-// Dgemm. On backends with a gemm-trsm kernel (asm.Backend.HasTrsmKernel),
+// Dgemm. On backends with a gemm-trsm kernel (gemm.Backend.HasTrsmKernel),
 // diagonal blocks of order up to 384 (from 32 for Side Left, 16 for Side
 // Right) are solved by tiled loops around that kernel (see trsm_tiles.go);
 // on the others, Side Left blocks of order 32 to 256 are solved by a fused
@@ -201,7 +182,7 @@ func trsmParallel(impl Implementation, mul bool, s blas.Side, ul blas.Uplo, tA b
 // handles the w-th of t chunks of the right-hand sides. Tasks are pooled so
 // that parallel calls do not allocate.
 type trsmTask struct {
-	backend *asm.Backend // the caller's micro-kernel backend
+	backend *gemm.Backend // the caller's micro-kernel backend
 	mul     bool
 	s       blas.Side
 	ul      blas.Uplo

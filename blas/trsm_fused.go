@@ -6,7 +6,7 @@ import (
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/gonum"
 
-	"github.com/solvegp/solvegp/asm"
+	"github.com/solvegp/solvegp/internal/gemm"
 )
 
 // The fused solver for the diagonal blocks of Dtrsm with Side Left, after
@@ -100,9 +100,9 @@ func (impl Implementation) trsmLeftFused(ul blas.Uplo, tA blas.Transpose, d blas
 				}
 			} else {
 				if trans {
-					asm.PackA(mr, buf.a, a[k0*lda+lo:], lda, true, rows, k)
+					gemm.PackA(mr, buf.a, a[k0*lda+lo:], lda, true, rows, k)
 				} else {
-					asm.PackA(mr, buf.a, a[lo*lda+k0:], lda, false, rows, k)
+					gemm.PackA(mr, buf.a, a[lo*lda+k0:], lda, false, rows, k)
 				}
 				for j := 0; j < panels; j++ {
 					xp := buf.x[j*m*nr+k0*nr:]
@@ -142,7 +142,7 @@ func (impl Implementation) trsmLeftFused(ul blas.Uplo, tA blas.Transpose, d blas
 			}
 			// Pack the finished rows into the panels of X.
 			for j := 0; j < panels; j++ {
-				asm.PackB(nr, buf.x[j*m*nr+lo*nr:], bt[j*nr:], ldb, false, rows, min(nr, w-j*nr))
+				gemm.PackB(nr, buf.x[j*m*nr+lo*nr:], bt[j*nr:], ldb, false, rows, min(nr, w-j*nr))
 			}
 		}
 	}

@@ -5,11 +5,11 @@ import (
 
 	"gonum.org/v1/gonum/blas"
 
-	"github.com/solvegp/solvegp/asm"
+	"github.com/solvegp/solvegp/internal/gemm"
 )
 
 // The tiled solvers for the diagonal blocks of Dtrsm on backends with a
-// gemm-trsm kernel (asm.Backend.TrsmTile), after BLIS: the triangle T is
+// gemm-trsm kernel (gemm.Backend.TrsmTile), after BLIS: the triangle T is
 // packed once into MR-row micro-panels, as the GEMM macro-kernel packs A,
 // and the right-hand sides are solved NR at a time on a panel of X that
 // stays in the L1 cache. The rows of the panel are finished MR at a time,
@@ -116,9 +116,9 @@ func trsmPackTriangle(buf *trsmTilesBuf, mr int, upper, unit bool, n int, a []fl
 				}
 			}
 		case tj == 1:
-			asm.PackA(mr, panel, a[lo*ti+k0:], ti, false, rows, k)
+			gemm.PackA(mr, panel, a[lo*ti+k0:], ti, false, rows, k)
 		default:
-			asm.PackA(mr, panel, a[k0*tj+lo:], tj, true, rows, k)
+			gemm.PackA(mr, panel, a[k0*tj+lo:], tj, true, rows, k)
 		}
 	}
 }
@@ -156,14 +156,14 @@ func (impl Implementation) trsmRightTiles(ul blas.Uplo, tA blas.Transpose, d bla
 	for r := 0; r < m; r += nr {
 		cols := min(nr, m-r)
 		// xp[p*nr + c] = B[r+c, p].
-		asm.PackB(nr, xp, b[r*ldb:], ldb, true, n, cols)
+		gemm.PackB(nr, xp, b[r*ldb:], ldb, true, n, cols)
 		for q := 0; q < nb; q++ {
 			lo, _, k0, k, off := trsmBlock(q, n, mr, upper)
 			ap, tri := buf.block(q, mr)
 			slot := x[base+(lo-off)*nr:]
 			be.TrsmTileNoCheck(upper, k, alpha, ap, xp[k0*nr:], tri, slot, nr, slot)
 		}
-		asm.UnpackB(nr, b[r*ldb:], ldb, xp, n, cols)
+		gemm.UnpackB(nr, b[r*ldb:], ldb, xp, n, cols)
 	}
 }
 

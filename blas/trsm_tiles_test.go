@@ -8,7 +8,7 @@ import (
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/gonum"
 
-	"github.com/solvegp/solvegp/asm"
+	"github.com/solvegp/solvegp/internal/gemm"
 )
 
 // TestTrsmTiles runs the tiled solvers directly on every backend and on
@@ -20,8 +20,8 @@ import (
 func TestTrsmTiles(t *testing.T) {
 	rnd := rand.New(rand.NewPCG(9, 10))
 	ref := gonum.Implementation{}
-	var bes []*asm.Backend
-	for _, be := range asm.Backends() {
+	var bes []*gemm.Backend
+	for _, be := range gemm.Backends() {
 		bes = append(bes, be, be.Twin())
 	}
 	for _, be := range bes {

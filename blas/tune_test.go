@@ -10,7 +10,7 @@ import (
 
 	gblas "gonum.org/v1/gonum/blas"
 
-	"github.com/solvegp/solvegp/asm"
+	"github.com/solvegp/solvegp/internal/gemm"
 	"github.com/solvegp/solvegp/internal/peak"
 )
 
@@ -25,7 +25,7 @@ var (
 // runs, it searches the cache blocking by coordinate descent (KC, then MC,
 // then NC, repeated) from the current configuration, timing one-thread
 // Dgemm NN and TN products of order -tune.n, and prints the entry to add to
-// the configuration table of package asm with the measurement that chose
+// the configuration table of package gemm with the measurement that chose
 // it. Run it on an idle machine:
 //
 //	go test ./blas -run TestTune -tune -v
@@ -42,12 +42,12 @@ func TestTune(t *testing.T) {
 		a[i], b[i] = rng.Float64(), rng.Float64()
 	}
 	pk := peak.Best().Measure(time.Second)
-	t.Logf("machine: %s; FMA peak %.1f GFLOP/s per core; arch %q", peak.Machine(), pk, asm.Arch())
-	for _, be := range asm.Backends() {
+	t.Logf("machine: %s; FMA peak %.1f GFLOP/s per core; arch %q", peak.Machine(), pk, gemm.Arch())
+	for _, be := range gemm.Backends() {
 		if be.ISA() == "generic" {
 			continue
 		}
-		rate := func(bl asm.Blocking) float64 {
+		rate := func(bl gemm.Blocking) float64 {
 			impl := Implementation{Threads: 1, Backend: be.WithBlocking(bl)}
 			best := 0.0
 			for range *tuneReps {
@@ -68,11 +68,11 @@ func TestTune(t *testing.T) {
 
 // tuneBlocking runs the coordinate search of TestTune for one backend and
 // returns the best blocking and its rate.
-func tuneBlocking(be *asm.Backend, rate func(asm.Blocking) float64, rounds int) (asm.Blocking, float64) {
+func tuneBlocking(be *gemm.Backend, rate func(gemm.Blocking) float64, rounds int) (gemm.Blocking, float64) {
 	bl := be.Blocking()
 	best := rate(bl)
 	mr, nr := be.MR(), be.NR()
-	try := func(cand asm.Blocking) {
+	try := func(cand gemm.Blocking) {
 		cand = be.WithBlocking(cand).Blocking() // rounded as the kernel will run it
 		if cand == bl {
 			return
@@ -83,13 +83,13 @@ func tuneBlocking(be *asm.Backend, rate func(asm.Blocking) float64, rounds int) 
 	}
 	for range rounds {
 		for _, kc := range []int{128, 192, 256, 320, 384, 448, 512, 640, 768, 1024} {
-			try(asm.Blocking{MC: bl.MC, KC: kc, NC: bl.NC})
+			try(gemm.Blocking{MC: bl.MC, KC: kc, NC: bl.NC})
 		}
 		for _, tiles := range []int{2, 3, 4, 5, 6, 8, 10, 12, 16, 24, 32, 48} {
-			try(asm.Blocking{MC: tiles * mr, KC: bl.KC, NC: bl.NC})
+			try(gemm.Blocking{MC: tiles * mr, KC: bl.KC, NC: bl.NC})
 		}
 		for _, panels := range []int{256, 512, 768, 1024, 1536, 2048, 3072, 4096} {
-			try(asm.Blocking{MC: bl.MC, KC: bl.KC, NC: panels / nr * nr})
+			try(gemm.Blocking{MC: bl.MC, KC: bl.KC, NC: panels / nr * nr})
 		}
 	}
 	return bl, best

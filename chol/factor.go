@@ -6,8 +6,8 @@ import (
 
 	gblas "gonum.org/v1/gonum/blas"
 
-	"github.com/solvegp/solvegp/asm"
 	"github.com/solvegp/solvegp/blas"
+	"github.com/solvegp/solvegp/internal/gemm"
 )
 
 // potrfBase is the order at and below which the factorization runs the
@@ -71,7 +71,7 @@ func goroutines(bi blas.Implementation) int {
 // on backend be when it is not nil (blocks of order ≤ tilesLeafMax), else
 // potrfLeafLower with the scratch space work (order ≤ leafMax).
 type potrfLeaf struct {
-	be   *asm.Backend
+	be   *gemm.Backend
 	work []float64
 }
 

@@ -3,12 +3,13 @@ package chol
 import (
 	"sync"
 
-	"github.com/solvegp/solvegp/asm"
 	"github.com/solvegp/solvegp/blas"
+	"github.com/solvegp/solvegp/internal/gemm"
+	"github.com/solvegp/solvegp/internal/vecmath"
 )
 
 // The tiled leaf: a left-looking Cholesky factorization, A = L·Lᵀ, in steps
-// of MR columns, built on the gemm-trsm micro-kernel (asm.Backend.TrsmTile)
+// of MR columns, built on the gemm-trsm micro-kernel (gemm.Backend.TrsmTile)
 // for backends that have one in assembly.
 //
 // Step I factors columns I = [i0, i0+MR) of L. Their diagonal block is
@@ -98,7 +99,7 @@ func (w *tilesLeaf) panel(q, mr, nr int) []float64 {
 
 // tiledBackend returns the backend of bi if it has an assembly gemm-trsm
 // kernel (the tiled leaf would be slow on the Go definition), else nil.
-func tiledBackend(bi blas.Implementation) *asm.Backend {
+func tiledBackend(bi blas.Implementation) *gemm.Backend {
 	be := bi.KernelBackend()
 	if !be.HasTrsmKernel() {
 		return nil
@@ -113,7 +114,7 @@ func tiledBackend(bi blas.Implementation) *asm.Backend {
 // Schur-complement value is returned and stored at a[p·lda+p], the
 // columns of L (rows of U) before p's block of MR are final and p's block
 // holds its partial factorization.
-func potrfTiles(be *asm.Backend, upper bool, n int, a []float64, lda int) (pivot int, value float64) {
+func potrfTiles(be *gemm.Backend, upper bool, n int, a []float64, lda int) (pivot int, value float64) {
 	if n == 0 {
 		return -1, 0
 	}
@@ -202,9 +203,9 @@ func (w *tilesLeaf) packGroup(upper bool, q, mr, nr, n int, a []float64, lda int
 	r0 := q * nr
 	cols := min(nr, n-r0)
 	if upper {
-		asm.PackB(nr, p, a[r0:], lda, false, r0, cols)
+		gemm.PackB(nr, p, a[r0:], lda, false, r0, cols)
 	} else {
-		asm.PackB(nr, p, a[r0*lda:], lda, true, r0, cols)
+		gemm.PackB(nr, p, a[r0*lda:], lda, true, r0, cols)
 	}
 	d := p[r0*nr:]
 	clear(d)
@@ -225,8 +226,8 @@ func (w *tilesLeaf) gatherRows(i0, mb, mr, nr int) {
 	for r := i0; r < i0+mb; {
 		q, c := r/nr, r%nr
 		run := min(nr-c, i0+mb-r)
-		g := asm.CopyGeom{Run: run, N: [3]int{i0, 1, 1}, SrcStride: [3]int{nr, 0, 0}, DstStride: [3]int{mr, 0, 0}}
-		asm.CopyBlock(dst[r-i0:], w.panel(q, mr, nr)[c:], &g)
+		g := vecmath.CopyGeom{Run: run, N: [3]int{i0, 1, 1}, SrcStride: [3]int{nr, 0, 0}, DstStride: [3]int{mr, 0, 0}}
+		vecmath.CopyBlock(dst[r-i0:], w.panel(q, mr, nr)[c:], &g)
 		r += run
 	}
 }
@@ -244,7 +245,7 @@ func (w *tilesLeaf) unpack(upper bool, kmax, n, mr, nr int, a []float64, lda int
 				copy(a[kk*lda+r0:kk*lda+r0+cols], p[kk*nr:kk*nr+cols])
 			}
 		} else {
-			asm.UnpackB(nr, a[r0*lda:], lda, p, k, cols)
+			gemm.UnpackB(nr, a[r0*lda:], lda, p, k, cols)
 		}
 		for c := 0; c < cols; c++ {
 			for kk := r0; kk <= r0+c && kk < kmax; kk++ {

@@ -6,29 +6,29 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/solvegp/solvegp/asm"
+	"github.com/solvegp/solvegp/internal/gemm"
 )
 
 // tilesBackends returns every backend of the machine, each followed by its
 // pure-Go twin: potrfTiles runs on all of them (through TrsmTile's Go
 // definition where a backend has no gemm-trsm kernel).
-func tilesBackends() [][2]*asm.Backend {
-	var bes [][2]*asm.Backend
-	for _, be := range asm.Backends() {
-		bes = append(bes, [2]*asm.Backend{be, be.Twin()})
+func tilesBackends() [][2]*gemm.Backend {
+	var bes [][2]*gemm.Backend
+	for _, be := range gemm.Backends() {
+		bes = append(bes, [2]*gemm.Backend{be, be.Twin()})
 	}
 	return bes
 }
 
 // tilesVariant is one run of potrfTiles: a backend and a triangle.
 type tilesVariant struct {
-	be    *asm.Backend
+	be    *gemm.Backend
 	upper bool
 }
 
 // tilesVariants returns the four runs that must agree bit for bit: a
 // backend and its twin, each on both triangles, the backend's lower first.
-func tilesVariants(pair [2]*asm.Backend) []tilesVariant {
+func tilesVariants(pair [2]*gemm.Backend) []tilesVariant {
 	return []tilesVariant{{pair[0], false}, {pair[0], true}, {pair[1], false}, {pair[1], true}}
 }
 
@@ -45,7 +45,7 @@ func tilesSizes() []int {
 // factorTiles copies the order-n SPD matrix base (stride n) into the lower
 // (or upper) triangle of a NaN-filled array of stride lda, factors it with
 // potrfTiles and returns the array.
-func factorTiles(t *testing.T, be *asm.Backend, upper bool, n, lda int, base []float64) []float64 {
+func factorTiles(t *testing.T, be *gemm.Backend, upper bool, n, lda int, base []float64) []float64 {
 	t.Helper()
 	a := nanSlice((n-1)*lda + n)
 	for i := 0; i < n; i++ {

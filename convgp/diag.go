@@ -3,9 +3,9 @@ package convgp
 import (
 	"gonum.org/v1/gonum/mat"
 
-	"github.com/solvegp/solvegp/asm"
 	"github.com/solvegp/solvegp/gp/transform"
 	"github.com/solvegp/solvegp/internal/floats"
+	"github.com/solvegp/solvegp/internal/vecmath"
 )
 
 // ---------------------------------------------------------------------------
@@ -19,7 +19,7 @@ import (
 // summand is symmetric in p and q, so v is formed from the pairs p < q
 // alone: v = σ² Σ_p w_p (w_p t_pp + 2 Σ_{q>p} w_q t_pq e_pq). The patches
 // are taken in blocks of diagBlock rows p; one GEMM forms the block's inner
-// products x[p]·x[q] for all q ≥ its first row, and asm.RBFPairRow turns
+// products x[p]·x[q] for all q ≥ its first row, and vecmath.RBFPairRow turns
 // each row's strictly upper part into the row's sums (distances,
 // exponentials and weighted sums in registers, with AVX-512 or AVX2
 // kernels) and, when the pixel gradients are wanted, overwrites it with
@@ -129,7 +129,7 @@ func (k *Kernel) imageSums(s *scratch, pieces, pixels bool) (sv, sl, so float64)
 				gs = s.gs[p+1 : P]
 			}
 			wp := w[p]
-			rs, rl, ro := asm.RBFPairRow(row, s.xn[p+1:P], t, w[p+1:P], dt, gs, s.xn[p], c, wp, pixels)
+			rs, rl, ro := vecmath.RBFPairRow(row, s.xn[p+1:P], t, w[p+1:P], dt, gs, s.xn[p], c, wp, pixels)
 			sv += wp * (wp*tpp + 2*rs)
 			if !pieces {
 				continue

@@ -47,7 +47,7 @@ func (k *Kernel) InducingMatrix(dst *mat.Dense, z1, z2 mat.Matrix) {
 		for b := lo; b < hi; b++ {
 			// The inner products z1_i·z2_j go into dst's rows, which the
 			// loop then turns into kernel values in place: the exponents,
-			// asm.Exp on the whole row, and the same for the location
+			// vecmath.Exp on the whole row, and the same for the location
 			// kernel. One product per block: Dgemm's method (and rounding)
 			// depends on its sizes, which must not depend on the workers.
 			r0, r1 := blockRows(b, M1)

@@ -10,12 +10,12 @@ import (
 	gblas "gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/mat"
 
-	"github.com/solvegp/solvegp/asm"
 	"github.com/solvegp/solvegp/blas"
 	"github.com/solvegp/solvegp/gp"
 	"github.com/solvegp/solvegp/gp/kernel"
 	"github.com/solvegp/solvegp/gp/transform"
 	"github.com/solvegp/solvegp/internal/parallel"
+	"github.com/solvegp/solvegp/internal/vecmath"
 	"github.com/solvegp/solvegp/patches"
 )
 
@@ -225,7 +225,7 @@ func (k *Kernel) fillLocTables() {
 	}
 }
 
-// inducingExps sets ex[j] = exp(c·r2_j) (by asm.Exp) for row i of the
+// inducingExps sets ex[j] = exp(c·r2_j) (by vecmath.Exp) for row i of the
 // inducing Gram matrix with inner products g, row norm an and column norms
 // bn: r2_j = an + bn[j] − 2g[j], clamped at 0 and 0 on the diagonal when the
 // two sets are the same. If r2 is not nil it also keeps r2_j there.
@@ -240,19 +240,19 @@ func inducingExps(ex, r2, g []float64, an float64, bn []float64, c float64, same
 		}
 		ex[j] = c * d
 	}
-	asm.Exp(ex, ex)
+	vecmath.Exp(ex, ex)
 }
 
 // locRow sets, for the inducing location (r, c) against the locations bl
 // (pairs), sq[j] = √3·‖(r, c) − bl_j‖/LocLengthscale and el[j] = e^{−sq[j]}
-// (by asm.Exp): the Matérn-3/2 location kernel is (1 + sq)·el.
+// (by vecmath.Exp): the Matérn-3/2 location kernel is (1 + sq)·el.
 func (k *Kernel) locRow(sq, el []float64, r, c float64, bl []float64) {
 	for j := range sq {
 		dr, dc := r-bl[2*j], c-bl[2*j+1]
 		sq[j] = math.Sqrt(3*(dr*dr+dc*dc)) / k.locEll
 		el[j] = -sq[j]
 	}
-	asm.Exp(el, el)
+	vecmath.Exp(el, el)
 }
 
 // Geometry returns the patch geometry.
@@ -490,7 +490,7 @@ func (k *Kernel) splitInducing(z mat.Matrix) (zp, zl []float64, m int) {
 // locKernel fills dst (m×P) with k_l(zl_i, l_p) = (1 + s) e^{−s},
 // s = √3‖zl_i − l_p‖/LocLengthscale, and, if ex is not nil, ex (m×P) with
 // the exponentials e^{−s}, which MatrixGrad needs for the location
-// gradients. The exponentials of a row are taken together by asm.Exp.
+// gradients. The exponentials of a row are taken together by vecmath.Exp.
 func (k *Kernel) locKernel(dst, ex, zl []float64, m int) {
 	P := k.geom.NumPatches()
 	sq := make([]float64, P)

@@ -5,9 +5,9 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
-	"github.com/solvegp/solvegp/asm"
 	"github.com/solvegp/solvegp/gp/transform"
 	"github.com/solvegp/solvegp/internal/floats"
+	"github.com/solvegp/solvegp/internal/vecmath"
 )
 
 // ---------------------------------------------------------------------------
@@ -92,7 +92,7 @@ func (k *Kernel) putMat(e *matEntry) {
 
 // expBlock fills e (M×P) with the exponentials e_mp = exp(−‖z_m − x[p]‖²/(2ℓ²))
 // of inducing patches zp (norms zn) against the patches in s (s.xp, s.xn):
-// one GEMM for the inner products, then asm.RBFPairRow on each row, which
+// one GEMM for the inner products, then vecmath.RBFPairRow on each row, which
 // forms the distances and exponentials in registers and overwrites the row
 // with them (its location factors are k.ones). If sums is not nil it also
 // sets sums[m] = Σ_p wz[m·ws + p]·e_mp (ws = 0: the same weights for every
@@ -106,7 +106,7 @@ func (k *Kernel) expBlock(e []float64, s *scratch, zp, zn []float64, M int, wz [
 		if wz != nil {
 			w = wz[m*ws : m*ws+P]
 		}
-		sum, _, _ := asm.RBFPairRow(e[m*P:m*P+P], s.xn, k.ones, w, nil, nil, zn[m], c, 0, true)
+		sum, _, _ := vecmath.RBFPairRow(e[m*P:m*P+P], s.xn, k.ones, w, nil, nil, zn[m], c, 0, true)
 		if sums != nil {
 			sums[m] = sum
 		}
@@ -278,7 +278,7 @@ func (k *Kernel) MatrixGrad(dK, K *mat.Dense, z, x mat.Matrix, dz, dx *mat.Dense
 				} else if a.dw != nil {
 					dv = a.dw
 				}
-				rs := asm.KernelGradRow(e[m*P:m*P+P], kl, k.w, dv, cs, dk)
+				rs := vecmath.KernelGradRow(e[m*P:m*P+P], kl, k.w, dv, cs, dk)
 				a.sVar += rs
 				a.rs[m] += rs
 			}

@@ -9,8 +9,8 @@ import (
 	gblas "gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/gonum"
 
-	"github.com/solvegp/solvegp/asm"
 	"github.com/solvegp/solvegp/blas"
+	"github.com/solvegp/solvegp/internal/gemm"
 )
 
 // The BLAS targets compare the level-3 routines of package blas with
@@ -71,10 +71,10 @@ func (s *blasSetup) exact() bool { return s.mode == 1 }
 func blasNewSetup(r *blasBytes, seed uint64) *blasSetup {
 	s := &blasSetup{}
 	conf := r.byte()
-	bs := asm.Backends()
+	bs := gemm.Backends()
 	be := bs[int(conf)%len(bs)]
 	if conf&0x40 != 0 {
-		be = be.WithBlocking(asm.Blocking{MC: 1 + int(r.byte()%40), KC: 1 + int(r.byte()%40), NC: 1 + int(r.byte()%48)})
+		be = be.WithBlocking(gemm.Blocking{MC: 1 + int(r.byte()%40), KC: 1 + int(r.byte()%40), NC: 1 + int(r.byte()%48)})
 	}
 	s.impl = blas.Implementation{Backend: be, Threads: 1 + int(conf>>2)%3}
 	sc := r.byte()

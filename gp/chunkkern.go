@@ -1,27 +1,24 @@
 package gp
 
-import "github.com/solvegp/solvegp/asm"
+import (
+	"github.com/solvegp/solvegp/blas"
+)
 
 // Micro-kernel products for the column-chunked loops (chunks.go). Their
 // operands are small (m ≤ 256 rows, a chunk of c ≤ 512 columns) and each
 // is used L times per chunk, so the loops pack every operand once, in the
-// micro-kernels' panel formats (asm.PackA, asm.PackB), and call the kernel
+// micro-kernels' panel formats (blas.PackA, blas.PackB), and call the kernel
 // tile by tile: the chunk of E or B for all L latent functions, the
 // triangles T_lᵀ and P_l for all chunks, and F̄_l for its two products.
 // Going through the blas routines instead repacked the shared operands in
 // every call and wrote P_l·F̄_l to scratch before adding it to B̄.
 
-// packedLen returns the number of values asm.PackA or asm.PackB writes for
-// n rows (or columns) of depth k in panels of w: the last panel is padded.
-// packTriPanels writes packedLen(mr, m, m) values.
-func packedLen(w, n, k int) int { return (n + w - 1) / w * w * k }
-
 // packTriPanels packs the m×m triangle op(T) into the micro-kernel's row panels
-// (asm.PackA), for a lower triangle T stored row-major with stride m:
+// (blas.PackA), for a lower triangle T stored row-major with stride m:
 // op(T) = Tᵀ, upper, when upper is true, and T otherwise. Entries outside
 // the triangle are packed as zeros, whatever T holds there.
 func packTriPanels(mr int, dst, t []float64, m int, upper bool) {
-	asm.PackA(mr, dst, t, m, upper, m, m)
+	blas.PackA(mr, dst, t, m, upper, m, m)
 	for i0 := 0; i0 < m; i0 += mr {
 		panel := dst[i0*m : i0*m+mr*m]
 		for r := 0; r < min(mr, m-i0); r++ {
@@ -40,10 +37,10 @@ func packTriPanels(mr int, dst, t []float64, m int, upper bool) {
 }
 
 // packTriangles packs the m×m triangles op(T_l) of tris (see
-// packTriPanels) one after another into dst, packedLen(mr, m, m) values
+// packTriPanels) one after another into dst, blas.PackedLen(mr, m, m) values
 // each, growing dst as needed, and returns it.
 func packTriangles(mr int, dst []float64, tris [][]float64, m int, upper bool) []float64 {
-	per := packedLen(mr, m, m)
+	per := blas.PackedLen(mr, m, m)
 	dst = grow(dst, len(tris)*per)
 	for l, t := range tris {
 		packTriPanels(mr, dst[l*per:], t, m, upper)
@@ -56,13 +53,13 @@ func packTriangles(mr int, dst []float64, tris [][]float64, m int, upper bool) [
 // column panel, beta 0 or 1. Blocks narrower than the kernel's tile, or
 // rows too close together for it, go through the scratch tile (MR·NR
 // values).
-func tileMul(be *asm.Backend, rows, cols, k int, a, b []float64, beta float64, c []float64, ldc int, tile []float64) {
-	nr := be.NR()
+func tileMul(kern blas.Kernel, rows, cols, k int, a, b []float64, beta float64, c []float64, ldc int, tile []float64) {
+	nr := kern.NR()
 	if cols == nr && ldc >= nr {
-		be.KernelRowsNoCheck(rows, k, 1, a, b, beta, c, ldc)
+		kern.MulTile(rows, k, 1, a, b, beta, c, ldc)
 		return
 	}
-	be.KernelRowsNoCheck(rows, k, 1, a, b, 0, tile, nr)
+	kern.MulTile(rows, k, 1, a, b, 0, tile, nr)
 	for r := 0; r < rows; r++ {
 		src, dst := tile[r*nr:r*nr+cols], c[r*ldc:r*ldc+cols]
 		if beta == 0 {

@@ -6,7 +6,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/solvegp/solvegp/asm"
+	"github.com/solvegp/solvegp/blas"
 )
 
 // TestTriangleTiles checks packTriPanels and tileMul on every backend
@@ -16,7 +16,7 @@ import (
 // both wider and narrower than the kernel tile.
 func TestTriangleTiles(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 8))
-	for _, be := range asm.Backends() {
+	for _, be := range blas.Kernels() {
 		mr, nr := be.MR(), be.NR()
 		for _, m := range []int{1, 5, 9, 17} {
 			for _, c := range []int{1, 7, 8, 13} {
@@ -38,10 +38,10 @@ func TestTriangleTiles(t *testing.T) {
 						for i := range c0 {
 							c0[i] = rng.NormFloat64()
 						}
-						pt := make([]float64, packedLen(mr, m, m))
+						pt := make([]float64, blas.PackedLen(mr, m, m))
 						packTriPanels(mr, pt, tri, m, upper)
 						px := make([]float64, (c+nr-1)/nr*nr*m)
-						asm.PackB(nr, px, x, c, false, m, c)
+						blas.PackB(nr, px, x, c, false, m, c)
 						got := append([]float64(nil), c0...)
 						tile := make([]float64, mr*nr)
 						for jc := 0; jc < c; jc += nr {

@@ -5,7 +5,6 @@ import (
 
 	gblas "gonum.org/v1/gonum/blas"
 
-	"github.com/solvegp/solvegp/asm"
 	"github.com/solvegp/solvegp/blas"
 	"github.com/solvegp/solvegp/internal/parallel"
 )
@@ -120,24 +119,24 @@ type chunkedBack struct {
 // (m·cw), h_l of a chunk (cw), the chunk of B packed as row panels, F̄ᵀ and
 // F̄ packed as column panels, and a kernel tile.
 func backScratch(mr, nr, m, cw int) int {
-	return m*cw + cw + packedLen(mr, m, cw) + packedLen(nr, m, cw) + packedLen(nr, cw, m) + mr*nr
+	return m*cw + cw + blas.PackedLen(mr, m, cw) + blas.PackedLen(nr, m, cw) + blas.PackedLen(nr, cw, m) + mr*nr
 }
 
 // Run processes the chunks of part q.
 func (t *chunkedBack) Run(q int) {
 	m, n, L, cw := t.m, t.n, t.l, t.chunk
-	be := t.bi.Backend
+	be := t.bi.Kernel()
 	mr, nr := be.MR(), be.NR()
 	pb := t.pbars[q*L*m*m : (q+1)*L*m*m]
 	ab := t.abars[q*L*m : (q+1)*L*m]
 	s := t.scratch[q*t.per : (q+1)*t.per]
 	cut := func(k int) []float64 { v := s[:k]; s = s[k:]; return v }
 	fb, w := cut(m*cw), cut(cw) // F̄_l and h_l of the chunk's columns
-	pbA := cut(packedLen(mr, m, cw))
-	pfT := cut(packedLen(nr, m, cw))
-	pf := cut(packedLen(nr, cw, m))
+	pbA := cut(blas.PackedLen(mr, m, cw))
+	pfT := cut(blas.PackedLen(nr, m, cw))
+	pf := cut(blas.PackedLen(nr, cw, m))
 	tile := cut(mr * nr)
-	tri := packedLen(mr, m, m)
+	tri := blas.PackedLen(mr, m, m)
 	clear(pb)
 	clear(ab)
 	for ch := q * t.nch / t.parts; ch < (q+1)*t.nch/t.parts; ch++ {
@@ -152,7 +151,7 @@ func (t *chunkedBack) Run(q int) {
 			}
 		}
 		t.bi.Dgemm(gblas.NoTrans, gblas.Trans, m, c, L, 1, t.am, L, t.dmu[j0*L:], L, 1, bbj, n)
-		asm.PackA(mr, pbA, bj, n, false, m, c)
+		blas.PackA(mr, pbA, bj, n, false, m, c)
 		for l := 0; l < L; l++ {
 			t.bi.Dgemv(gblas.NoTrans, m, c, 1, bj, n, t.dmu[j0*L+l:], L, 1, ab[l*m:(l+1)*m], 1)
 			fl := t.f[l][m*j0 : m*(j0+c)]
@@ -169,7 +168,7 @@ func (t *chunkedBack) Run(q int) {
 			}
 			// P̄_l += B·F̄_lᵀ on the tiles that meet the lower triangle
 			// (runChunkedBack clears the rest).
-			asm.PackB(nr, pfT, fb, c, true, c, m)
+			blas.PackB(nr, pfT, fb, c, true, c, m)
 			pbl := pb[l*m*m : (l+1)*m*m]
 			for i0 := 0; i0 < m; i0 += mr {
 				rows := min(mr, m-i0)
@@ -179,7 +178,7 @@ func (t *chunkedBack) Run(q int) {
 			}
 			// B̄ += P_l·F̄_l: row tile i0 of the lower triangle P_l is
 			// zero from column i0+MR on.
-			asm.PackB(nr, pf, fb, c, false, m, c)
+			blas.PackB(nr, pf, fb, c, false, m, c)
 			pl := t.p[l*tri : (l+1)*tri]
 			for jc := 0; jc < c; jc += nr {
 				bp := pf[jc*m : jc*m+nr*m]
@@ -201,7 +200,7 @@ func (mod *Model) runChunkedBack(lg *la, cw, m int, b, bbar, am, dmu, dvar []flo
 	N, L := ws.n, mod.nl
 	nch := (N + cw - 1) / cw
 	parts := lg.chunkParts(nch)
-	be := lg.bi.KernelBackend()
+	be := lg.bi.Kernel()
 	mr, nr := be.MR(), be.NR()
 	ws.pbarL = grow(ws.pbarL, parts*L*m*m)
 	ws.abarL = grow(ws.abarL, parts*L*m)
@@ -211,7 +210,7 @@ func (mod *Model) runChunkedBack(lg *la, cw, m int, b, bbar, am, dmu, dvar []flo
 	// The task lives in the workspace so that handing it to the worker
 	// pool does not allocate.
 	t := &ws.chunkB
-	*t = chunkedBack{bi: blas.Implementation{Threads: 1, Backend: be}, m: m, n: N, l: L, chunk: cw, nch: nch,
+	*t = chunkedBack{bi: be.Implementation(1), m: m, n: N, l: L, chunk: cw, nch: nch,
 		parts: parts, b: b, bbar: bbar, htot: ws.htot, am: am, dmu: dmu, dvar: dvar, p: ws.triC, f: f,
 		pbars: ws.pbarL, abars: ws.abarL, scratch: ws.fbarC, per: per}
 	t0 := time.Now()
@@ -271,13 +270,13 @@ func (mod *Model) wideForward(lg *la, name string, m int, basis, src, sq []float
 	}
 	nch := (N + cw - 1) / cw
 	parts := lg.chunkParts(nch)
-	be := lg.bi.KernelBackend()
+	be := lg.bi.Kernel()
 	mr, nr := be.MR(), be.NR()
 	ws.triC = packTriangles(mr, ws.triC, tris[:L], m, true)
 	per := fwdScratch(mr, nr, m, cw)
 	ws.fwdC = grow(ws.fwdC, parts*per)
 	t := &ws.chunkF
-	*t = chunkedFwd{bi: blas.Implementation{Threads: 1, Backend: be}, m: m, n: N, l: L, chunk: cw, nch: nch,
+	*t = chunkedFwd{bi: be.Implementation(1), m: m, n: N, l: L, chunk: cw, nch: nch,
 		parts: parts, basis: basis, src: src, sq: sq, tris: ws.triC, f: f, theta: mod.theta, meanOff: meanOff,
 		mu: ws.mu, vr: ws.vr, scratch: ws.fwdC, per: per}
 	t0 := time.Now()
@@ -288,7 +287,7 @@ func (mod *Model) wideForward(lg *la, name string, m int, basis, src, sq []float
 
 // fwdScratch returns the scratch values one part of chunkedFwd uses: the
 // packed chunk of the basis and a kernel tile.
-func fwdScratch(mr, nr, m, cw int) int { return packedLen(nr, cw, m) + mr*nr }
+func fwdScratch(mr, nr, m, cw int) int { return blas.PackedLen(nr, cw, m) + mr*nr }
 
 // chunkedFwd is the column-chunked loop of wideForward; its parts are
 // ranges of whole chunks, and every output column is written by one part
@@ -309,11 +308,11 @@ type chunkedFwd struct {
 // Run processes the chunks of part q.
 func (t *chunkedFwd) Run(q int) {
 	m, n, L, cw := t.m, t.n, t.l, t.chunk
-	be := t.bi.Backend
+	be := t.bi.Kernel()
 	mr, nr := be.MR(), be.NR()
 	scratch := t.scratch[q*t.per : (q+1)*t.per]
-	pe, tile := scratch[:packedLen(nr, cw, m)], scratch[packedLen(nr, cw, m):]
-	tri := packedLen(mr, m, m)
+	pe, tile := scratch[:blas.PackedLen(nr, cw, m)], scratch[blas.PackedLen(nr, cw, m):]
+	tri := blas.PackedLen(mr, m, m)
 	for ch := q * t.nch / t.parts; ch < (q+1)*t.nch/t.parts; ch++ {
 		j0 := ch * cw
 		c := min(cw, n-j0)
@@ -321,7 +320,7 @@ func (t *chunkedFwd) Run(q int) {
 		clear(sq)
 		colSumSqRange(sq, 1, 1, m, n, t.src[j0:], 0, c)
 		bj := t.basis[j0:]
-		asm.PackB(nr, pe, bj, n, false, m, c)
+		blas.PackB(nr, pe, bj, n, false, m, c)
 		for l := 0; l < L; l++ {
 			// F_l = T_lᵀ·basis: row tile i0 of the upper triangle T_lᵀ
 			// is zero before column i0.

@@ -5,7 +5,7 @@ import (
 	"runtime"
 	"testing"
 
-	"github.com/solvegp/solvegp/asm"
+	"github.com/solvegp/solvegp/blas"
 )
 
 // Benchmarks of the issue: batch 64 (as issue 4 specifies) of 28x28x1 (Fashion-MNIST) and 32x32x3
@@ -209,7 +209,7 @@ func BenchmarkIm2Col(b *testing.B) {
 
 // BenchmarkPackRows packs the whole patch matrix of the batch into GEMM
 // micro-panels (w = 8) block by block, 96 rows at a time as a GEMM driver
-// would, against materializing it with Im2Col and packing it with asm.PackA.
+// would, against materializing it with Im2Col and packing it with blas.PackA.
 // Reports GB/s of packed output.
 func BenchmarkPackRows(b *testing.B) {
 	const w, block = 8, 96
@@ -242,7 +242,7 @@ func BenchmarkPackRows(b *testing.B) {
 					b.Fatal(err)
 				}
 				for r := 0; r < rows; r += block {
-					asm.PackA(w, dst, cols[r*PL:], PL, false, min(block, rows-r), PL)
+					blas.PackA(w, dst, cols[r*PL:], PL, false, min(block, rows-r), PL)
 				}
 			})
 		})

@@ -23,11 +23,11 @@
 // into the images), for gradients with respect to the images of deep
 // convolutional GPs; Col2ImAdd accumulates into existing gradients. PackRows
 // writes any block of the patch matrix straight into the micro-panel layout of
-// the GEMM kernels of package asm, so a kernel matrix between image patches and
+// the GEMM kernels of package blas, so a kernel matrix between image patches and
 // inducing patches can be formed without materializing the patch matrix.
 // Locations and Centers give each patch's position for location kernels.
 //
-// Copies run on the strided block kernels of package asm (AVX-512, AVX2 and
+// Copies run on the strided block kernels of package internal/vecmath (AVX-512, AVX2 and
 // NEON, with a pure-Go twin under the purego or noasm build tags), parallel
 // over images on up to Config.Workers goroutines. New picks one of three copy
 // plans by a cost model: blocks of patches with the same clipping, read from

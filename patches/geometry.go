@@ -6,7 +6,7 @@ import (
 	"math/bits"
 	"runtime"
 
-	"github.com/solvegp/solvegp/asm"
+	"github.com/solvegp/solvegp/internal/vecmath"
 )
 
 // Layout is the memory layout of a batch of images.
@@ -219,7 +219,7 @@ type Geometry struct {
 	overread       bool
 	overreadBlocks []block
 	overreadFix    []loopNest
-	fill           asm.CopyGeom
+	fill           vecmath.CopyGeom
 	fillOff        int
 }
 
@@ -296,9 +296,9 @@ func New(cfg Config) (*Geometry, error) {
 	if g.padOK {
 		g.pad = newFrame(cfg.Layout, pH, pW, C, 0, 0)
 		g.fillOff = g.padT*g.pad.sh + g.padL*g.pad.sw
-		g.fill = asm.CopyGeom{Run: W * C, N: [3]int{H, 1, 1}, SrcStride: [3]int{W * C}, DstStride: [3]int{pW * C}}
+		g.fill = vecmath.CopyGeom{Run: W * C, N: [3]int{H, 1, 1}, SrcStride: [3]int{W * C}, DstStride: [3]int{pW * C}}
 		if cfg.Layout == NCHW {
-			g.fill = asm.CopyGeom{Run: W, N: [3]int{H, C, 1}, SrcStride: [3]int{W, H * W}, DstStride: [3]int{pW, pH * pW}}
+			g.fill = vecmath.CopyGeom{Run: W, N: [3]int{H, C, 1}, SrcStride: [3]int{W, H * W}, DstStride: [3]int{pW, pH * pW}}
 		}
 	}
 	g.directBlocks = g.plan(&g.direct)

@@ -5,8 +5,8 @@ import (
 	"math/bits"
 	"sync"
 
-	"github.com/solvegp/solvegp/asm"
 	"github.com/solvegp/solvegp/internal/parallel"
+	"github.com/solvegp/solvegp/internal/vecmath"
 )
 
 // A copy plan. The patches of one image are partitioned into blocks:
@@ -15,7 +15,7 @@ import (
 // nest of at most six equally spaced loops (channel, tap column, tap row,
 // patch column, patch row, and the image of the batch), which are merged
 // where they are contiguous in both the image and the patch matrix and then
-// handed to the strided copy kernels of package asm three levels at a time.
+// handed to the strided copy kernels of package internal/vecmath three levels at a time.
 
 // dim is one loop of a copy nest: n iterations, advancing src elements in the
 // image and dst elements in the patch matrix per iteration.
@@ -282,18 +282,18 @@ func (g *Geometry) Im2Col(dst, src []float64, batch int) error {
 		// Its CopySlack extra values let the copies read past the image;
 		// each image's patches may spill into the next one's (written
 		// after them), and the last one's stay within dst[:n1*colImage].
-		sp := getScratch(g.pad.size+asm.CopySlack, true)
+		sp := getScratch(g.pad.size+vecmath.CopySlack, true)
 		defer putScratch(sp)
 		scratch := *sp
 		for n := n0; n < n1; n++ {
-			asm.CopyBlock(scratch[g.fillOff:], src[n*g.imageLen:(n+1)*g.imageLen], &g.fill)
+			vecmath.CopyBlock(scratch[g.fillOff:], src[n*g.imageLen:(n+1)*g.imageLen], &g.fill)
 			g.im2colBlocks(dst[n*colImage:n1*colImage], scratch, g.pad.size, 1)
 		}
 	})
 	return nil
 }
 
-// Large patch matrices are written with non-temporal stores (asm.CopyStream),
+// Large patch matrices are written with non-temporal stores (vecmath.CopyStream),
 // as the builtin copy does for large copies: cached stores would first read
 // every destination line from memory. The patches are gathered a few hundred
 // at a time into a scratch buffer that stays in the L2 cache, then streamed
@@ -319,7 +319,7 @@ func (g *Geometry) im2colStream(dst, src []float64, n0, n1 int) {
 	if rows > g.outW {
 		rows -= rows % g.outW
 	}
-	cp := getScratch(rows*PL+asm.CopySlack, false) // slack for CopyBlockSlack
+	cp := getScratch(rows*PL+vecmath.CopySlack, false) // slack for CopyBlockSlack
 	defer putScratch(cp)
 	cols := *cp
 	// With the padded plan, SAME and explicit padding become VALID on a
@@ -327,7 +327,7 @@ func (g *Geometry) im2colStream(dst, src []float64, n0, n1 int) {
 	blocks, f := g.directBlocks, &g.direct
 	var scratch []float64
 	if g.padded {
-		sp := getScratch(g.pad.size+asm.CopySlack, true)
+		sp := getScratch(g.pad.size+vecmath.CopySlack, true)
 		defer putScratch(sp)
 		scratch = *sp
 		blocks, f = g.blocks, &g.pad
@@ -336,7 +336,7 @@ func (g *Geometry) im2colStream(dst, src []float64, n0, n1 int) {
 	for n := n0; n < n1; n++ {
 		img := src[n*g.imageLen:] // later images are slack for the copies' reads
 		if g.padded {
-			asm.CopyBlock(scratch[g.fillOff:], img[:g.imageLen], &g.fill)
+			vecmath.CopyBlock(scratch[g.fillOff:], img[:g.imageLen], &g.fill)
 			img = scratch
 		}
 		for lo := 0; lo < NP; {
@@ -345,13 +345,13 @@ func (g *Geometry) im2colStream(dst, src []float64, n0, n1 int) {
 			fill += hi - lo
 			lo = hi
 			if fill == rows {
-				asm.CopyStream(dst[start*PL:(start+fill)*PL], cols[:fill*PL])
+				vecmath.CopyStream(dst[start*PL:(start+fill)*PL], cols[:fill*PL])
 				start, fill = start+fill, 0
 			}
 		}
 	}
 	if fill > 0 {
-		asm.CopyStream(dst[start*PL:(start+fill)*PL], cols[:fill*PL])
+		vecmath.CopyStream(dst[start*PL:(start+fill)*PL], cols[:fill*PL])
 	}
 }
 
@@ -365,7 +365,7 @@ func (g *Geometry) setOverread() {
 // tiledPlan reports whether blocks is one unclipped block: then every nest
 // writes the patch matrix of an image front to back, each run starting where
 // the previous one ends, and a copy may spill past the end of a run into
-// values that are written later (asm.CopyBlockSlack).
+// values that are written later (vecmath.CopyBlockSlack).
 func tiledPlan(blocks []block) bool {
 	return len(blocks) == 1 && !blocks[0].clipped && !blocks[0].empty
 }
@@ -474,9 +474,9 @@ func (g *Geometry) col2im(dst, src []float64, batch int, overwrite bool) error {
 			g.col2imBlocks(scratch, src[n*colImage:(n+1)*colImage], g.pad.size, 1)
 			img := dst[n*g.imageLen : (n+1)*g.imageLen]
 			if overwrite {
-				asm.CopyBlock(img, scratch[g.fillOff:], &crop)
+				vecmath.CopyBlock(img, scratch[g.fillOff:], &crop)
 			} else {
-				asm.CopyBlockAdd(img, scratch[g.fillOff:], &crop)
+				vecmath.CopyBlockAdd(img, scratch[g.fillOff:], &crop)
 			}
 		}
 	})
@@ -497,15 +497,15 @@ func (g *Geometry) col2imBlocks(img, col []float64, imgLen, count int) {
 type nestMode int
 
 const (
-	// gather copies from the images to the patch matrix (asm.CopyBlock).
+	// gather copies from the images to the patch matrix (vecmath.CopyBlock).
 	gather nestMode = iota
-	// gatherSlack copies like gather with asm.CopyBlockSlack: the caller
-	// guarantees that the asm.CopySlack values after each of the nest's
+	// gatherSlack copies like gather with vecmath.CopyBlockSlack: the caller
+	// guarantees that the vecmath.CopySlack values after each of the nest's
 	// runs in the patch matrix (as far as the slice extends) are either
 	// scratch or rewritten later by the same goroutine.
 	gatherSlack
 	// scatterAdd accumulates from the patch matrix into the images
-	// (asm.CopyBlockAdd).
+	// (vecmath.CopyBlockAdd).
 	scatterAdd
 )
 
@@ -528,12 +528,12 @@ func nestLevel(img, col []float64, imgOff, colOff, run int, dims []dim, mode nes
 		// One call for the fourth loop (for Im2Col of several images,
 		// the images of the batch),
 		// checked once.
-		cg := asm.CopyGeom{Run: run}
+		cg := vecmath.CopyGeom{Run: run}
 		for k, d := range dims[:3] {
 			cg.N[k], cg.SrcStride[k], cg.DstStride[k] = d.n, d.img, d.col
 		}
 		d := dims[3]
-		asm.CopyBlockSlackN(col[colOff:], img[imgOff:], &cg, d.n, d.img, d.col)
+		vecmath.CopyBlockSlackN(col[colOff:], img[imgOff:], &cg, d.n, d.img, d.col)
 		return
 	}
 	if len(dims) > 3 {
@@ -543,7 +543,7 @@ func nestLevel(img, col []float64, imgOff, colOff, run int, dims []dim, mode nes
 		}
 		return
 	}
-	cg := asm.CopyGeom{Run: run, N: [3]int{1, 1, 1}}
+	cg := vecmath.CopyGeom{Run: run, N: [3]int{1, 1, 1}}
 	var imgStride, colStride [3]int
 	for k, d := range dims {
 		cg.N[k], imgStride[k], colStride[k] = d.n, d.img, d.col
@@ -551,13 +551,13 @@ func nestLevel(img, col []float64, imgOff, colOff, run int, dims []dim, mode nes
 	switch mode {
 	case scatterAdd:
 		cg.SrcStride, cg.DstStride = colStride, imgStride
-		asm.CopyBlockAdd(img[imgOff:], col[colOff:], &cg)
+		vecmath.CopyBlockAdd(img[imgOff:], col[colOff:], &cg)
 	case gatherSlack:
 		cg.SrcStride, cg.DstStride = imgStride, colStride
-		asm.CopyBlockSlack(col[colOff:], img[imgOff:], &cg)
+		vecmath.CopyBlockSlack(col[colOff:], img[imgOff:], &cg)
 	default:
 		cg.SrcStride, cg.DstStride = imgStride, colStride
-		asm.CopyBlock(col[colOff:], img[imgOff:], &cg)
+		vecmath.CopyBlock(col[colOff:], img[imgOff:], &cg)
 	}
 }
 
@@ -572,7 +572,7 @@ var zeros [4096]float64
 // patches of 28x28 images: a call per patch).
 func clearPatches(col []float64, run, rows, ld, count, imgStride int) {
 	if run <= len(zeros) {
-		asm.CopyBlock(col, zeros[:run], &asm.CopyGeom{Run: run, N: [3]int{rows, count, 1}, DstStride: [3]int{ld, imgStride, 0}})
+		vecmath.CopyBlock(col, zeros[:run], &vecmath.CopyGeom{Run: run, N: [3]int{rows, count, 1}, DstStride: [3]int{ld, imgStride, 0}})
 		return
 	}
 	for n := 0; n < count; n++ {

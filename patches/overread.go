@@ -1,6 +1,8 @@
 package patches
 
-import "github.com/solvegp/solvegp/asm"
+import (
+	"github.com/solvegp/solvegp/internal/vecmath"
+)
 
 // The over-read plan (Im2Col only). Where padding clips the patches at the
 // left or right edge of the image but not at the top or bottom, a patch row
@@ -93,7 +95,7 @@ func (g *Geometry) overreadPlan(f *frame) (blocks []block, fix []loopNest, ok bo
 // slackWraps reports whether, with blocks, a slack copy could overwrite an
 // image's values that were already final. im2colBlocks copies the unclipped
 // blocks one after another, each for every image of the batch, and a slack
-// copy may write up to asm.CopySlack values past a block's last run. If one
+// copy may write up to vecmath.CopySlack values past a block's last run. If one
 // unclipped block ends within that distance of the end of an image's patch
 // matrix while another starts within it of the start, the first one's
 // spill lands in the next image's values of the second, written before. The
@@ -111,10 +113,10 @@ func (g *Geometry) slackWraps(blocks []block) bool {
 		}
 		start := (b.oh0*g.outW + b.ow0) * g.patchLen
 		end := ((b.oh0+b.nh-1)*g.outW + b.ow0 + b.nw) * g.patchLen
-		if start < asm.CopySlack && first < 0 {
+		if start < vecmath.CopySlack && first < 0 {
 			first = i
 		}
-		if colImage-end < asm.CopySlack {
+		if colImage-end < vecmath.CopySlack {
 			last = i
 		}
 	}

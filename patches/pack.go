@@ -5,7 +5,8 @@ import (
 	"math"
 	"math/bits"
 
-	"github.com/solvegp/solvegp/asm"
+	"github.com/solvegp/solvegp/blas"
+	"github.com/solvegp/solvegp/internal/vecmath"
 )
 
 // PackedLen returns the length of the buffer PackRows fills for rows patch
@@ -31,13 +32,13 @@ func PackedLen(rows, kc, w int) int {
 }
 
 // PackRows writes a block of the patch matrix of a batch of images straight
-// into the micro-panel format of the GEMM kernels of package asm, without
+// into the micro-panel format of the GEMM kernels of package blas, without
 // materializing the patch matrix: rows [row0, row0+rows) (row n*NumPatches+p
 // is patch p of image n, as in Im2Col) and columns [col0, col0+kc) are packed
 // into ceil(rows/w) panels of w rows; in panel q, the value of block row
 // q*w+i and block column j is at dst[q*w*kc + j*w + i], and rows past the
-// end of the block are zero. This is the layout of asm.PackA (the patches as
-// the A operand, mr = w) and of asm.PackB with trans (the patches as the
+// end of the block are zero. This is the layout of blas.PackA (the patches as
+// the A operand, mr = w) and of blas.PackB with trans (the patches as the
 // transposed B operand, nr = w), so a kernel matrix between image patches
 // and inducing patches can be formed block by block.
 //
@@ -73,7 +74,7 @@ func (g *Geometry) PackRows(dst, src []float64, batch, row0, rows, col0, kc, w i
 	// followed by this image's rows. CopySlack more values let the copies
 	// spill past the rows. Its size grows with rows, not with w, which only
 	// the length of dst bounds.
-	wp := getScratch((min(w, rows)-1+min(NP, rows))*PL+asm.CopySlack, false)
+	wp := getScratch((min(w, rows)-1+min(NP, rows))*PL+vecmath.CopySlack, false)
 	defer putScratch(wp)
 	win := *wp
 	carry := 0
@@ -94,7 +95,7 @@ func (g *Geometry) PackRows(dst, src []float64, batch, row0, rows, col0, kc, w i
 			m = avail
 		}
 		if m > 0 {
-			asm.PackA(w, out, win[col0:], PL, false, m, kc)
+			blas.PackA(w, out, win[col0:], PL, false, m, kc)
 			out = out[PackedLen(m, kc, w):]
 		}
 		carry = avail - m

@@ -7,7 +7,7 @@ import (
 	"runtime"
 	"testing"
 
-	"github.com/solvegp/solvegp/asm"
+	"github.com/solvegp/solvegp/blas"
 )
 
 // refPack packs rows [row0, row0+rows) and columns [col0, col0+kc) of the
@@ -69,7 +69,7 @@ func TestPackRows(t *testing.T) {
 }
 
 // TestPackRowsMatchesPackA checks the documented equivalence with
-// Im2Col followed by asm.PackA, on the benchmark shapes.
+// Im2Col followed by blas.PackA, on the benchmark shapes.
 func TestPackRowsMatchesPackA(t *testing.T) {
 	rng := rand.New(rand.NewPCG(17, 18))
 	for _, bc := range benchCases()[:4] {
@@ -85,7 +85,7 @@ func TestPackRowsMatchesPackA(t *testing.T) {
 		}
 		rows, w := batch*g.NumPatches(), 8
 		want := make([]float64, PackedLen(rows, g.PatchLen(), w))
-		asm.PackA(w, want, cols, g.PatchLen(), false, rows, g.PatchLen())
+		blas.PackA(w, want, cols, g.PatchLen(), false, rows, g.PatchLen())
 		got := make([]float64, len(want))
 		if err := g.PackRows(got, x, batch, 0, rows, 0, g.PatchLen(), w); err != nil {
 			t.Fatal(err)

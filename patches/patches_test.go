@@ -7,16 +7,16 @@ import (
 	"os"
 	"testing"
 
-	"github.com/solvegp/solvegp/asm"
+	"github.com/solvegp/solvegp/internal/vecmath"
 )
 
 // TestBackendExpected fails if SOLVEGP_EXPECT_BACKEND names a copy backend
 // other than the one in use (CI runs this package once per backend).
 func TestBackendExpected(t *testing.T) {
 	want := os.Getenv("SOLVEGP_EXPECT_BACKEND")
-	t.Logf("copy backend: %s", asm.CopyBackend())
-	if want != "" && asm.CopyBackend() != want {
-		t.Fatalf("copy backend = %q, want %q", asm.CopyBackend(), want)
+	t.Logf("copy backend: %s", vecmath.CopyBackend())
+	if want != "" && vecmath.CopyBackend() != want {
+		t.Fatalf("copy backend = %q, want %q", vecmath.CopyBackend(), want)
 	}
 }
 
@@ -234,7 +234,7 @@ func checkGeometry(t testing.TB, rng *rand.Rand, c Config, batch int, ref *refGe
 	// capacity holding a sentinel that must stay untouched (the copies
 	// may spill past runs, but never past len(dst); x is cut from a longer
 	// slice too, so reads past it would not fault but would be wrong).
-	const guard = 2 * asm.CopySlack
+	const guard = 2 * vecmath.CopySlack
 	buf := make([]float64, len(y)+guard)
 	for i := range buf {
 		buf[i] = math.NaN()
@@ -850,7 +850,7 @@ func TestOverreadRandom(t *testing.T) {
 		}
 		x := randSlice(rng, batch*g.ImageLen())
 		want := ref.im2col(x, batch)
-		got := make([]float64, len(want), len(want)+asm.CopySlack)
+		got := make([]float64, len(want), len(want)+vecmath.CopySlack)
 		if err := g.Im2Col(got, x, batch); err != nil {
 			t.Fatal(err)
 		}

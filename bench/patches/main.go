@@ -123,7 +123,7 @@ func run(r io.Reader, w io.Writer) error {
 		}
 		return fmt.Sprintf("%.1f×", a/b)
 	}
-	fmt.Fprintln(w, "| image | patch | stride | padding | im2col | plain loop | copy | im2col / copy | im2col / loop | col2im | PackRows (w = 8) | Im2Col + asm.PackA |")
+	fmt.Fprintln(w, "| image | patch | stride | padding | im2col | plain loop | copy | im2col / copy | im2col / loop | col2im | PackRows (w = 8) | Im2Col + blas.PackA |")
 	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|---|---|")
 	for _, c := range configs {
 		f := strings.Split(c, "/")

@@ -12,8 +12,8 @@
 // from two more products with the adjoint-weighted matrix
 // W = dK ⊙ ∂k/∂(r²), chunk by chunk while W is in cache. The O(n·m)
 // elementwise work — distances to covariances, clamped at zero, and
-// covariances to W — runs in the fused SIMD kernels asm.RadialProfile and
-// asm.RadialWeights. To limit cancellation in the distance formula, inputs
+// covariances to W — runs in the fused SIMD kernels vecmath.RadialProfile and
+// vecmath.RadialWeights. To limit cancellation in the distance formula, inputs
 // are centred on the median of both arguments before the product;
 // distances are invariant under the shift.
 //

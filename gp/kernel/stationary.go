@@ -10,9 +10,9 @@ import (
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/mat"
 
-	"github.com/solvegp/solvegp/asm"
 	sblas "github.com/solvegp/solvegp/blas"
 	"github.com/solvegp/solvegp/gp/transform"
+	"github.com/solvegp/solvegp/internal/vecmath"
 )
 
 // MinLengthscale is the smallest lengthscale a kernel accepts. Below it the
@@ -425,10 +425,10 @@ func distOperands(xd, zd, xs, zs, nx, nz []float64, d int) bool {
 // columns [j0, m) into s (row stride lds, laid out as in sqDistRows) with
 // one single-threaded product of the rows of distOperands: the norms ride
 // in the product instead of a separate pass. The results are not clamped
-// at 0 (asm.RadialProfile and asm.RadialWeights clamp).
+// at 0 (vecmath.RadialProfile and vecmath.RadialWeights clamp).
 //
 // Every entry is the fused multiply-add chain over the d + 2 columns in
-// order from zero — the GEMM micro-kernels' contract (package asm) for
+// order from zero — the GEMM micro-kernels' contract (package internal/gemm) for
 // blocks that reach them, and a direct loop for blocks too small to —
 // which is also how rowSqNorms forms the norms. So coincident points get
 // (−2‖x̃‖² + ‖x̃‖²) + ‖x̃‖² = 0 exactly, however large the norms
@@ -505,26 +505,26 @@ func directSqDist(a, b []float64) float64 {
 	return s
 }
 
-// radial returns the family's profile as asm names it.
-func (f Family) radial() asm.Radial {
+// radial returns the family's profile as vecmath names it.
+func (f Family) radial() vecmath.Radial {
 	switch f {
 	case Matern12:
-		return asm.RadialMatern12
+		return vecmath.RadialMatern12
 	case Matern32:
-		return asm.RadialMatern32
+		return vecmath.RadialMatern32
 	case Matern52:
-		return asm.RadialMatern52
+		return vecmath.RadialMatern52
 	}
-	return asm.RadialRBF
+	return vecmath.RadialRBF
 }
 
 // profile overwrites each squared distance in row with σ² g(r), by
-// asm.RadialProfile: square root, exponential and Matérn polynomial fused
+// vecmath.RadialProfile: square root, exponential and Matérn polynomial fused
 // in SIMD registers where the CPU has them, the same bits everywhere. The
 // Matérn polynomial is skipped where the exponential underflows, so that
 // huge distances give 0, never NaN.
 func (k *Stationary) profile(row []float64) {
-	asm.RadialProfile(row, row, k.family.radial(), k.variance)
+	vecmath.RadialProfile(row, row, k.family.radial(), k.variance)
 }
 
 // Matrix sets dst to k(x_i, z_j). An empty dst is resized to rows(x)×rows(z).
@@ -605,11 +605,11 @@ func (mt *matrixTask) chunk(_, i0, i1 int) {
 // weights overwrites the squared distances s in a row by
 // W = dK ⊙ ∂K/∂(r²), computed from K itself so that no exponential is
 // re-evaluated, and returns the row's contributions Σ dK·K and Σ W·r²
-// (asm.RadialWeights, fused SIMD kernels where the CPU has them). Pairs
+// (vecmath.RadialWeights, fused SIMD kernels where the CPU has them). Pairs
 // whose covariance underflowed to 0 have W = 0 and contribute nothing,
 // even where their squared distance overflowed to +Inf.
 func (k *Stationary) weights(s, dk, kk []float64, iv float64) (sumKdK, sumWs float64) {
-	return asm.RadialWeights(s, s, dk, kk, k.family.radial(), iv)
+	return vecmath.RadialWeights(s, s, dk, kk, k.family.radial(), iv)
 }
 
 // MatrixGrad adds the gradients of Σ_ij dK_ij k(x_i, z_j) with respect to

@@ -1,0 +1,3 @@
+module github.com/solvegp/solvegp/internal/asmgen
+
+go 1.24.0
