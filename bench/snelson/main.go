@@ -46,8 +46,8 @@ import (
 	"github.com/solvegp/solvegp/gp/data/snelson"
 	"github.com/solvegp/solvegp/gp/kernel"
 	"github.com/solvegp/solvegp/gp/likelihood"
-	"github.com/solvegp/solvegp/gp/modelfile"
 	"github.com/solvegp/solvegp/gp/train"
+	"github.com/solvegp/solvegp/internal/atomicfile"
 	"github.com/solvegp/solvegp/internal/figure"
 )
 
@@ -221,10 +221,10 @@ func reproduce(ctx context.Context, dataPath string, iters int, seed uint64, out
 	if err != nil {
 		return err
 	}
-	if err := modelfile.WriteFileAtomic(filepath.Join(out, "snelson.json"), append(js, '\n'), 0o644); err != nil {
+	if err := atomicfile.WriteFile(filepath.Join(out, "snelson.json"), append(js, '\n'), 0o644); err != nil {
 		return err
 	}
-	if err := modelfile.WriteFileAtomic(filepath.Join(out, "snelson.md"), []byte(markdown(rep)), 0o644); err != nil {
+	if err := atomicfile.WriteFile(filepath.Join(out, "snelson.md"), []byte(markdown(rep)), 0o644); err != nil {
 		return err
 	}
 	png := filepath.Join(out, "snelson.png")

@@ -17,7 +17,7 @@ import (
 	"gonum.org/v1/plot/vg/vgimg"
 
 	"github.com/solvegp/solvegp/gp"
-	"github.com/solvegp/solvegp/gp/modelfile"
+	"github.com/solvegp/solvegp/internal/atomicfile"
 )
 
 // The palette of the project's figures.
@@ -222,5 +222,5 @@ func SavePNG(path string, plots [][]*plot.Plot, w, h vg.Length) error {
 	if _, err := (vgimg.PngCanvas{Canvas: img}).WriteTo(&buf); err != nil {
 		return fmt.Errorf("figure: rendering %s: %w", path, err)
 	}
-	return modelfile.WriteFileAtomic(path, buf.Bytes(), 0o644)
+	return atomicfile.WriteFile(path, buf.Bytes(), 0o644)
 }
