@@ -211,7 +211,7 @@ func reproduce(ctx context.Context, dataPath string, iters int, seed uint64, out
 		rep.Results = append(rep.Results, res)
 		fmt.Fprintf(stdout, "%-18s bound %9.3f  test RMSE %.4f  test LL %8.4f  (%.1f s)\n",
 			s.label(), res.Bound, res.TestRMSE, res.TestLogLik, res.Seconds)
-		p, err := figure.Posterior(model, grid, s.label())
+		p, err := posteriorPanel(model, grid, s.label())
 		if err != nil {
 			return err
 		}
@@ -324,4 +324,13 @@ func plotGrid(x *mat.Dense, n int) *mat.Dense {
 		g.Set(i, 0, lo+(hi-lo)*float64(i)/float64(n-1))
 	}
 	return g
+}
+
+// posteriorPanel draws model's posterior on grid into a figure panel.
+func posteriorPanel(model *gp.Model, grid *mat.Dense, title string) (figure.Panel, error) {
+	p, err := model.Predictor(0)
+	if err != nil {
+		return figure.Panel{}, err
+	}
+	return figure.Posterior(figure.Model{PredictY: p.PredictY, Z: model.Z(), O: model.O(), ODVGP: model.Kind() == gp.ODVGP}, grid, title)
 }
