@@ -48,8 +48,13 @@ func TestPredictSpecialOutputs(t *testing.T) {
 		case <-time.After(60 * time.Second):
 			t.Fatal("predict -out to a FIFO with a reader did not finish")
 		}
-		if s := <-got; s != want {
-			t.Fatalf("the FIFO's reader got %d bytes, want %d", len(s), len(want))
+		select {
+		case s := <-got:
+			if s != want {
+				t.Fatalf("the FIFO's reader got %d bytes, want %d", len(s), len(want))
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatal("the FIFO's reader got nothing")
 		}
 		if fi, err := os.Lstat(fifo); err != nil || fi.Mode()&os.ModeNamedPipe == 0 {
 			t.Fatalf("the FIFO was replaced: %v", err)

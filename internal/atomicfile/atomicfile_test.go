@@ -208,8 +208,13 @@ func TestWriteFIFO(t *testing.T) {
 	case <-time.After(20 * time.Second):
 		t.Fatal("Write to a FIFO with a reader did not finish")
 	}
-	if s := <-got; s != "through the fifo\n" {
-		t.Fatalf("reader got %q", s)
+	select {
+	case s := <-got:
+		if s != "through the fifo\n" {
+			t.Fatalf("reader got %q", s)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the FIFO's reader got nothing")
 	}
 	if fi, err := os.Lstat(path); err != nil || fi.Mode()&os.ModeNamedPipe == 0 {
 		t.Fatalf("the FIFO was replaced: %v, %v", fi.Mode(), err)
