@@ -103,9 +103,9 @@ type target struct {
 	direct bool
 }
 
-// resolve follows path's symbolic links. A chain that passes through
-// /proc or /dev/fd names an open descriptor (as /dev/stdout does), whose
-// link text is not a path to rename over, so such a path is written
+// resolve follows path's symbolic links. A link in /proc or /dev/fd
+// names an open descriptor (/dev/stdout leads to /proc/self/fd/1), and its
+// text is not a path to rename over, so a chain through one is written
 // directly, as is any existing file that is not regular.
 func resolve(path string) (target, error) {
 	if path == "" {
@@ -126,6 +126,9 @@ func resolve(path string) (target, error) {
 		if fi.Mode()&fs.ModeSymlink == 0 {
 			return target{path: p, info: fi, direct: !fi.Mode().IsRegular() && !fi.IsDir()}, nil
 		}
+		if descriptorPath(p) {
+			return target{path: path, direct: true}, nil
+		}
 		if i == maxLinks {
 			return target{}, fmt.Errorf("atomicfile: %s: too many levels of symbolic links", path)
 		}
@@ -135,9 +138,6 @@ func resolve(path string) (target, error) {
 		}
 		if !filepath.IsAbs(link) {
 			link = filepath.Join(filepath.Dir(p), link)
-		}
-		if descriptorPath(link) {
-			return target{path: path, direct: true}, nil
 		}
 		p = link
 	}

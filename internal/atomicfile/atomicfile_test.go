@@ -241,8 +241,9 @@ func TestWriteDevice(t *testing.T) {
 	}
 }
 
-// TestWriteDevStdout checks that /dev/stdout, a link to a descriptor, is
-// written through the descriptor and stays a link.
+// TestWriteDevStdout checks that /dev/stdout and /proc/self/fd/1, links
+// to a descriptor, are written through the descriptor (here a regular
+// file) and stay links.
 func TestWriteDevStdout(t *testing.T) {
 	before, err := os.Lstat("/dev/stdout")
 	if err != nil || before.Mode()&os.ModeSymlink == 0 {
@@ -263,13 +264,24 @@ func TestWriteDevStdout(t *testing.T) {
 		t.Skip(err)
 	}
 	err = WriteFile("/dev/stdout", []byte("to stdout\n"), 0o644)
+	if err == nil {
+		err = WriteFile("/proc/self/fd/1", []byte("again\n"), 0o644)
+	}
 	syscall.Dup2(saved, 1)
 	syscall.Close(saved)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, _ := os.ReadFile(out); string(got) != "to stdout\n" {
-		t.Fatalf("stdout got %q", got)
+	// Each write opens the descriptor's file afresh and truncates it, as
+	// a shell's redirection does; what matters is that the file stays
+	// the one the descriptor has open.
+	got := make([]byte, 64)
+	nr, _ := f.ReadAt(got, 0) // through the descriptor: a rename would leave it the old file
+	if string(got[:nr]) != "again\n" {
+		t.Fatalf("stdout got %q", got[:nr])
+	}
+	if b, _ := os.ReadFile(out); string(b) != "again\n" {
+		t.Fatalf("the file holds %q", b)
 	}
 	if after, err := os.Lstat("/dev/stdout"); err != nil || after.Mode()&os.ModeSymlink == 0 {
 		t.Fatalf("/dev/stdout is no longer a link: %v", err)
