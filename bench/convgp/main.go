@@ -727,7 +727,7 @@ func writeTable(dir string) error {
 	if err != nil {
 		return err
 	}
-	return os.WriteFile(filepath.Join(dir, "results.md"), []byte(markdown(rows)), 0o644)
+	return atomicfile.WriteFile(filepath.Join(dir, "results.md"), []byte(markdown(rows)), 0o644)
 }
 
 // testInterruptAt, when a test sets it, interrupts training after that
