@@ -162,22 +162,56 @@ func NewDeep(x *mat.Dense, cfg DeepConfig) (*Deep, error) {
 // gives every layer zero inducing points, for a caller that sets all the
 // parameters next (ReadModel).
 func newDeep(x *mat.Dense, cfg DeepConfig) (*Deep, error) {
+	cfg, err := checkDeepConfig(x, cfg)
+	if err != nil {
+		return nil, err
+	}
+	src := rand.NewPCG(cfg.Seed, cfg.Seed^0xda942042e4dd58b5)
+	d := &Deep{cfg: cfg, rng: rand.New(src), src: src}
+	b := &deepBuilder{cfg: cfg,
+		opts: []gp.Option{gp.WithWhitening(cfg.Whiten), gp.WithThreads(cfg.Threads), gp.WithSeed(cfg.Seed + 11)},
+		grng: rand.New(rand.NewPCG(cfg.Init.Seed^0x3c6ef372fe94f82b, 17)),
+		h:    cfg.Height, w: cfg.Width, c: cfg.Channels, proj: x}
+	for i, hs := range cfg.Hidden {
+		hl, err := b.hiddenLayer(i, hs)
+		if err != nil {
+			return nil, err
+		}
+		d.hidden = append(d.hidden, hl)
+	}
+	if d.kern, d.lik, d.out, err = b.outputLayer(); err != nil {
+		return nil, err
+	}
+	d.outIn = b.h * b.w * b.c
+	off := 0
+	for _, h := range d.hidden {
+		d.offs = append(d.offs, off)
+		off += h.model.NumParams() + len(h.w)
+	}
+	d.offs = append(d.offs, off, off+d.out.NumParams())
+	return d, nil
+}
+
+// checkDeepConfig returns cfg with its defaults filled in and its Hidden
+// slice copied, or an error wrapping ErrConfig if cfg, or the width of the
+// images x (if not nil), is invalid.
+func checkDeepConfig(x *mat.Dense, cfg DeepConfig) (DeepConfig, error) {
 	if cfg.Height < 1 || cfg.Width < 1 || cfg.Channels < 1 || cfg.Classes < 2 {
-		return nil, fmt.Errorf("%w: images %d×%d×%d, %d classes", ErrConfig, cfg.Height, cfg.Width, cfg.Channels, cfg.Classes)
+		return cfg, fmt.Errorf("%w: images %d×%d×%d, %d classes", ErrConfig, cfg.Height, cfg.Width, cfg.Channels, cfg.Classes)
 	}
 	if cfg.Kind != gp.SVGP && cfg.Kind != gp.SOLVEGP {
-		return nil, fmt.Errorf("%w: kind %v (want SVGP or SOLVE-GP)", ErrConfig, cfg.Kind)
+		return cfg, fmt.Errorf("%w: kind %v (want SVGP or SOLVE-GP)", ErrConfig, cfg.Kind)
 	}
 	if x != nil {
 		if _, c := x.Dims(); c != cfg.Height*cfg.Width*cfg.Channels {
-			return nil, fmt.Errorf("%w: images have %d values, want %d", ErrConfig, c, cfg.Height*cfg.Width*cfg.Channels)
+			return cfg, fmt.Errorf("%w: images have %d values, want %d", ErrConfig, c, cfg.Height*cfg.Width*cfg.Channels)
 		}
 	}
 	// The sizes, before anything is allocated for them: absurd ones (more
 	// parameters than a model file may hold) are errors, not a failed
 	// allocation or an int overflow.
 	if _, err := countParams(cfg, ErrConfig); err != nil {
-		return nil, err
+		return cfg, err
 	}
 	if cfg.Variance == 0 {
 		cfg.Variance = 5
@@ -197,132 +231,146 @@ func newDeep(x *mat.Dense, cfg DeepConfig) (*Deep, error) {
 	cfg.Hidden = slices.Clone(cfg.Hidden) // the caller's slice may change later
 	for _, v := range []float64{cfg.Variance, cfg.Lengthscale, cfg.LocLengthscale, cfg.HiddenVariance} {
 		if !(v > 0) || math.IsInf(v, 0) {
-			return nil, fmt.Errorf("%w: kernel parameter %v", ErrConfig, v)
+			return cfg, fmt.Errorf("%w: kernel parameter %v", ErrConfig, v)
 		}
 	}
 	// Every lengthscale, a layer's own (0: the model's) included, is at
 	// least gp/kernel's floor, as the kernels require.
 	lsOK := func(ls float64) bool { return ls >= kernel.MinLengthscale && !math.IsInf(ls, 0) }
 	if !lsOK(cfg.Lengthscale) || !lsOK(cfg.LocLengthscale) {
-		return nil, fmt.Errorf("%w: lengthscales %v, %v (location): must be at least %g", ErrConfig, cfg.Lengthscale, cfg.LocLengthscale, kernel.MinLengthscale)
+		return cfg, fmt.Errorf("%w: lengthscales %v, %v (location): must be at least %g", ErrConfig, cfg.Lengthscale, cfg.LocLengthscale, kernel.MinLengthscale)
 	}
 	for i, hs := range cfg.Hidden {
 		if hs.Lengthscale != 0 && !lsOK(hs.Lengthscale) {
-			return nil, fmt.Errorf("%w: hidden layer %d: lengthscale %v (0, or finite and at least %g)", ErrConfig, i, hs.Lengthscale, kernel.MinLengthscale)
+			return cfg, fmt.Errorf("%w: hidden layer %d: lengthscale %v (0, or finite and at least %g)", ErrConfig, i, hs.Lengthscale, kernel.MinLengthscale)
 		}
 	}
 	if ls := cfg.Output.Lengthscale; ls != 0 && !lsOK(ls) {
-		return nil, fmt.Errorf("%w: output layer: lengthscale %v (0, or finite and at least %g)", ErrConfig, ls, kernel.MinLengthscale)
+		return cfg, fmt.Errorf("%w: output layer: lengthscale %v (0, or finite and at least %g)", ErrConfig, ls, kernel.MinLengthscale)
 	}
 	if !(cfg.HiddenInitVar >= 0) || math.IsInf(cfg.HiddenInitVar, 0) {
-		return nil, fmt.Errorf("%w: hidden initial variance %v", ErrConfig, cfg.HiddenInitVar)
+		return cfg, fmt.Errorf("%w: hidden initial variance %v", ErrConfig, cfg.HiddenInitVar)
 	}
-	m2of := func(m2 int) int {
-		if cfg.Kind == gp.SVGP {
-			return 0
-		}
-		return m2
+	return cfg, nil
+}
+
+// deepBuilder builds the layers of a Deep from the input up.
+type deepBuilder struct {
+	cfg  DeepConfig  // checked, with defaults
+	opts []gp.Option // of every layer's model
+	// grng draws the Glorot filters and projections of the
+	// initialization, layer after layer.
+	grng *rand.Rand
+	// h, w and c are the height, width and channels of the next layer's
+	// input; proj holds the images projected to it (nil: no
+	// initialization from data).
+	h, w, c int
+	proj    *mat.Dense
+}
+
+// m2of returns m2 for SOLVE-GP and 0 for SVGP.
+func (b *deepBuilder) m2of(m2 int) int {
+	if b.cfg.Kind == gp.SVGP {
+		return 0
 	}
-	opts := []gp.Option{gp.WithWhitening(cfg.Whiten), gp.WithThreads(cfg.Threads), gp.WithSeed(cfg.Seed + 11)}
-	src := rand.NewPCG(cfg.Seed, cfg.Seed^0xda942042e4dd58b5)
-	d := &Deep{cfg: cfg, rng: rand.New(src), src: src}
-	grng := rand.New(rand.NewPCG(cfg.Init.Seed^0x3c6ef372fe94f82b, 17))
-	H, W, C := cfg.Height, cfg.Width, cfg.Channels
-	proj := x // images projected to the current layer (for initialization)
-	for i, hs := range cfg.Hidden {
-		if why := sizeProblem(cfg.Kind, hs.M, m2of(hs.M2), hs.Channels); hs.Channels < 2 || why != "" {
-			if why == "" {
-				why = "a hidden layer needs at least 2 channels"
-			}
-			return nil, fmt.Errorf("%w: hidden layer %d: %d channels, M = %d, M2 = %d: %s", ErrConfig, i, hs.Channels, hs.M, hs.M2, why)
+	return m2
+}
+
+// hiddenLayer builds hidden layer i and moves the builder to its output.
+func (b *deepBuilder) hiddenLayer(i int, hs Hidden) (*hiddenLayer, error) {
+	cfg := b.cfg
+	if why := sizeProblem(cfg.Kind, hs.M, b.m2of(hs.M2), hs.Channels); hs.Channels < 2 || why != "" {
+		if why == "" {
+			why = "a hidden layer needs at least 2 channels"
 		}
-		g, err := patches.New(patches.Config{Height: H, Width: W, Channels: C, PatchHeight: hs.PatchHeight,
-			PatchWidth: hs.PatchWidth, StrideH: hs.Stride, StrideW: hs.Stride, Workers: cfg.Threads})
-		if err != nil {
-			return nil, fmt.Errorf("convgp: hidden layer %d: %w", i, err)
-		}
-		pk, err := kernel.NewRBF(g.PatchLen(), layerLengthscale(hs.Lengthscale, cfg.Lengthscale), cfg.HiddenVariance)
-		if err != nil {
-			return nil, fmt.Errorf("%w: hidden layer %d: %w", ErrConfig, i, err)
-		}
-		var z, o *mat.Dense
-		if proj == nil {
-			z, o = zeroInducing(hs.M, m2of(hs.M2), g.PatchLen())
-		} else if z, o, err = initPatches(proj, g, hs.M, m2of(hs.M2), cfg.Init); err != nil {
-			return nil, fmt.Errorf("convgp: hidden layer %d: %w", i, err)
-		}
-		carrier, err := likelihood.NewSoftmax(hs.Channels)
-		if err != nil {
-			return nil, fmt.Errorf("%w: hidden layer %d: %w", ErrConfig, i, err)
-		}
-		var mod *gp.Model
-		if cfg.Kind == gp.SVGP {
-			mod, err = gp.NewSVGP(pk, carrier, z, opts...)
-		} else {
-			mod, err = gp.NewSOLVEGP(pk, carrier, z, o, opts...)
-		}
-		if err != nil {
-			return nil, fmt.Errorf("convgp: hidden layer %d: %w", i, err)
-		}
-		if cfg.HiddenInitVar > 0 {
-			if err := setInitialCov(mod, cfg.HiddenInitVar); err != nil {
-				return nil, fmt.Errorf("convgp: hidden layer %d: %w", i, err)
-			}
-		}
-		hl := &hiddenLayer{geom: g, model: mod, c: hs.Channels}
-		var w []float64 // the Glorot filters, for initialization from x
-		if proj != nil {
-			w = glorotFilters(g, hs.Channels, grng)
-		}
-		if cfg.LinearMean {
-			hl.w = make([]float64, g.PatchLen()*hs.Channels) // zero: set with the parameters
-			copy(hl.w, w)
-		}
-		d.hidden = append(d.hidden, hl)
-		if proj != nil {
-			if proj, err = glorotProject(proj, g, w, hs.Channels, grng, cfg.Init); err != nil {
-				return nil, err
-			}
-		}
-		H, W, C = g.OutHeight(), g.OutWidth(), hs.Channels
+		return nil, fmt.Errorf("%w: hidden layer %d: %d channels, M = %d, M2 = %d: %s", ErrConfig, i, hs.Channels, hs.M, hs.M2, why)
 	}
-	os := cfg.Output
-	if why := sizeProblem(cfg.Kind, os.M, m2of(os.M2), cfg.Classes); why != "" {
-		return nil, fmt.Errorf("%w: output layer: M = %d, M2 = %d, %d classes: %s", ErrConfig, os.M, os.M2, cfg.Classes, why)
-	}
-	k, err := New(Config{Patches: patches.Config{Height: H, Width: W, Channels: C, PatchHeight: os.PatchHeight,
-		PatchWidth: os.PatchWidth, StrideH: os.Stride, StrideW: os.Stride},
-		Variance: cfg.Variance, Lengthscale: layerLengthscale(os.Lengthscale, cfg.Lengthscale), TICK: os.TICK, LocLengthscale: cfg.LocLengthscale,
-		Workers: cfg.Threads, CacheBytes: cfg.CacheBytes})
+	g, err := patches.New(patches.Config{Height: b.h, Width: b.w, Channels: b.c, PatchHeight: hs.PatchHeight,
+		PatchWidth: hs.PatchWidth, StrideH: hs.Stride, StrideW: hs.Stride, Workers: cfg.Threads})
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("convgp: hidden layer %d: %w", i, err)
+	}
+	pk, err := kernel.NewRBF(g.PatchLen(), layerLengthscale(hs.Lengthscale, cfg.Lengthscale), cfg.HiddenVariance)
+	if err != nil {
+		return nil, fmt.Errorf("%w: hidden layer %d: %w", ErrConfig, i, err)
 	}
 	var z, o *mat.Dense
-	if proj == nil {
-		z, o = zeroInducing(os.M, m2of(os.M2), k.InducingDim())
-	} else if z, o, err = InitInducing(proj, k, os.M, m2of(os.M2), cfg.Init); err != nil {
-		return nil, err
+	if b.proj == nil {
+		z, o = zeroInducing(hs.M, b.m2of(hs.M2), g.PatchLen())
+	} else if z, o, err = initPatches(b.proj, g, hs.M, b.m2of(hs.M2), cfg.Init); err != nil {
+		return nil, fmt.Errorf("convgp: hidden layer %d: %w", i, err)
+	}
+	carrier, err := likelihood.NewSoftmax(hs.Channels)
+	if err != nil {
+		return nil, fmt.Errorf("%w: hidden layer %d: %w", ErrConfig, i, err)
+	}
+	var mod *gp.Model
+	if cfg.Kind == gp.SVGP {
+		mod, err = gp.NewSVGP(pk, carrier, z, b.opts...)
+	} else {
+		mod, err = gp.NewSOLVEGP(pk, carrier, z, o, b.opts...)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("convgp: hidden layer %d: %w", i, err)
+	}
+	if cfg.HiddenInitVar > 0 {
+		if err := setInitialCov(mod, cfg.HiddenInitVar); err != nil {
+			return nil, fmt.Errorf("convgp: hidden layer %d: %w", i, err)
+		}
+	}
+	hl := &hiddenLayer{geom: g, model: mod, c: hs.Channels}
+	var w []float64 // the Glorot filters, for initialization from x
+	if b.proj != nil {
+		w = glorotFilters(g, hs.Channels, b.grng)
+	}
+	if cfg.LinearMean {
+		hl.w = make([]float64, g.PatchLen()*hs.Channels) // zero: set with the parameters
+		copy(hl.w, w)
+	}
+	if b.proj != nil {
+		if b.proj, err = glorotProject(b.proj, g, w, hs.Channels, b.grng, cfg.Init); err != nil {
+			return nil, err
+		}
+	}
+	b.h, b.w, b.c = g.OutHeight(), g.OutWidth(), hs.Channels
+	return hl, nil
+}
+
+// outputLayer builds the output layer: its convolutional kernel, the
+// robust-max likelihood and the model.
+func (b *deepBuilder) outputLayer() (*Kernel, *likelihood.RobustMax, *gp.Model, error) {
+	cfg := b.cfg
+	out := cfg.Output
+	if why := sizeProblem(cfg.Kind, out.M, b.m2of(out.M2), cfg.Classes); why != "" {
+		return nil, nil, nil, fmt.Errorf("%w: output layer: M = %d, M2 = %d, %d classes: %s", ErrConfig, out.M, out.M2, cfg.Classes, why)
+	}
+	k, err := New(Config{Patches: patches.Config{Height: b.h, Width: b.w, Channels: b.c, PatchHeight: out.PatchHeight,
+		PatchWidth: out.PatchWidth, StrideH: out.Stride, StrideW: out.Stride},
+		Variance: cfg.Variance, Lengthscale: layerLengthscale(out.Lengthscale, cfg.Lengthscale), TICK: out.TICK, LocLengthscale: cfg.LocLengthscale,
+		Workers: cfg.Threads, CacheBytes: cfg.CacheBytes})
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	var z, o *mat.Dense
+	if b.proj == nil {
+		z, o = zeroInducing(out.M, b.m2of(out.M2), k.InducingDim())
+	} else if z, o, err = InitInducing(b.proj, k, out.M, b.m2of(out.M2), cfg.Init); err != nil {
+		return nil, nil, nil, err
 	}
 	lik, err := likelihood.NewRobustMax(cfg.Classes, likelihood.Epsilon(cfg.Epsilon))
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
+		return nil, nil, nil, fmt.Errorf("%w: %w", ErrConfig, err)
 	}
+	var mod *gp.Model
 	if cfg.Kind == gp.SVGP {
-		d.out, err = gp.NewSVGP(k, lik, z, opts...)
+		mod, err = gp.NewSVGP(k, lik, z, b.opts...)
 	} else {
-		d.out, err = gp.NewSOLVEGP(k, lik, z, o, opts...)
+		mod, err = gp.NewSOLVEGP(k, lik, z, o, b.opts...)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("convgp: output layer: %w", err)
+		return nil, nil, nil, fmt.Errorf("convgp: output layer: %w", err)
 	}
-	d.kern, d.lik, d.outIn = k, lik, H*W*C
-	off := 0
-	for _, h := range d.hidden {
-		d.offs = append(d.offs, off)
-		off += h.model.NumParams() + len(h.w)
-	}
-	d.offs = append(d.offs, off, off+d.out.NumParams())
-	return d, nil
+	return k, lik, mod, nil
 }
 
 // sizeProblem returns what is wrong with a layer of kind k with m inducing

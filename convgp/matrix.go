@@ -3,6 +3,7 @@ package convgp
 import (
 	"math"
 
+	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/solvegp/solvegp/gp/transform"
@@ -210,36 +211,91 @@ func (k *Kernel) MatrixGrad(dK, K *mat.Dense, z, x mat.Matrix, dz, dx *mat.Dense
 		return
 	}
 	P, d, L := k.geom.NumPatches(), k.geom.PatchLen(), k.geom.ImageLen()
-	ID := k.InducingDim()
-	zn := make([]float64, M)
-	sqNorms(zn, zp, d)
-	var kloc, eloc []float64
+	g := &gradPass{zp: zp, zl: zl, xd: xd, m: M, n: N, p: P, d: d, l: L, id: k.InducingDim(),
+		dkr: dK.RawMatrix(), ell2: k.ell * k.ell, wantDX: dx != nil}
+	g.zn = make([]float64, M)
+	sqNorms(g.zn, zp, d)
 	if k.tick {
-		kloc, eloc = make([]float64, M*P), make([]float64, M*P)
-		k.locKernel(kloc, eloc, zl, M)
+		g.kloc, g.eloc = make([]float64, M*P), make([]float64, M*P)
+		k.locKernel(g.kloc, g.eloc, zl, M)
 	}
-	ent, hit := k.takeMat(zraw, xd[:N*L], M, N, false)
-	if !hit {
+	g.ent, g.hit = k.takeMat(zraw, xd[:N*L], M, N, false)
+	if !g.hit {
 		k.dmu.Lock()
 		k.mstate.want = true
 		k.dmu.Unlock()
 	}
-	dzRows, dzDone := gradRows(dz, M, ID)
-	dxRows, dxDone := gradRows(dx, N, L)
-	dkr := dK.RawMatrix()
-	ell2 := k.ell * k.ell
-
-	nw := k.nworkers(N)
-	type acc struct {
-		dzp  []float64 // M×d: Σ A x  (patch part before the rowsum term)
-		rs   []float64 // M: row sums of A
-		dmp  []float64 // M×P: Σ_n dK[m,n] kg[m,np] (TICK location & weights)
-		dw   []float64 // P
-		sVar float64   // Σ A
-		sXn  float64   // Σ A ‖x_p‖²
+	var dzDone, dxDone func()
+	g.dzRows, dzDone = gradRows(dz, M, g.id)
+	g.dxRows, dxDone = gradRows(dx, N, L)
+	accs := k.gradAccumulate(g)
+	if g.hit {
+		g.ent.used, g.ent.spent = true, true
+		k.putMat(g.ent)
 	}
-	accs := make([]acc, nw)
-	k.parallel(N, func(w, lo, hi int) {
+	sum := k.sumGradAccs(g, accs)
+	if dz != nil {
+		for m := 0; m < M; m++ {
+			for j := 0; j < d; j++ {
+				g.dzRows[m*g.id+j] += (sum.dzp[m*d+j] - sum.rs[m]*zp[m*d+j]) / g.ell2
+			}
+		}
+	}
+	if dparams != nil {
+		k.scaleGrad(g, &sum, dparams)
+	}
+	if k.tick {
+		k.locGrad(g, sum.dmp, dz != nil, dparams)
+	} else if sum.dw != nil && dparams != nil {
+		for p, v := range sum.dw {
+			dparams[k.wOff()+p] += v / float64(P)
+		}
+	}
+	dzDone()
+	dxDone()
+}
+
+// gradPass is what the stages of one MatrixGrad call share.
+type gradPass struct {
+	// zp holds the patch parts of the M inducing points (M×d), zl their
+	// locations (M×2, TICK only) and zn the squared norms of zp.
+	zp, zl, zn []float64
+	// xd holds the N images (N×l).
+	xd []float64
+	// m, n, p, d, l and id are M, N, the number of patches, the patch
+	// length, the image length and the inducing points' dimension.
+	m, n, p, d, l, id int
+	// kloc and eloc are the location kernel and its exponentials (M×P,
+	// TICK only).
+	kloc, eloc []float64
+	// ent is the cached exponentials of Matrix(z, x) if hit.
+	ent *matEntry
+	hit bool
+	// dkr is the adjoint dK; dzRows and dxRows receive the gradients.
+	dkr            blas64.General
+	dzRows, dxRows []float64
+	// ell2 is the squared lengthscale.
+	ell2 float64
+	// wantDX asks for the gradient with respect to the images.
+	wantDX bool
+}
+
+// gradAcc is one worker's (or, summed, all workers') sums of MatrixGrad.
+type gradAcc struct {
+	dzp  []float64 // M×d: Σ A x  (patch part before the rowsum term)
+	rs   []float64 // M: row sums of A
+	dmp  []float64 // M×P: Σ_n dK[m,n] kg[m,np] (TICK location & weights)
+	dw   []float64 // P
+	sVar float64   // Σ A
+	sXn  float64   // Σ A ‖x_p‖²
+}
+
+// gradAccumulate runs over the images in parallel, adding each image's
+// gradient into g.dxRows and returning each worker's sums.
+func (k *Kernel) gradAccumulate(g *gradPass) []gradAcc {
+	M, P, d := g.m, g.p, g.d
+	accs := make([]gradAcc, k.nworkers(g.n))
+	k.parallel(g.n, func(w, lo, hi int) {
 		a := &accs[w]
 		a.dzp = make([]float64, M*d)
 		a.rs = make([]float64, M)
@@ -250,136 +306,140 @@ func (k *Kernel) MatrixGrad(dK, K *mat.Dense, z, x mat.Matrix, dz, dx *mat.Dense
 		}
 		s := k.getScratch()
 		defer k.pool.Put(s)
-		if !hit {
+		if !g.hit {
 			s.g = grow(s.g, M*P)
 		}
 		s.gs = grow(s.gs, P)
-		if dx != nil {
+		if g.wantDX {
 			s.dxp = grow(s.dxp, P*d)
 		}
 		for n := lo; n < hi; n++ {
-			k.patchesOf(s, xd, n)
-			var e []float64
-			if hit {
-				e = ent.e[n*M*P : (n+1)*M*P] // overwritten below: the entry is spent
-			} else {
-				e = s.g
-				k.expBlock(e, s, zp, zn, M, nil, 0, nil)
-			}
-			// A[m, p] = σ² dK[m, n] w_p k_l(zl_m, l_p) e_mp overwrites e;
-			// cs gets its column sums.
-			cs := s.gs[:P]
-			clear(cs)
-			for m := 0; m < M; m++ {
-				dk := dkr.Data[m*dkr.Stride+n] * k.variance
-				var kl, dv []float64
-				if kloc != nil {
-					kl, dv = kloc[m*P:m*P+P], a.dmp[m*P:m*P+P]
-				} else if a.dw != nil {
-					dv = a.dw
-				}
-				rs := vecmath.KernelGradRow(e[m*P:m*P+P], kl, k.w, dv, cs, dk)
-				a.sVar += rs
-				a.rs[m] += rs
-			}
-			for p, v := range cs {
-				a.sXn += v * s.xn[p]
-			}
-			gemm(false, false, M, d, P, 1, e, P, s.xp, d, 1, a.dzp, d)
-			if dx != nil {
-				// dxp = (Aᵀ Z − colsum(A) ⊙ xp) / ℓ²
-				gemm(true, false, P, d, M, 1/ell2, e, P, zp, d, 0, s.dxp, d)
-				for p := 0; p < P; p++ {
-					c := cs[p] / ell2
-					row := s.dxp[p*d : p*d+d]
-					xr := s.xp[p*d : p*d+d]
-					for j := range row {
-						row[j] -= c * xr[j]
-					}
-				}
-				if err := k.geom.Col2ImAdd(dxRows[n*L:n*L+L], s.dxp, 1); err != nil {
-					panic(err)
-				}
-			}
+			k.gradImage(g, a, s, n)
 		}
 	})
-	if hit {
-		ent.used, ent.spent = true, true
-		k.putMat(ent)
+	return accs
+}
+
+// gradImage adds image n's terms to a and its gradient to g.dxRows.
+func (k *Kernel) gradImage(g *gradPass, a *gradAcc, s *scratch, n int) {
+	M, P, d, L := g.m, g.p, g.d, g.l
+	k.patchesOf(s, g.xd, n)
+	var e []float64
+	if g.hit {
+		e = g.ent.e[n*M*P : (n+1)*M*P] // overwritten below: the entry is spent
+	} else {
+		e = s.g
+		k.expBlock(e, s, g.zp, g.zn, M, nil, 0, nil)
 	}
-	// Reduce in worker order (deterministic for a fixed worker count).
-	var sVar, sXn float64
-	var dmp, dw []float64
+	// A[m, p] = σ² dK[m, n] w_p k_l(zl_m, l_p) e_mp overwrites e;
+	// cs gets its column sums.
+	cs := s.gs[:P]
+	clear(cs)
+	for m := 0; m < M; m++ {
+		dk := g.dkr.Data[m*g.dkr.Stride+n] * k.variance
+		var kl, dv []float64
+		if g.kloc != nil {
+			kl, dv = g.kloc[m*P:m*P+P], a.dmp[m*P:m*P+P]
+		} else if a.dw != nil {
+			dv = a.dw
+		}
+		rs := vecmath.KernelGradRow(e[m*P:m*P+P], kl, k.w, dv, cs, dk)
+		a.sVar += rs
+		a.rs[m] += rs
+	}
+	for p, v := range cs {
+		a.sXn += v * s.xn[p]
+	}
+	gemm(false, false, M, d, P, 1, e, P, s.xp, d, 1, a.dzp, d)
+	if !g.wantDX {
+		return
+	}
+	// dxp = (Aᵀ Z − colsum(A) ⊙ xp) / ℓ²
+	gemm(true, false, P, d, M, 1/g.ell2, e, P, g.zp, d, 0, s.dxp, d)
+	for p := 0; p < P; p++ {
+		c := cs[p] / g.ell2
+		row := s.dxp[p*d : p*d+d]
+		xr := s.xp[p*d : p*d+d]
+		for j := range row {
+			row[j] -= c * xr[j]
+		}
+	}
+	if err := k.geom.Col2ImAdd(g.dxRows[n*L:n*L+L], s.dxp, 1); err != nil {
+		panic(err)
+	}
+}
+
+// sumGradAccs adds the workers' sums in worker order (deterministic for a
+// fixed worker count).
+func (k *Kernel) sumGradAccs(g *gradPass, accs []gradAcc) gradAcc {
+	var sum gradAcc
 	if k.tick {
-		dmp = make([]float64, M*P)
+		sum.dmp = make([]float64, g.m*g.p)
 	} else if k.learnW {
-		dw = make([]float64, P)
+		sum.dw = make([]float64, g.p)
 	}
-	dzp := make([]float64, M*d)
-	rs := make([]float64, M)
+	sum.dzp = make([]float64, g.m*g.d)
+	sum.rs = make([]float64, g.m)
 	for _, a := range accs {
-		sVar += a.sVar
-		sXn += a.sXn
-		addTo(dmp, a.dmp)
-		addTo(dw, a.dw)
-		addTo(dzp, a.dzp)
-		addTo(rs, a.rs)
+		sum.sVar += a.sVar
+		sum.sXn += a.sXn
+		addTo(sum.dmp, a.dmp)
+		addTo(sum.dw, a.dw)
+		addTo(sum.dzp, a.dzp)
+		addTo(sum.rs, a.rs)
 	}
-	if dz != nil {
-		for m := 0; m < M; m++ {
-			for j := 0; j < d; j++ {
-				dzRows[m*ID+j] += (dzp[m*d+j] - rs[m]*zp[m*d+j]) / ell2
+	return sum
+}
+
+// scaleGrad adds the gradients with respect to the variance and the
+// lengthscale into dparams.
+func (k *Kernel) scaleGrad(g *gradPass, sum *gradAcc, dparams []float64) {
+	// Σ A r² = Σ_m ‖z_m‖² rs_m + Σ A ‖x_p‖² − 2 Σ_m z_m·(A X)_m
+	d := g.d
+	sLen := sum.sXn
+	for m := 0; m < g.m; m++ {
+		sLen += g.zn[m] * sum.rs[m]
+		zx := 0.0
+		for j, v := range g.zp[m*d : m*d+d] {
+			zx += v * sum.dzp[m*d+j]
+		}
+		sLen -= 2 * zx
+	}
+	dparams[0] += sum.sVar / k.variance * transform.SoftplusDeriv(k.uVar)
+	dparams[1] += sLen / (g.ell2 * k.ell) * transform.SoftplusDeriv(k.uLen)
+}
+
+// locGrad adds TICK's terms: the gradients with respect to the inducing
+// locations (into g.dzRows if wantDZ), the patch weights and the location
+// lengthscale (into dparams if not nil). dmp[m,p] = Σ_n dK k_g; the
+// contribution to K is w_p kloc[m,p] dmp.
+func (k *Kernel) locGrad(g *gradPass, dmp []float64, wantDZ bool, dparams []float64) {
+	P, d := g.p, g.d
+	le := k.locEll
+	var sLoc float64
+	for m := 0; m < g.m; m++ {
+		r0, c0 := g.zl[2*m], g.zl[2*m+1]
+		var gr, gc float64
+		for p := 0; p < P; p++ {
+			v := dmp[m*P+p]
+			if k.learnW && dparams != nil {
+				dparams[k.wOff()+p] += v * g.kloc[m*P+p] / float64(P)
 			}
+			v *= k.w[p]
+			dr, dc := r0-k.locs[2*p], c0-k.locs[2*p+1]
+			sq := math.Sqrt(3*(dr*dr+dc*dc)) / le
+			ex := g.eloc[m*P+p]
+			sLoc += v * sq * sq * ex / le
+			f := -3 / (le * le) * ex * v
+			gr += f * dr
+			gc += f * dc
+		}
+		if wantDZ {
+			g.dzRows[m*g.id+d] += gr
+			g.dzRows[m*g.id+d+1] += gc
 		}
 	}
 	if dparams != nil {
-		// Σ A r² = Σ_m ‖z_m‖² rs_m + Σ A ‖x_p‖² − 2 Σ_m z_m·(A X)_m
-		sLen := sXn
-		for m := 0; m < M; m++ {
-			sLen += zn[m] * rs[m]
-			zx := 0.0
-			for j, v := range zp[m*d : m*d+d] {
-				zx += v * dzp[m*d+j]
-			}
-			sLen -= 2 * zx
-		}
-		dparams[0] += sVar / k.variance * transform.SoftplusDeriv(k.uVar)
-		dparams[1] += sLen / (ell2 * k.ell) * transform.SoftplusDeriv(k.uLen)
+		dparams[2] += sLoc * transform.SoftplusDeriv(k.uLoc)
 	}
-	if k.tick {
-		// dmp[m,p] = Σ_n dK k_g ; K contribution = w_p kloc[m,p] dmp.
-		le := k.locEll
-		var sLoc float64
-		for m := 0; m < M; m++ {
-			r0, c0 := zl[2*m], zl[2*m+1]
-			var gr, gc float64
-			for p := 0; p < P; p++ {
-				v := dmp[m*P+p]
-				if k.learnW && dparams != nil {
-					dparams[k.wOff()+p] += v * kloc[m*P+p] / float64(P)
-				}
-				v *= k.w[p]
-				dr, dc := r0-k.locs[2*p], c0-k.locs[2*p+1]
-				sq := math.Sqrt(3*(dr*dr+dc*dc)) / le
-				ex := eloc[m*P+p]
-				sLoc += v * sq * sq * ex / le
-				f := -3 / (le * le) * ex * v
-				gr += f * dr
-				gc += f * dc
-			}
-			if dz != nil {
-				dzRows[m*ID+d] += gr
-				dzRows[m*ID+d+1] += gc
-			}
-		}
-		if dparams != nil {
-			dparams[2] += sLoc * transform.SoftplusDeriv(k.uLoc)
-		}
-	} else if dw != nil && dparams != nil {
-		for p, v := range dw {
-			dparams[k.wOff()+p] += v / float64(P)
-		}
-	}
-	dzDone()
-	dxDone()
 }

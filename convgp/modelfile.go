@@ -15,7 +15,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/solvegp/solvegp/gp"
-	"github.com/solvegp/solvegp/gp/modelfile"
+	"github.com/solvegp/solvegp/internal/atomicfile"
 	"github.com/solvegp/solvegp/patches"
 )
 
@@ -53,9 +53,10 @@ type modelHeader struct {
 	Info map[string]string `json:"info,omitempty"`
 }
 
-// SaveModel writes d to path atomically: into a temporary file in the same
-// directory, synced, then renamed over path (modelfile.WriteAtomic), so that
-// on any error an existing file at path is left as it was. The file holds a
+// SaveModel writes d to path with atomicfile.Write: a regular file is
+// replaced atomically, so that on any error an existing file at path is
+// left as it was, and keeps its mode; a symbolic link is written through
+// and a device or FIFO written directly. The file holds a
 // JSON line with the model's DeepConfig, its parameter count, the SHA-256
 // of the parameters and info, then the parameters as little-endian float64
 // values (docs/model-format.md). info holds free-form notes, nil or valid
@@ -73,7 +74,7 @@ func SaveModel(path string, d *Deep, info map[string]string) error {
 	if d == nil {
 		return fmt.Errorf("%w: nil model", ErrConfig)
 	}
-	return modelfile.WriteAtomic(path, 0o644, func(w io.Writer) error { return WriteModel(w, d, info) })
+	return atomicfile.Write(path, 0o644, func(w io.Writer) error { return WriteModel(w, d, info) })
 }
 
 // WriteModel writes d and info to w in the format of SaveModel.

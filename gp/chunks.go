@@ -195,7 +195,8 @@ func (t *chunkedBack) Run(q int) {
 // of cw columns and leaves P̄_l in pbars[l·m·m:] and ā_l in abars[l·m:]. It
 // records the L products P̄_l and P_l·F̄_l of the loop as separate operations
 // in the cost profile (recInterleaved).
-func (mod *Model) runChunkedBack(lg *la, cw, m int, b, bbar, am, dmu, dvar []float64, p, f [][]float64) (pbars, abars []float64) {
+func (mod *Model) runChunkedBack(lg *la, cw int, blk *backBlock, am, dmu, dvar []float64) (pbars, abars []float64) {
+	m, b, bbar, p, f := blk.m, blk.b, blk.bbar, blk.p, blk.f
 	ws := &mod.ws
 	N, L := ws.n, mod.nl
 	nch := (N + cw - 1) / cw
@@ -238,6 +239,19 @@ func (mod *Model) runChunkedBack(lg *la, cw, m int, b, bbar, am, dmu, dvar []flo
 	return pbars, abars
 }
 
+// fwdBlock is one variational block as wideForward reads and writes it.
+type fwdBlock struct {
+	// m is the number of inducing variables of the block.
+	m int
+	// basis is the m×N matrix the triangles multiply; sq receives
+	// colsum(src²) of the m×N matrix src.
+	basis, src, sq []float64
+	// tris holds the lower triangles T_l; f receives the F_l.
+	tris, f [][]float64
+	// meanOff holds the offsets of the m_l in the parameters.
+	meanOff []int
+}
+
 // wideForward computes the forward pass's per-latent-function products of
 // one block: for l = 0 … L−1,
 //
@@ -245,12 +259,15 @@ func (mod *Model) runChunkedBack(lg *la, cw, m int, b, bbar, am, dmu, dvar []flo
 //
 // with T_l the lower triangle tris[l], m_l the m parameters at meanOff[l]
 // and sq = colsum(src²) (written to sq), μ and σ² point-major with L values
-// per point. name labels the products T_lᵀ·basis in the cost profile.
+// per point; blk holds m, basis, src, sq, the T_l, the F_l and the
+// offsets of the m_l. name labels the products T_lᵀ·basis in the cost
+// profile.
 // With few rows and many columns it runs in column chunks, so that the
 // chunk of the basis stays in cache for all L functions and each F_l is
 // written once, and stores F_l by chunks (see the top of this file);
 // otherwise F_l is row-major m×N.
-func (mod *Model) wideForward(lg *la, name string, m int, basis, src, sq []float64, tris, f [][]float64, meanOff []int) {
+func (mod *Model) wideForward(lg *la, name string, blk *fwdBlock) {
+	m, basis, src, sq, tris, f, meanOff := blk.m, blk.basis, blk.src, blk.sq, blk.tris, blk.f, blk.meanOff
 	ws := &mod.ws
 	N, L := ws.n, mod.nl
 	cw := mod.chunkCols(m, N)

@@ -232,7 +232,7 @@ func (mod *Model) forward(x *mat.Dense) error {
 	if mod.whiten {
 		fname = "F = Luᵀ·B"
 	}
-	mod.wideForward(&lg, fname, M, basis, ws.b, ws.bsq, ws.lu, ws.f, mod.layout.MU)
+	mod.wideForward(&lg, fname, &fwdBlock{m: M, basis: basis, src: ws.b, sq: ws.bsq, tris: ws.lu, f: ws.f, meanOff: mod.layout.MU})
 	ws.klv = 0
 	ws.jitV = 0
 	switch mod.kind {
@@ -294,7 +294,7 @@ func (mod *Model) forwardSOLVE(lg *la, x *mat.Dense) error {
 	if mod.whiten {
 		hname = "H = Lvᵀ·D"
 	}
-	mod.wideForward(lg, hname, M2, basis, ws.dm, ws.dsq, ws.lv, ws.h, mod.layout.MV)
+	mod.wideForward(lg, hname, &fwdBlock{m: M2, basis: basis, src: ws.dm, sq: ws.dsq, tris: ws.lv, f: ws.h, meanOff: mod.layout.MV})
 	return nil
 }
 
@@ -381,6 +381,23 @@ func (mod *Model) ensureBackward() {
 	}
 }
 
+// backBlock is one variational block (u, or v⊥ for SOLVE-GP) as
+// blockBackward reads it: what the forward pass computed, where the
+// block's parameters sit in the flat vector, and where the backward pass
+// leaves its results.
+type backBlock struct {
+	// m is the number of inducing variables of the block.
+	m int
+	// b is B = L0⁻¹·K_f (m×N) and l0 the Cholesky factor L0 (m×m).
+	b, l0 []float64
+	// p, a and f hold P_l, a_l and F_l for each latent function l.
+	p, a, f [][]float64
+	// muOff and luOff are the offsets of m_l and L_l in the parameters.
+	muOff, luOff []int
+	// bbar and x are overwritten with B̄ and X.
+	bbar, x []float64
+}
+
 // blockBackward back-propagates the contribution of one variational block
 // (u, or v⊥ for SOLVE-GP) to the marginals and to the KL term. In the
 // block's whitened coordinates the contribution is
@@ -392,9 +409,11 @@ func (mod *Model) ensureBackward() {
 // a_l = m_l, P_l = L_l (whitened). It overwrites bbar with B̄ and x with X
 // such that the adjoint of L0 through a_l and P_l is −L0⁻ᵀ·X, and adds the
 // gradients of m_l and L_l into grad. f holds F_l = P_lᵀ·B as wideForward
-// stored them (by chunks when chunkCols(m, N) > 0).
-func (mod *Model) blockBackward(lg *la, m int, b []float64, l0 []float64, p, a, f [][]float64,
-	muOff, luOff []int, dmu, dvar []float64, kappa float64, grad, bbar, x []float64) {
+// stored them (by chunks when chunkCols(m, N) > 0). blk names B, L0,
+// P_l, a_l, F_l, the offsets of m_l and L_l, and the outputs B̄ and X.
+func (mod *Model) blockBackward(lg *la, blk *backBlock, dmu, dvar []float64, kappa float64, grad []float64) {
+	m, b, l0, p, a, f := blk.m, blk.b, blk.l0, blk.p, blk.a, blk.f
+	muOff, luOff, bbar, x := blk.muOff, blk.luOff, blk.bbar, blk.x
 	ws := &mod.ws
 	N, L := ws.n, mod.nl
 	var fbar []float64 // the whole-row path's F̄
@@ -416,7 +435,7 @@ func (mod *Model) blockBackward(lg *la, m int, b []float64, l0 []float64, p, a, 
 	cw := mod.chunkCols(m, N)
 	var pbars, abars []float64
 	if cw > 0 {
-		pbars, abars = mod.runChunkedBack(lg, cw, m, b, bbar, am, dmu, dvar, p, f)
+		pbars, abars = mod.runChunkedBack(lg, cw, blk, am, dmu, dvar)
 	} else {
 		fbar = ws.fbar[:m*N]
 		scaleCols(lg.threads, m, N, -2, b, ws.htot, 1, bbar)
@@ -499,12 +518,14 @@ func (mod *Model) backward(dmu, dvar []float64, kappa float64, grad []float64, d
 		dO = denseOn(&ws.hDO, M2, d, grad[lay.O:lay.O+M2*d])
 	}
 	l0u := ws.l0u.RawL()
-	mod.blockBackward(&lg, M, ws.b, l0u, ws.puRef, ws.auRef, ws.f, lay.MU, lay.LU, dmu, dvar, kappa, grad, ws.bbar, ws.xu)
+	mod.blockBackward(&lg, &backBlock{m: M, b: ws.b, l0: l0u, p: ws.puRef, a: ws.auRef, f: ws.f,
+		muOff: lay.MU, luOff: lay.LU, bbar: ws.bbar, x: ws.xu}, dmu, dvar, kappa, grad)
 
 	switch mod.kind {
 	case SOLVEGP:
 		l0v := ws.l0v.RawL()
-		mod.blockBackward(&lg, M2, ws.dm, l0v, ws.pvRef, ws.avRef, ws.h, lay.MV, lay.LV, dmu, dvar, kappa, grad, ws.dbar, ws.xv)
+		mod.blockBackward(&lg, &backBlock{m: M2, b: ws.dm, l0: l0v, p: ws.pvRef, a: ws.avRef, f: ws.h,
+			muOff: lay.MV, luOff: lay.LV, bbar: ws.dbar, x: ws.xv}, dmu, dvar, kappa, grad)
 		// D = L0v⁻¹·Cvf: X_v += D̄·Dᵀ, C̄vf = L0v⁻ᵀ·D̄.
 		lg.gemmLowerNT("Xv += tril(D̄·Dᵀ)", M2, N, 1, ws.dbar, N, ws.dm, N, 1, ws.xv, M2)
 		lg.trsmL("C̄vf = L0v⁻ᵀ·D̄", true, M2, N, l0v, M2, ws.dbar, N)

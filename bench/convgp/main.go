@@ -47,8 +47,8 @@ import (
 	"github.com/solvegp/solvegp/convgp"
 	"github.com/solvegp/solvegp/convgp/dataset"
 	"github.com/solvegp/solvegp/gp"
-	"github.com/solvegp/solvegp/gp/modelfile"
 	"github.com/solvegp/solvegp/gp/train"
+	"github.com/solvegp/solvegp/internal/atomicfile"
 )
 
 type options struct {
@@ -727,7 +727,7 @@ func writeTable(dir string) error {
 	if err != nil {
 		return err
 	}
-	return os.WriteFile(filepath.Join(dir, "results.md"), []byte(markdown(rows)), 0o644)
+	return atomicfile.WriteFile(filepath.Join(dir, "results.md"), []byte(markdown(rows)), 0o644)
 }
 
 // testInterruptAt, when a test sets it, interrupts training after that
@@ -781,7 +781,7 @@ const (
 // checkpoint or the new one, never a torn file), encoding it straight into
 // the file: at M = 1000 + 1000 a checkpoint is 240 MB.
 func saveCheckpoint(path string, st *runState) error {
-	return modelfile.WriteAtomic(path, 0o644, func(w io.Writer) error {
+	return atomicfile.Write(path, 0o644, func(w io.Writer) error {
 		if _, err := io.WriteString(w, ckptMagic); err != nil {
 			return err
 		}

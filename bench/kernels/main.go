@@ -32,7 +32,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/solvegp/solvegp/gp/modelfile"
+	"github.com/solvegp/solvegp/internal/atomicfile"
 	"github.com/solvegp/solvegp/internal/peak"
 )
 
@@ -183,7 +183,7 @@ func median(x []float64) float64 {
 }
 
 func writeJSON(path string, rep report) error {
-	return modelfile.WriteAtomic(path, 0o644, func(w io.Writer) error {
+	return atomicfile.Write(path, 0o644, func(w io.Writer) error {
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
 		return enc.Encode(rep)

@@ -13,8 +13,8 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/solvegp/solvegp/gp/modelfile"
 	"github.com/solvegp/solvegp/gp/train"
+	"github.com/solvegp/solvegp/internal/atomicfile"
 )
 
 // defaultCheckpointEvery is the least wall time between two checkpoints of
@@ -69,7 +69,7 @@ func saveCheckpoint(path string, c *checkpoint) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
-	return modelfile.WriteAtomic(path, 0o644, func(w io.Writer) error { return gob.NewEncoder(w).Encode(c) })
+	return atomicfile.Write(path, 0o644, func(w io.Writer) error { return gob.NewEncoder(w).Encode(c) })
 }
 
 // loadCheckpoint returns the checkpoint at path, or nil if there is none.

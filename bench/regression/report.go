@@ -16,7 +16,7 @@ import (
 
 	"github.com/solvegp/solvegp/bench/internal/benchutil"
 	"github.com/solvegp/solvegp/gp/data"
-	"github.com/solvegp/solvegp/gp/modelfile"
+	"github.com/solvegp/solvegp/internal/atomicfile"
 )
 
 // Cell summarizes the runs of one model on one data set.
@@ -363,10 +363,10 @@ func writeReport(dir string, w io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if err := modelfile.WriteFileAtomic(jsPath, js, 0o644); err != nil {
+	if err := atomicfile.WriteFile(jsPath, js, 0o644); err != nil {
 		return err
 	}
-	if err := modelfile.WriteFileAtomic(mdPath, []byte(md), 0o644); err != nil {
+	if err := atomicfile.WriteFile(mdPath, []byte(md), 0o644); err != nil {
 		return err
 	}
 	_, err = io.WriteString(w, md)

@@ -46,8 +46,8 @@ import (
 	"github.com/solvegp/solvegp/gp/data/snelson"
 	"github.com/solvegp/solvegp/gp/kernel"
 	"github.com/solvegp/solvegp/gp/likelihood"
-	"github.com/solvegp/solvegp/gp/modelfile"
 	"github.com/solvegp/solvegp/gp/train"
+	"github.com/solvegp/solvegp/internal/atomicfile"
 	"github.com/solvegp/solvegp/internal/figure"
 )
 
@@ -211,7 +211,7 @@ func reproduce(ctx context.Context, dataPath string, iters int, seed uint64, out
 		rep.Results = append(rep.Results, res)
 		fmt.Fprintf(stdout, "%-18s bound %9.3f  test RMSE %.4f  test LL %8.4f  (%.1f s)\n",
 			s.label(), res.Bound, res.TestRMSE, res.TestLogLik, res.Seconds)
-		p, err := figure.Posterior(model, grid, s.label())
+		p, err := posteriorPanel(model, grid, s.label())
 		if err != nil {
 			return err
 		}
@@ -221,10 +221,10 @@ func reproduce(ctx context.Context, dataPath string, iters int, seed uint64, out
 	if err != nil {
 		return err
 	}
-	if err := modelfile.WriteFileAtomic(filepath.Join(out, "snelson.json"), append(js, '\n'), 0o644); err != nil {
+	if err := atomicfile.WriteFile(filepath.Join(out, "snelson.json"), append(js, '\n'), 0o644); err != nil {
 		return err
 	}
-	if err := modelfile.WriteFileAtomic(filepath.Join(out, "snelson.md"), []byte(markdown(rep)), 0o644); err != nil {
+	if err := atomicfile.WriteFile(filepath.Join(out, "snelson.md"), []byte(markdown(rep)), 0o644); err != nil {
 		return err
 	}
 	png := filepath.Join(out, "snelson.png")
@@ -324,4 +324,13 @@ func plotGrid(x *mat.Dense, n int) *mat.Dense {
 		g.Set(i, 0, lo+(hi-lo)*float64(i)/float64(n-1))
 	}
 	return g
+}
+
+// posteriorPanel draws model's posterior on grid into a figure panel.
+func posteriorPanel(model *gp.Model, grid *mat.Dense, title string) (figure.Panel, error) {
+	p, err := model.Predictor(0)
+	if err != nil {
+		return figure.Panel{}, err
+	}
+	return figure.Posterior(figure.Model{PredictY: p.PredictY, Z: model.Z(), O: model.O(), ODVGP: model.Kind() == gp.ODVGP}, grid, title)
 }

@@ -14,8 +14,8 @@ import (
 	"sort"
 
 	"github.com/solvegp/solvegp/gp/data"
-	"github.com/solvegp/solvegp/gp/modelfile"
 	"github.com/solvegp/solvegp/gp/train"
+	"github.com/solvegp/solvegp/internal/atomicfile"
 )
 
 // trainCheckpoint is the file -checkpoint writes: everything a later
@@ -89,7 +89,7 @@ func runFingerprint(fs *flag.FlagSet, tab *data.Table) [32]byte {
 // saveTrainCheckpoint writes ck to path atomically (an interrupted write
 // leaves the previous checkpoint), encoding it straight into the file.
 func saveTrainCheckpoint(path string, ck *trainCheckpoint) error {
-	return modelfile.WriteAtomic(path, 0o644, func(w io.Writer) error {
+	return atomicfile.Write(path, 0o644, func(w io.Writer) error {
 		if _, err := io.WriteString(w, trainCheckpointMagic); err != nil {
 			return err
 		}

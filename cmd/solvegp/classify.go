@@ -13,7 +13,7 @@ import (
 
 	"github.com/solvegp/solvegp/convgp"
 	"github.com/solvegp/solvegp/convgp/dataset"
-	"github.com/solvegp/solvegp/gp/modelfile"
+	"github.com/solvegp/solvegp/internal/atomicfile"
 )
 
 // optionalFloat is a float flag that records whether it was given.
@@ -309,7 +309,7 @@ batches, and gives other numbers for deep models.)`, stderr)
 		if *out == "-" {
 			_, err = stdout.Write(buf.Bytes())
 		} else {
-			err = modelfile.WriteFileAtomic(*out, buf.Bytes(), 0o644)
+			err = atomicfile.WriteFile(*out, buf.Bytes(), 0o644)
 		}
 		if err != nil {
 			return fail(stderr, "classify", err)

@@ -160,7 +160,7 @@ trains for 300.`, stderr)
 		dm.Res.Bound, dm.Res.TestRMSE, dm.Res.TestLogLik = bound, *met.RMSE, met.LogLik
 		dm.Res.Noise = model.Likelihood().(*likelihood.Gaussian).NoiseVariance()
 		dm.Res.Lengthscale = model.Kernel().(*kernel.Stationary).Lengthscales()[0]
-		p, err := figure.Posterior(model, grid, label)
+		p, err := posteriorPanel(model, grid, label)
 		if err != nil {
 			return fail(stderr, "demo", err)
 		}
@@ -234,4 +234,13 @@ func demoBuild(dm *demoModel, x *mat.Dense, seed uint64, threads int) (*gp.Model
 		return gp.NewODVGP(k, lik, z, o, opts...)
 	}
 	return gp.NewSOLVEGP(k, lik, z, o, opts...)
+}
+
+// posteriorPanel draws model's posterior on grid into a figure panel.
+func posteriorPanel(model *gp.Model, grid *mat.Dense, title string) (figure.Panel, error) {
+	p, err := model.Predictor(0)
+	if err != nil {
+		return figure.Panel{}, err
+	}
+	return figure.Posterior(figure.Model{PredictY: p.PredictY, Z: model.Z(), O: model.O(), ODVGP: model.Kind() == gp.ODVGP}, grid, title)
 }

@@ -36,6 +36,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"syscall"
+
+	"github.com/solvegp/solvegp/internal/atomicfile"
 )
 
 // Exit codes.
@@ -204,10 +206,11 @@ func distinctFiles(files ...namedFile) error {
 	return nil
 }
 
-// writableDir returns an error naming the flag if f.path is a directory or
-// a file cannot be created in its directory (skipped if f is none()): a run
-// should stop before its work, not after it, when its output cannot be
-// written.
+// writableDir returns an error naming the flag if f.path cannot be written
+// by atomicfile.Write (skipped if f is none()): it is a directory, a file
+// cannot be created in its directory, or it is a device or FIFO the
+// process may not write. A run should stop before its work, not after it,
+// when its output cannot be written.
 func writableDir(f namedFile) error {
 	if f.none() {
 		return nil
@@ -215,16 +218,9 @@ func writableDir(f namedFile) error {
 	if fi, err := os.Stat(f.path); err == nil && fi.IsDir() {
 		return fmt.Errorf("%s %s is a directory", f.what, f.path)
 	}
-	dir := filepath.Dir(f.path)
-	tmp, err := os.CreateTemp(dir, ".solvegp-write-test-*")
-	if err != nil {
-		if u := errors.Unwrap(err); u != nil {
-			err = u // the *PathError names the test file, not f.path
-		}
-		return fmt.Errorf("%s %s: cannot write in %s: %w", f.what, f.path, dir, err)
+	if err := atomicfile.Writable(f.path); err != nil {
+		return fmt.Errorf("%s %s: %w", f.what, f.path, err)
 	}
-	tmp.Close()
-	os.Remove(tmp.Name())
 	return nil
 }
 

@@ -15,6 +15,7 @@ import (
 
 	"github.com/solvegp/solvegp/gp/data"
 	"github.com/solvegp/solvegp/gp/modelfile"
+	"github.com/solvegp/solvegp/internal/atomicfile"
 )
 
 // inputTable is the table of an input file with the columns of X in the
@@ -267,7 +268,7 @@ For a single latent function the output columns are
 	if *out == "-" {
 		_, err = stdout.Write(buf.Bytes())
 	} else {
-		err = modelfile.WriteFileAtomic(*out, buf.Bytes(), 0o644)
+		err = atomicfile.WriteFile(*out, buf.Bytes(), 0o644)
 	}
 	if err != nil {
 		return fail(stderr, "predict", err)

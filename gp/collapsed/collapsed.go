@@ -442,26 +442,25 @@ func (md *Model) eval(x *mat.Dense, y []float64, grad []float64) (float64, error
 	return st.f, md.backward(st, x, y, grad)
 }
 
-// backward writes the gradient of the bound into grad.
-func (md *Model) backward(st *state, x *mat.Dense, y []float64, grad []float64) error {
-	n, chunk := st.n, st.chunk
-	_, d := x.Dims()
+// noiseAdjoint returns Ḡ, the adjoint of G = Σ Ã·Ãᵀ, and the derivative
+// of the bound with respect to the noise variance σ² through its direct
+// terms (and, for the tight bound, through Ḡ's extra terms).
+func (md *Model) noiseAdjoint(st *state) (gbar []float64, ds float64, err error) {
+	n := st.n
 	k := md.m + md.m2
 	s, beta, g := st.s, st.beta, st.g
-	bi := blas.Implementation{Threads: md.threads}
-
 	// binv = blockdiag(B_u⁻¹, B_v⁻¹) (B⁻¹ for SGPR).
 	binv := make([]float64, k*k)
 	if err := st.lbu.Inverse(binv, k); err != nil {
-		return err
+		return nil, 0, err
 	}
 	if md.m2 > 0 {
 		if err := st.lbv.Inverse(binv[md.m*k+md.m:], k); err != nil {
-			return err
+			return nil, 0, err
 		}
 	}
 	// Ḡ = (−ββᵀ/(2σ⁴) − ½·binv)/σ² + I/(2σ²), and the direct σ² terms.
-	gbar := make([]float64, k*k)
+	gbar = make([]float64, k*k)
 	var inner float64 // ⟨binv, G⟩
 	for i := 0; i < k; i++ {
 		for j := 0; j < k; j++ {
@@ -479,10 +478,24 @@ func (md *Model) backward(st *state, x *mat.Dense, y []float64, grad []float64) 
 		bgb += beta[i] * t
 	}
 	nf := float64(n)
-	ds := -nf/(2*s) + st.yy/(2*s*s) - st.eb/(s*s*s) + st.trKff/(2*s*s) - st.trG/(2*s*s) +
+	ds = -nf/(2*s) + st.yy/(2*s*s) - st.eb/(s*s*s) + st.trKff/(2*s*s) - st.trG/(2*s*s) +
 		(bgb/(2*s*s)+0.5*inner)/(s*s)
 	if md.tight {
 		ds += md.tightGbar(st, gbar)
+	}
+	return gbar, ds, nil
+}
+
+// backward writes the gradient of the bound into grad.
+func (md *Model) backward(st *state, x *mat.Dense, y []float64, grad []float64) error {
+	n, chunk := st.n, st.chunk
+	_, d := x.Dims()
+	k := md.m + md.m2
+	s, beta, g := st.s, st.beta, st.g
+	bi := blas.Implementation{Threads: md.threads}
+	gbar, ds, err := md.noiseAdjoint(st)
+	if err != nil {
+		return err
 	}
 
 	nk := md.kern.NumParams()

@@ -734,6 +734,37 @@ func (k *Stationary) MatrixGrad(dK, K *mat.Dense, x, z mat.Matrix, dx, dz *mat.D
 			pm[i] += v
 		}
 	}
+	g := gradSums{n: n, m: m, d1: d1, xs: xs, zs: zs, pm: pm, rm: rm, q: q, merged: merged, sc: sc,
+		sumKdK: sumKdK, sumWs: sumWs}
+	k.inputGrads(&g, dx, dz)
+	if dparams != nil {
+		k.paramGrads(&g, dparams)
+	}
+}
+
+// gradSums is what the weight pass of Stationary.MatrixGrad leaves for
+// the gradients.
+type gradSums struct {
+	// n and m are the rows of x and z; d1 is the dimension plus one.
+	n, m, d1 int
+	// xs and zs are the shifted inputs (n×d and m×d).
+	xs, zs []float64
+	// pm is W [z̃ 1] (n×d1; (W + Wᵀ) [x̃ 1] if merged) and rm is
+	// Wᵀ [x̃ 1] (m×d1). q is scratch of d values.
+	pm, rm, q []float64
+	// merged means x and z are the same matrix and so are dx and dz.
+	merged bool
+	// sc is the scale every gradient is multiplied by at the end.
+	sc float64
+	// sumKdK and sumWs are the weight pass's sums for the gradients with
+	// respect to the variance and a shared lengthscale.
+	sumKdK, sumWs float64
+}
+
+// inputGrads adds the gradients with respect to x and z into dx and dz
+// (either may be nil; dz is not used when g.merged).
+func (k *Stationary) inputGrads(g *gradSums, dx, dz *mat.Dense) {
+	d, d1, n, m, pm, rm, xs, zs, sc := k.dim, g.d1, g.n, g.m, g.pm, g.rm, g.xs, g.zs, g.sc
 	if dx != nil {
 		raw := dx.RawMatrix()
 		for i := 0; i < n; i++ {
@@ -744,7 +775,7 @@ func (k *Stationary) MatrixGrad(dK, K *mat.Dense, x, z mat.Matrix, dx, dz *mat.D
 			}
 		}
 	}
-	if dz != nil && !merged {
+	if dz != nil && !g.merged {
 		raw := dz.RawMatrix()
 		for j := 0; j < m; j++ {
 			row := raw.Data[j*raw.Stride : j*raw.Stride+d]
@@ -754,9 +785,13 @@ func (k *Stationary) MatrixGrad(dK, K *mat.Dense, x, z mat.Matrix, dx, dz *mat.D
 			}
 		}
 	}
-	if dparams == nil {
-		return
-	}
+}
+
+// paramGrads adds the gradients with respect to the lengthscales and the
+// variance into dparams.
+func (k *Stationary) paramGrads(g *gradSums, dparams []float64) {
+	d, d1, n, m, pm, rm, xs, zs, sc, q := k.dim, g.d1, g.n, g.m, g.pm, g.rm, g.xs, g.zs, g.sc, g.q
+	merged, sumKdK, sumWs := g.merged, g.sumKdK, g.sumWs
 	nls := len(k.ls)
 	if k.ard {
 		for c := range q {

@@ -17,7 +17,9 @@
 // Save writes atomically: the document goes to a temporary file in the
 // destination's directory, is flushed to stable storage and then renamed
 // over the destination, so a failure at any point leaves an earlier file of
-// the same name intact.
+// the same name intact; the file keeps its permissions. A symbolic link is
+// written through to its target, and a device or FIFO (/dev/null, a pipe)
+// is written directly, not replaced.
 //
 // Model options that a gp.Model does not expose — jitter policies, ODVGP
 // column sampling, the random seed and thread count — are not stored; a

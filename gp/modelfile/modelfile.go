@@ -1,7 +1,6 @@
 package modelfile
 
 import (
-	"bufio"
 	"bytes"
 	"crypto/sha256"
 	"encoding/binary"
@@ -12,7 +11,6 @@ import (
 	"io"
 	"math"
 	"os"
-	"path/filepath"
 
 	"gonum.org/v1/gonum/mat"
 
@@ -20,6 +18,7 @@ import (
 	"github.com/solvegp/solvegp/gp/data"
 	"github.com/solvegp/solvegp/gp/kernel"
 	"github.com/solvegp/solvegp/gp/likelihood"
+	"github.com/solvegp/solvegp/internal/atomicfile"
 )
 
 // Format is the value of the "format" field that identifies a model file.
@@ -67,9 +66,10 @@ type Meta struct {
 	Info map[string]string `json:"info,omitempty"`
 }
 
-// Save writes b to path atomically: into a temporary file in the same
-// directory, synced to stable storage, then renamed to path. On any error
-// the temporary file is removed and an existing file at path is untouched.
+// Save writes b to path with atomicfile.WriteFile: a regular file is
+// replaced atomically (an error leaves an existing file untouched) and
+// keeps its mode, a symbolic link is written through, and a device or
+// FIFO is written directly.
 // The bundle must be one Marshal encodes: a model with a kernel or
 // likelihood of your own is an error.
 func Save(path string, b *Bundle) error {
@@ -77,73 +77,7 @@ func Save(path string, b *Bundle) error {
 	if err != nil {
 		return err
 	}
-	return WriteFileAtomic(path, buf, 0o644)
-}
-
-// WriteFileAtomic writes content to path through a temporary file in the
-// same directory that is synced and renamed over path, so that readers see
-// either the old file or the complete new one, never a partial one.
-func WriteFileAtomic(path string, content []byte, perm os.FileMode) error {
-	return WriteAtomic(path, perm, func(w io.Writer) error {
-		_, err := w.Write(content)
-		return err
-	})
-}
-
-// WriteAtomic is WriteFileAtomic for content that write produces as a
-// stream (large files need not be held in memory): write receives a
-// buffered writer on the temporary file. If write returns an error or
-// panics, the temporary file is removed and path is left as it was. A nil
-// write is an error; no file is created.
-func WriteAtomic(path string, perm os.FileMode, write func(io.Writer) error) (err error) {
-	if write == nil {
-		return fmt.Errorf("modelfile: writing %s: nil write function", path)
-	}
-	dir, base := filepath.Split(path)
-	if dir == "" {
-		dir = "."
-	}
-	f, err := os.CreateTemp(dir, "."+base+".tmp-*")
-	if err != nil {
-		return fmt.Errorf("modelfile: %w", err)
-	}
-	tmp := f.Name()
-	renamed := false
-	defer func() {
-		// Also on a panic in write: the temporary file never outlives
-		// a failed call.
-		if !renamed {
-			f.Close()
-			os.Remove(tmp)
-		}
-	}()
-	bw := bufio.NewWriterSize(f, 1<<20)
-	if err = write(bw); err == nil {
-		err = bw.Flush()
-	}
-	if err != nil {
-		return fmt.Errorf("modelfile: writing %s: %w", path, err)
-	}
-	if err = f.Chmod(perm); err != nil {
-		return fmt.Errorf("modelfile: %w", err)
-	}
-	if err = f.Sync(); err != nil {
-		return fmt.Errorf("modelfile: syncing %s: %w", path, err)
-	}
-	if err = f.Close(); err != nil {
-		return fmt.Errorf("modelfile: closing %s: %w", path, err)
-	}
-	if err = os.Rename(tmp, path); err != nil {
-		return fmt.Errorf("modelfile: %w", err)
-	}
-	renamed = true
-	// Make the rename itself durable. Directories cannot be synced on
-	// every system; a failure here does not undo the completed write.
-	if d, derr := os.Open(dir); derr == nil {
-		d.Sync()
-		d.Close()
-	}
-	return nil
+	return atomicfile.WriteFile(path, buf, 0o644)
 }
 
 // Load reads the model file at path. Errors name the file.

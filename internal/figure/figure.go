@@ -16,8 +16,7 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
 
-	"github.com/solvegp/solvegp/gp"
-	"github.com/solvegp/solvegp/gp/modelfile"
+	"github.com/solvegp/solvegp/internal/atomicfile"
 )
 
 // The palette of the project's figures.
@@ -40,25 +39,34 @@ type Panel struct {
 	ODVGP bool
 }
 
+// Model is what a posterior panel needs of a one-dimensional model. It is
+// a struct of values rather than a model type so that this package, which
+// only draws, depends on no model package.
+type Model struct {
+	// PredictY returns the predictive mean and variance of y at the rows
+	// of x (one column each).
+	PredictY func(x mat.Matrix) (mean, variance *mat.Dense, err error)
+	// Z and O are the inducing inputs to mark, one per row; O may be nil.
+	Z, O *mat.Dense
+	// ODVGP marks O in ODVGP's colour instead of SOLVE-GP's.
+	ODVGP bool
+}
+
 // Posterior evaluates a one-dimensional model's predictive mean and
 // standard deviation of y on the grid (one point per row) into a Panel.
-func Posterior(model *gp.Model, grid *mat.Dense, title string) (Panel, error) {
-	p, err := model.Predictor(0)
-	if err != nil {
-		return Panel{}, err
-	}
-	mean, variance, err := p.PredictY(grid)
+func Posterior(model Model, grid *mat.Dense, title string) (Panel, error) {
+	mean, variance, err := model.PredictY(grid)
 	if err != nil {
 		return Panel{}, err
 	}
 	n, _ := grid.Dims()
 	pan := Panel{Title: title, Grid: mat.Col(nil, 0, grid), Mean: mat.Col(nil, 0, mean), SD: make([]float64, n),
-		Z: mat.Col(nil, 0, model.Z()), ODVGP: model.Kind() == gp.ODVGP}
+		Z: mat.Col(nil, 0, model.Z), ODVGP: model.ODVGP}
 	for i := range pan.SD {
 		pan.SD[i] = math.Sqrt(math.Max(variance.At(i, 0), 0))
 	}
-	if o := model.O(); o != nil {
-		pan.O = mat.Col(nil, 0, o)
+	if model.O != nil {
+		pan.O = mat.Col(nil, 0, model.O)
 	}
 	return pan, nil
 }
@@ -222,5 +230,5 @@ func SavePNG(path string, plots [][]*plot.Plot, w, h vg.Length) error {
 	if _, err := (vgimg.PngCanvas{Canvas: img}).WriteTo(&buf); err != nil {
 		return fmt.Errorf("figure: rendering %s: %w", path, err)
 	}
-	return modelfile.WriteFileAtomic(path, buf.Bytes(), 0o644)
+	return atomicfile.WriteFile(path, buf.Bytes(), 0o644)
 }
