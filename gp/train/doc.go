@@ -27,7 +27,7 @@
 // combines natural steps on the variational parameters with Adam steps on
 // the rest (Config.NaturalStep), from two evaluations of the objective per
 // step or, for a NaturalUpdater, one (Config.NaturalSharedGradient).
-// NaturalGradient implements both interfaces for any Model whose
+// gp.NaturalGradient implements both interfaces for any Model whose
 // variational factors are Gaussians stored as a mean and a packed Cholesky
 // factor (package gp's layout), from the model's ordinary gradient alone;
 // with a Gaussian likelihood a full-batch step of size 1 gives SVGP's

@@ -53,7 +53,7 @@ type NaturalGradientModel interface {
 
 // NaturalUpdater is an optional extension of NaturalGradientModel for
 // models that can compute their natural-gradient step from a gradient
-// already evaluated (NaturalGradient and package gp's models implement
+// already evaluated (gp.NaturalGradient and package gp's models implement
 // it). With Config.NaturalSharedGradient, Fit evaluates the objective once
 // per step: at the current parameters θ it takes the gradient, writes the
 // natural step of the variational parameters (NaturalUpdate from θ) and
@@ -467,10 +467,10 @@ func Fit(ctx context.Context, m Model, x *mat.Dense, y []float64, cfg Config) (R
 		batch = n
 	}
 
-	// A NaturalGradient's factors are checked here, as VariationalParams
+	// A gp.NaturalGradient's factors are checked here, as VariationalParams
 	// cannot return an error.
 	if lc, ok := m.(layoutChecker); ok {
-		if err := lc.checkLayout(cfg.NaturalStep > 0); err != nil {
+		if err := lc.CheckLayout(cfg.NaturalStep > 0); err != nil {
 			return res, fmt.Errorf("train: Fit: %w", err)
 		}
 	}
@@ -948,12 +948,12 @@ func Fit(ctx context.Context, m Model, x *mat.Dense, y []float64, cfg Config) (R
 	return finish(Finished, nil)
 }
 
-// layoutChecker is implemented by NaturalGradient and the types that embed
-// it: checkLayout returns an error if its Model is nil or, when factors is
+// layoutChecker is implemented by gp.NaturalGradient and the types that
+// embed it: CheckLayout returns an error if its Model is nil or, when factors is
 // set (natural steps will be taken), its factors do not fit in the model's
 // parameters.
 type layoutChecker interface {
-	checkLayout(factors bool) error
+	CheckLayout(factors bool) error
 }
 
 // checkEval returns why an evaluation is unusable, or "" if it is fine.
