@@ -7,9 +7,8 @@ import (
 )
 
 // TestNoTrainerImport checks that the model package does not depend on its
-// trainer, so
-// the natural-gradient maths lives here and train.Fit finds it through
-// interfaces.
+// trainer: the natural-gradient maths lives here, and train.Fit finds it
+// through interfaces.
 func TestNoTrainerImport(t *testing.T) {
 	out, err := exec.Command("go", "list", "-deps", ".").Output()
 	if err != nil {

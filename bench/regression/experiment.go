@@ -14,6 +14,7 @@ import (
 	"github.com/solvegp/solvegp/bench/internal/benchutil"
 	"github.com/solvegp/solvegp/gp"
 	"github.com/solvegp/solvegp/gp/data"
+	"github.com/solvegp/solvegp/gp/inducing"
 	"github.com/solvegp/solvegp/gp/kernel"
 	"github.com/solvegp/solvegp/gp/likelihood"
 	"github.com/solvegp/solvegp/gp/train"
@@ -241,7 +242,7 @@ func runAll(ctx context.Context, o *options, stdout, stderr io.Writer) error {
 // the model with the paper's initial hyperparameters.
 func buildModel(o *options, ms modelSpec, x *mat.Dense, seed uint64) (*gp.Model, error) {
 	_, d := x.Dims()
-	z, ortho, err := train.InducingInit(x, ms.M, ms.M2, train.KMeansOptions{Seed: seed, Threads: o.threads})
+	z, ortho, err := inducing.Init(x, ms.M, ms.M2, inducing.KMeansOptions{Seed: seed, Threads: o.threads})
 	if err != nil {
 		return nil, err
 	}

@@ -44,8 +44,10 @@ import (
 	"github.com/solvegp/solvegp/gp"
 	"github.com/solvegp/solvegp/gp/data"
 	"github.com/solvegp/solvegp/gp/data/snelson"
+	"github.com/solvegp/solvegp/gp/inducing"
 	"github.com/solvegp/solvegp/gp/kernel"
 	"github.com/solvegp/solvegp/gp/likelihood"
+	"github.com/solvegp/solvegp/gp/metrics"
 	"github.com/solvegp/solvegp/gp/modelfile"
 	"github.com/solvegp/solvegp/gp/train"
 	"github.com/solvegp/solvegp/internal/figure"
@@ -239,7 +241,7 @@ func reproduce(ctx context.Context, dataPath string, iters int, seed uint64, out
 func fitOne(ctx context.Context, s spec, xTrain *mat.Dense, yTrain []float64, xTest *mat.Dense, yTest []float64,
 	iters int, seed uint64, threads int) (*gp.Model, Result, error) {
 	res := Result{Model: s.label(), M: s.M, M2: s.M2}
-	z, o, err := train.InducingInit(xTrain, s.M, s.M2, train.KMeansOptions{Seed: seed, Threads: threads})
+	z, o, err := inducing.Init(xTrain, s.M, s.M2, inducing.KMeansOptions{Seed: seed, Threads: threads})
 	if err != nil {
 		return nil, res, err
 	}
@@ -276,7 +278,7 @@ func fitOne(ctx context.Context, s spec, xTrain *mat.Dense, yTrain []float64, xT
 	}
 	res.Seconds = time.Since(start).Seconds()
 	res.Steps = fr.Steps
-	if res.Bound, err = benchutil.FullBound(model, xTrain, yTrain, 0); err != nil {
+	if res.Bound, err = metrics.FullBound(model, xTrain, yTrain, 0); err != nil {
 		return nil, res, err
 	}
 	met, err := benchutil.Evaluate(model, xTest, yTest, 0)

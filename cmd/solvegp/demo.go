@@ -13,6 +13,7 @@ import (
 
 	"github.com/solvegp/solvegp/gp"
 	"github.com/solvegp/solvegp/gp/data/snelson"
+	"github.com/solvegp/solvegp/gp/inducing"
 	"github.com/solvegp/solvegp/gp/kernel"
 	"github.com/solvegp/solvegp/gp/likelihood"
 	"github.com/solvegp/solvegp/gp/modelfile"
@@ -214,7 +215,7 @@ trains for 300.`, stderr)
 // demoBuild builds a model of Figure 3 with Z and O placed by k-means on
 // the training inputs and the paper's initial hyperparameters.
 func demoBuild(dm *demoModel, x *mat.Dense, seed uint64, threads int) (*gp.Model, error) {
-	z, o, err := train.InducingInit(x, dm.M, dm.M2, train.KMeansOptions{Seed: seed, Threads: threads})
+	z, o, err := inducing.Init(x, dm.M, dm.M2, inducing.KMeansOptions{Seed: seed, Threads: threads})
 	if err != nil {
 		return nil, err
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/solvegp/solvegp/gp"
 	"github.com/solvegp/solvegp/gp/collapsed"
+	"github.com/solvegp/solvegp/gp/inducing"
 	"github.com/solvegp/solvegp/gp/kernel"
 	"github.com/solvegp/solvegp/gp/likelihood"
 	"github.com/solvegp/solvegp/gp/train"
@@ -248,7 +249,7 @@ func TestFitReproducibleWithGPModel(t *testing.T) {
 		y[i] = math.Sin(x.At(i, 0)) + 0.1*rng.NormFloat64()
 	}
 	run := func(seed uint64) []float64 {
-		z, o, err := train.InducingInit(x, 6, 6, train.KMeansOptions{Seed: 1, Threads: 1})
+		z, o, err := inducing.Init(x, 6, 6, inducing.KMeansOptions{Seed: 1, Threads: 1})
 		if err != nil {
 			t.Fatal(err)
 		}
