@@ -11,9 +11,10 @@ import (
 
 var updateGolden = flag.Bool("update-golden", false, "rewrite testdata/train.ckpt with the current checkpoint writer")
 
-// goldenTrainCheckpoint is the content of testdata/train.ckpt, a
-// checkpoint of `solvegp train -checkpoint` in format version 1 with every
-// field set.
+// goldenTrainCheckpoint is the content of the golden checkpoints of
+// `solvegp train -checkpoint`, with every field set: testdata/train.ckpt
+// in package checkpoint's format and testdata/train-legacy.ckpt in the
+// format before it (trainCheckpointMagic and the gob-encoded state).
 func goldenTrainCheckpoint() *trainCheckpoint {
 	f := func(v float64) *float64 { return &v }
 	return &trainCheckpoint{
@@ -35,21 +36,23 @@ func goldenTrainCheckpoint() *trainCheckpoint {
 	}
 }
 
-// TestGoldenTrainCheckpoint checks that a checkpoint file written by this
-// format's writer still loads with every field; -update-golden rewrites
-// the file.
+// TestGoldenTrainCheckpoint checks that checkpoint files of both formats
+// still load with every field; -update-golden rewrites the one of the
+// current format.
 func TestGoldenTrainCheckpoint(t *testing.T) {
-	path := filepath.Join("testdata", "train.ckpt")
 	if *updateGolden {
-		if err := saveTrainCheckpoint(path, goldenTrainCheckpoint()); err != nil {
+		if err := saveTrainCheckpoint(filepath.Join("testdata", "train.ckpt"), goldenTrainCheckpoint()); err != nil {
 			t.Fatal(err)
 		}
 	}
-	ck, err := loadTrainCheckpoint(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if want := goldenTrainCheckpoint(); !reflect.DeepEqual(ck, want) {
-		t.Errorf("%s loads as\n%+v\nwant\n%+v", path, ck, want)
+	for _, name := range []string{"train.ckpt", "train-legacy.ckpt"} {
+		path := filepath.Join("testdata", name)
+		ck, err := loadTrainCheckpoint(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := goldenTrainCheckpoint(); !reflect.DeepEqual(ck, want) {
+			t.Errorf("%s loads as\n%+v\nwant\n%+v", path, ck, want)
+		}
 	}
 }
