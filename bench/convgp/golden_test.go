@@ -14,8 +14,9 @@ import (
 
 var updateGolden = flag.Bool("update-golden", false, "rewrite testdata/*.ckpt with the current checkpoint writers")
 
-// goldenRunState is the content of testdata/convgp-v2.ckpt, a checkpoint
-// in format v2 (magic and gob-encoded runState) with every field set.
+// goldenRunState is the content of testdata/convgp.ckpt (package
+// checkpoint's format) and testdata/convgp-v2.ckpt (format v2: the magic
+// and the gob-encoded runState), with every field set.
 func goldenRunState() *runState {
 	return &runState{
 		Step: 42, Seconds: 12.5, Params: []float64{0.5, -1.25, 3}, Base: 30,
@@ -41,27 +42,31 @@ func goldenV1() []byte {
 	return b.Bytes()
 }
 
-// TestGoldenCheckpoints checks that checkpoint files of both formats
-// still load with every field; -update-golden rewrites them.
+// TestGoldenCheckpoints checks that checkpoint files of all three formats
+// still load with every field; -update-golden rewrites those of v1 and of
+// the current format.
 func TestGoldenCheckpoints(t *testing.T) {
 	v1 := filepath.Join("testdata", "convgp-v1.ckpt")
-	v2 := filepath.Join("testdata", "convgp-v2.ckpt")
+	cur := filepath.Join("testdata", "convgp.ckpt")
 	if *updateGolden {
 		if err := os.WriteFile(v1, goldenV1(), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		if err := saveCheckpoint(v2, goldenRunState()); err != nil {
+		if err := saveCheckpoint(cur, goldenRunState()); err != nil {
 			t.Fatal(err)
 		}
 	}
-	st, err := loadCheckpoint(v2)
-	if err != nil {
-		t.Fatal(err)
+	for _, name := range []string{"convgp.ckpt", "convgp-v2.ckpt"} {
+		path := filepath.Join("testdata", name)
+		st, err := loadCheckpoint(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := goldenRunState(); !reflect.DeepEqual(st, want) {
+			t.Errorf("%s loads as\n%+v\nwant\n%+v", path, st, want)
+		}
 	}
-	if want := goldenRunState(); !reflect.DeepEqual(st, want) {
-		t.Errorf("%s loads as\n%+v\nwant\n%+v", v2, st, want)
-	}
-	st, err = loadCheckpoint(v1)
+	st, err := loadCheckpoint(v1)
 	if err != nil {
 		t.Fatal(err)
 	}

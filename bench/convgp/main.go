@@ -49,6 +49,7 @@ import (
 	"github.com/solvegp/solvegp/gp"
 	"github.com/solvegp/solvegp/gp/modelfile"
 	"github.com/solvegp/solvegp/gp/train"
+	"github.com/solvegp/solvegp/gp/train/checkpoint"
 )
 
 type options struct {
@@ -769,10 +770,12 @@ type runState struct {
 	Settings string
 }
 
-// Checkpoint formats: v1 is the magic, the step, the seconds and the
-// parameters in little-endian binary; v2 is the magic and a gob-encoded
-// runState.
+// Checkpoint formats: package checkpoint's, with a runState, is the one
+// written. The earlier two are still read: v1 is the magic, the step, the
+// seconds and the parameters in little-endian binary; v2 is the magic and
+// a gob-encoded runState.
 const (
+	ckptProgram = "bench/convgp"
 	ckptMagicV1 = "convgp-ckpt-v1\n"
 	ckptMagic   = "convgp-ckpt-v2\n"
 )
@@ -782,14 +785,11 @@ const (
 // the file: at M = 1000 + 1000 a checkpoint is 240 MB.
 func saveCheckpoint(path string, st *runState) error {
 	return modelfile.WriteAtomic(path, 0o644, func(w io.Writer) error {
-		if _, err := io.WriteString(w, ckptMagic); err != nil {
-			return err
-		}
-		return gob.NewEncoder(w).Encode(st)
+		return checkpoint.Write(w, ckptProgram, st)
 	})
 }
 
-// loadCheckpoint reads a checkpoint of either format.
+// loadCheckpoint reads a checkpoint of any of the formats.
 func loadCheckpoint(path string) (*runState, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -797,6 +797,13 @@ func loadCheckpoint(path string) (*runState, error) {
 	}
 	defer f.Close()
 	r := bufio.NewReader(f)
+	if head, _ := r.Peek(len(checkpoint.Magic)); checkpoint.Is(head) {
+		var st runState
+		if err := checkpoint.Read(r, ckptProgram, &st); err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		return checkRunState(path, &st)
+	}
 	magic := make([]byte, len(ckptMagic))
 	if _, err := io.ReadFull(r, magic); err != nil {
 		return nil, fmt.Errorf("%s: not a checkpoint", path)
@@ -807,10 +814,7 @@ func loadCheckpoint(path string) (*runState, error) {
 		if err := gob.NewDecoder(r).Decode(&st); err != nil {
 			return nil, fmt.Errorf("%s: %w", path, err)
 		}
-		if st.Step < 0 || st.Base < 0 || st.Base > st.Step || (st.Train != nil && st.Base+st.Train.Steps != st.Step) {
-			return nil, fmt.Errorf("%s: inconsistent checkpoint (step %d, base %d)", path, st.Step, st.Base)
-		}
-		return &st, nil
+		return checkRunState(path, &st)
 	case ckptMagicV1:
 		var st runState
 		var step, n int64
@@ -831,6 +835,14 @@ func loadCheckpoint(path string) (*runState, error) {
 		return &st, nil
 	}
 	return nil, fmt.Errorf("%s: not a checkpoint", path)
+}
+
+// checkRunState returns st, or an error if its counts are inconsistent.
+func checkRunState(path string, st *runState) (*runState, error) {
+	if st.Step < 0 || st.Base < 0 || st.Base > st.Step || (st.Train != nil && st.Base+st.Train.Steps != st.Step) {
+		return nil, fmt.Errorf("%s: inconsistent checkpoint (step %d, base %d)", path, st.Step, st.Base)
+	}
+	return st, nil
 }
 
 func readResults(path string) ([]Result, error) {
