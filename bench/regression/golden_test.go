@@ -9,10 +9,10 @@ import (
 	"github.com/solvegp/solvegp/gp/train"
 )
 
-var updateGolden = flag.Bool("update-golden", false, "rewrite testdata/*.gob with the current checkpoint writer")
+var updateGolden = flag.Bool("update-golden", false, "rewrite testdata/regression.gob with the current checkpoint writer")
 
-// goldenCheckpoint is the content of testdata/regression.gob, a checkpoint
-// of a run with the training loop's state and every field set.
+// goldenCheckpoint is the content of the golden checkpoints of a run with
+// the training loop's state and every field set.
 func goldenCheckpoint() *checkpoint {
 	return &checkpoint{
 		Key: "toy|SVGP 6|0|epochs=5", Epochs: 2, Steps: 8, TrainSeconds: 3.5, InitSeconds: 0.25,
@@ -28,20 +28,22 @@ func goldenCheckpoint() *checkpoint {
 	}
 }
 
-// TestGoldenCheckpoint checks that checkpoint files written by the current
-// writer, with and without the training loop's state (the latter is the
-// format before Train existed), still load; -update-golden rewrites them.
+// TestGoldenCheckpoint checks that checkpoint files still load with every
+// field: testdata/regression.gob in package checkpoint's format, and two
+// of the earlier format (a bare gob-encoded checkpoint), with and without
+// the training loop's state (the latter from before Train existed).
+// -update-golden rewrites the one of the current format.
 func TestGoldenCheckpoint(t *testing.T) {
 	full := goldenCheckpoint()
 	noTrain := goldenCheckpoint()
 	noTrain.Train, noTrain.ResumedRandomRestarted, noTrain.ResumedExactSteps = nil, nil, nil
-	for name, want := range map[string]*checkpoint{"regression.gob": full, "regression-notrain.gob": noTrain} {
-		path := filepath.Join("testdata", name)
-		if *updateGolden {
-			if err := saveCheckpoint(path, want); err != nil {
-				t.Fatal(err)
-			}
+	if *updateGolden {
+		if err := saveCheckpoint(filepath.Join("testdata", "regression.gob"), full); err != nil {
+			t.Fatal(err)
 		}
+	}
+	for name, want := range map[string]*checkpoint{"regression.gob": full, "regression-gob.gob": full, "regression-notrain.gob": noTrain} {
+		path := filepath.Join("testdata", name)
 		c, err := loadCheckpoint(path, want.Key, len(want.Params))
 		if err != nil {
 			t.Fatal(err)
