@@ -206,7 +206,7 @@ func reproduce(ctx context.Context, dataPath string, iters int, seed uint64, out
 		len(yTrain), len(yTest), source, iters, batchSize, learnRate)
 	var panels []figure.Panel
 	for _, s := range figureModels {
-		model, res, err := fitOne(ctx, s, xTrain, yTrain, xTest, yTest, iters, seed, threads)
+		model, res, err := fitOne(ctx, s, fitData{xTrain: xTrain, yTrain: yTrain, xTest: xTest, yTest: yTest}, fitSettings{iters: iters, seed: seed, threads: threads})
 		if err != nil {
 			return fmt.Errorf("%s: %w", s.label(), err)
 		}
@@ -237,9 +237,24 @@ func reproduce(ctx context.Context, dataPath string, iters int, seed uint64, out
 	return nil
 }
 
+// fitData are the training and test points of a run.
+type fitData struct {
+	xTrain, xTest *mat.Dense
+	yTrain, yTest []float64
+}
+
+// fitSettings are the Adam steps per model, the seed (k-means, mini-batches)
+// and the thread count of a run.
+type fitSettings struct {
+	iters   int
+	seed    uint64
+	threads int
+}
+
 // fitOne builds and trains one model of Figure 3 and evaluates it.
-func fitOne(ctx context.Context, s spec, xTrain *mat.Dense, yTrain []float64, xTest *mat.Dense, yTest []float64,
-	iters int, seed uint64, threads int) (*gp.Model, Result, error) {
+func fitOne(ctx context.Context, s spec, d fitData, fs fitSettings) (*gp.Model, Result, error) {
+	xTrain, yTrain, xTest, yTest := d.xTrain, d.yTrain, d.xTest, d.yTest
+	iters, seed, threads := fs.iters, fs.seed, fs.threads
 	res := Result{Model: s.label(), M: s.M, M2: s.M2}
 	z, o, err := inducing.Init(xTrain, s.M, s.M2, inducing.KMeansOptions{Seed: seed, Threads: threads})
 	if err != nil {
