@@ -7,7 +7,7 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
-	"github.com/solvegp/solvegp/gp/train"
+	gpinducing "github.com/solvegp/solvegp/gp/inducing"
 	"github.com/solvegp/solvegp/patches"
 )
 
@@ -112,7 +112,7 @@ func initFromGeom(x *mat.Dense, g *patches.Geometry, tick bool, m, m2 int, opts 
 			copy(pts.RawRowView(i), buf[p*d:p*d+d])
 		}
 	}
-	centres, err := train.KMeans(pts, m+m2, train.KMeansOptions{Subsample: want, Seed: opts.Seed, Threads: opts.Threads})
+	centres, err := gpinducing.KMeans(pts, m+m2, gpinducing.KMeansOptions{Subsample: want, Seed: opts.Seed, Threads: opts.Threads})
 	if err != nil {
 		return nil, nil, fmt.Errorf("%w: %w", ErrConfig, err)
 	}

@@ -8,7 +8,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/solvegp/solvegp/gp/data"
-	"github.com/solvegp/solvegp/gp/train"
+	"github.com/solvegp/solvegp/gp/inducing"
 )
 
 // putFloats encodes seed values in the format gpFloats decodes.
@@ -91,10 +91,10 @@ func FuzzKMeans(f *testing.F) {
 			if math.IsNaN(e) || math.IsInf(e, 0) {
 				return // refused up front; FuzzStandardizer covers that path
 			}
-			big = big || math.Abs(e) > train.MaxKMeansInput
+			big = big || math.Abs(e) > inducing.MaxKMeansInput
 		}
 		kk := int(k%16) + 1
-		c, err := train.KMeans(mat.NewDense(n, d, v[:n*d]), kk, train.KMeansOptions{Seed: seed, Threads: 1})
+		c, err := inducing.KMeans(mat.NewDense(n, d, v[:n*d]), kk, inducing.KMeansOptions{Seed: seed, Threads: 1})
 		if big {
 			if err == nil {
 				t.Fatal("values beyond MaxKMeansInput accepted")

@@ -2,8 +2,6 @@ package gp
 
 import (
 	"gonum.org/v1/gonum/mat"
-
-	"github.com/solvegp/solvegp/gp/train"
 )
 
 // Natural gradients for the variational distributions. A Model implements
@@ -11,7 +9,7 @@ import (
 // train.Fit with Config.NaturalStep > 0 updates q(u) — and for SOLVE-GP
 // q(v⊥) — by natural-gradient steps and the kernel, likelihood and inducing
 // inputs by Adam (the variational parameters of ODVGP's orthogonal block,
-// a = C_vv⁻¹·m_v, stay with Adam too). The steps are taken by train.NaturalGradient on the
+// a = C_vv⁻¹·m_v, stay with Adam too). The steps are taken by NaturalGradient on the
 // factors listed by NaturalFactors, in whichever parameterization the
 // model uses: for a whitened model the Gaussian q(u′) of u′ = L_uu⁻¹·u
 // (and q(v⊥′)), which is as conjugate as q(u) since f stays linear in u′.
@@ -42,23 +40,23 @@ import (
 // gradients update, in the flat parameter vector: q(u_l) for every latent
 // function l and, for SOLVE-GP, q(v⊥_l). The Cholesky diagonals are stored
 // through softplus (LogDiag false).
-func (mod *Model) NaturalFactors() []train.GaussianFactor {
+func (mod *Model) NaturalFactors() []GaussianFactor {
 	lay := mod.layout
-	fs := make([]train.GaussianFactor, 0, 2*mod.nl)
+	fs := make([]GaussianFactor, 0, 2*mod.nl)
 	for l := 0; l < mod.nl; l++ {
-		fs = append(fs, train.GaussianFactor{Mean: lay.MU[l], Chol: lay.LU[l], N: mod.m})
+		fs = append(fs, GaussianFactor{Mean: lay.MU[l], Chol: lay.LU[l], N: mod.m})
 	}
 	if mod.kind == SOLVEGP {
 		for l := 0; l < mod.nl; l++ {
-			fs = append(fs, train.GaussianFactor{Mean: lay.MV[l], Chol: lay.LV[l], N: mod.m2})
+			fs = append(fs, GaussianFactor{Mean: lay.MV[l], Chol: lay.LV[l], N: mod.m2})
 		}
 	}
 	return fs
 }
 
 // natural returns the natural-gradient stepper over the model's factors.
-func (mod *Model) natural() *train.NaturalGradient {
-	return &train.NaturalGradient{Model: mod, Factors: mod.NaturalFactors(), Threads: max(mod.cfg.threads, 0)}
+func (mod *Model) natural() *NaturalGradient {
+	return &NaturalGradient{ObjectiveModel: mod, Factors: mod.NaturalFactors(), Threads: max(mod.cfg.threads, 0)}
 }
 
 // VariationalParams sets mask[i] for every entry of the variational

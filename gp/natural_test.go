@@ -76,7 +76,7 @@ func natModel(t *testing.T, kind Kind, whiten bool, lik Likelihood, z, o *mat.De
 }
 
 // factorQ returns the mean and covariance L·Lᵀ of factor f in params.
-func factorQ(params []float64, f train.GaussianFactor) ([]float64, *mat.SymDense) {
+func factorQ(params []float64, f GaussianFactor) ([]float64, *mat.SymDense) {
 	n := f.N
 	l := mat.NewDense(n, n, nil)
 	for i := 0; i < n; i++ {
@@ -95,7 +95,7 @@ func factorQ(params []float64, f train.GaussianFactor) ([]float64, *mat.SymDense
 
 // factorGrad returns the largest |∂F/∂θ| over the mean (mean true) or the
 // Cholesky entries (mean false) of factor f, relative to the bound.
-func factorGrad(t *testing.T, mod *Model, x *mat.Dense, y []float64, f train.GaussianFactor, mean bool) float64 {
+func factorGrad(t *testing.T, mod *Model, x *mat.Dense, y []float64, f GaussianFactor, mean bool) float64 {
 	t.Helper()
 	grad := make([]float64, mod.NumParams())
 	v, err := mod.Objective(x, y, len(y), grad)

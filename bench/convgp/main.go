@@ -48,6 +48,7 @@ import (
 	"github.com/solvegp/solvegp/convgp/dataset"
 	"github.com/solvegp/solvegp/gp"
 	"github.com/solvegp/solvegp/gp/train"
+	"github.com/solvegp/solvegp/gp/train/checkpoint"
 	"github.com/solvegp/solvegp/internal/atomicfile"
 )
 
@@ -411,17 +412,9 @@ func run(o options) error {
 			}
 		}
 	}
-	trainSet, testSet, err := dataset.LoadFashionMNIST(o.data)
+	trainSet, testSet, err := loadImages(o)
 	if err != nil {
 		return err
-	}
-	// More images than there are is an error, not a silent cap: the run's
-	// name holds -train-images, and the results the test set's size.
-	if o.imagesLimit > trainSet.N {
-		return fmt.Errorf("-train-images %d: the training set in %s has only %d images (0: all)", o.imagesLimit, o.data, trainSet.N)
-	}
-	if o.testN > testSet.N {
-		return fmt.Errorf("-test %d: the test set in %s has only %d images (0: all)", o.testN, o.data, testSet.N)
 	}
 	logf, err := os.OpenFile(filepath.Join(o.out, o.name+".log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
 	if err != nil {
@@ -434,42 +427,11 @@ func run(o options) error {
 		fmt.Fprintln(logf, line)
 	}
 
-	if o.imagesLimit > 0 && o.imagesLimit < trainSet.N {
-		idx := make([]int, o.imagesLimit)
-		for i := range idx {
-			idx[i] = i
-		}
-		if trainSet, err = trainSet.Subset(idx); err != nil {
-			return err
-		}
-	}
-	// What a user of the saved model must do to images (dataset.LoadIDX
-	// gives pixels in [0, 1]), for the model file's info.
-	info := map[string]string{"pixels": "in [0, 1] (byte / 255), as dataset.LoadIDX gives them"}
-	if o.standardize {
-		mean, sd := standardize(trainSet, testSet)
-		info["pixel_mean"] = strconv.FormatFloat(mean, 'g', -1, 64)
-		info["pixel_sd"] = strconv.FormatFloat(sd, 'g', -1, 64)
-		info["pixels"] = "in [0, 1] (byte / 255), then standardized as (v − pixel_mean) / pixel_sd, the training images' mean and standard deviation"
-	}
-	x, err := trainSet.Matrix()
+	d, err := prepareImages(o, trainSet, testSet)
 	if err != nil {
 		return err
 	}
-	xt, err := testSet.Matrix()
-	if err != nil {
-		return err
-	}
-	y, yt := trainSet.FloatLabels(), testSet.FloatLabels()
-	if o.testN > 0 && o.testN < testSet.N {
-		xt, yt = xt.Slice(0, o.testN, 0, xt.RawMatrix().Cols).(*mat.Dense), yt[:o.testN]
-	}
-	// The evaluation: the first -train-eval training images, the test
-	// images, -samples Monte Carlo samples through hidden layers.
-	xe, ye := x, y
-	if o.trainN > 0 && o.trainN < len(y) {
-		xe, ye = x.Slice(0, o.trainN, 0, x.RawMatrix().Cols).(*mat.Dense), y[:o.trainN]
-	}
+	info, x, y, xe, ye, xt, yt := d.info, d.x, d.y, d.xe, d.ye, d.xt, d.yt
 	if len(earlier) > 0 {
 		// A finished run not evaluated as asked (see above) is evaluated
 		// again from its saved model.
@@ -508,6 +470,125 @@ func run(o options) error {
 		return err
 	}
 
+	if done, trainSec, err = trainSegment(o, model, x, y, segmentStart{ckpt: ckpt, done: done, base: base, trainSec: trainSec, resume: resume}, logger); err != nil {
+		return err
+	}
+
+	// The trained model, loadable without the training images
+	// (convgp.LoadModel); rewritten if the run is evaluated again. If it
+	// cannot be saved, the run stops before it is evaluated and recorded:
+	// the checkpoint stays, and rerunning saves and evaluates it.
+	modelPath := filepath.Join(o.out, o.name+".cgp")
+	info["run"], info["steps"], info["settings"] = o.name, strconv.Itoa(done), o.settings()
+	if err := convgp.SaveModel(modelPath, model, info); err != nil {
+		return fmt.Errorf("saving the model after step %d: %w (the checkpoint stays; rerun to save and evaluate)", done, err)
+	}
+	logger("model after step %d saved to %s", done, modelPath)
+
+	// Evaluation.
+	trAcc, trLL, teAcc, teLL, err := evaluate(model, xe, ye, xt, yt, samples, logger)
+	if err != nil {
+		return err
+	}
+	row := Result{Name: o.name, Model: o.model, Layers: o.layers, M: o.m, M2: o.m2, Iters: done, Target: o.iters,
+		Batch: o.batch, TrainN: len(ye), TestN: len(yt), Samples: samples, TrainAcc: trAcc, TrainLL: trLL, TestAcc: teAcc, TestLL: teLL,
+		SecPerIter: trainSec / math.Max(1, float64(done)), TrainHours: trainSec / 3600, Threads: o.threads,
+		Revision: benchutil.Revision(), Finished: time.Now().UTC().Format(time.RFC3339)}
+	if o.layers > 1 {
+		row.HiddenM, row.HiddenM2 = o.hm, o.hm2
+	}
+	if err := appendResult(resultsPath, row); err != nil {
+		return err
+	}
+	return writeTable(o.out)
+}
+
+// loadImages reads the Fashion-MNIST images of o.data and checks that
+// they hold the images asked for: more than there are is an error, not a
+// silent cap (the run's name holds -train-images, and the results the
+// test set's size).
+func loadImages(o options) (trainSet, testSet *dataset.Images, err error) {
+	trainSet, testSet, err = dataset.LoadFashionMNIST(o.data)
+	if err != nil {
+		return nil, nil, err
+	}
+	if o.imagesLimit > trainSet.N {
+		return nil, nil, fmt.Errorf("-train-images %d: the training set in %s has only %d images (0: all)", o.imagesLimit, o.data, trainSet.N)
+	}
+	if o.testN > testSet.N {
+		return nil, nil, fmt.Errorf("-test %d: the test set in %s has only %d images (0: all)", o.testN, o.data, testSet.N)
+	}
+	return trainSet, testSet, nil
+}
+
+// runImages are a run's images as matrices with their labels: x, y for
+// training, xe, ye the training images evaluated, xt, yt the test images,
+// and info what a user of the saved model must do to images.
+type runImages struct {
+	info      map[string]string
+	x, xe, xt *mat.Dense
+	y, ye, yt []float64
+}
+
+// prepareImages keeps the first -train-images training images,
+// standardizes the pixels if asked, and takes the evaluation's images.
+func prepareImages(o options, trainSet, testSet *dataset.Images) (*runImages, error) {
+	var err error
+	if o.imagesLimit > 0 && o.imagesLimit < trainSet.N {
+		idx := make([]int, o.imagesLimit)
+		for i := range idx {
+			idx[i] = i
+		}
+		if trainSet, err = trainSet.Subset(idx); err != nil {
+			return nil, err
+		}
+	}
+	// What a user of the saved model must do to images (dataset.LoadIDX
+	// gives pixels in [0, 1]), for the model file's info.
+	info := map[string]string{"pixels": "in [0, 1] (byte / 255), as dataset.LoadIDX gives them"}
+	if o.standardize {
+		mean, sd := standardize(trainSet, testSet)
+		info["pixel_mean"] = strconv.FormatFloat(mean, 'g', -1, 64)
+		info["pixel_sd"] = strconv.FormatFloat(sd, 'g', -1, 64)
+		info["pixels"] = "in [0, 1] (byte / 255), then standardized as (v − pixel_mean) / pixel_sd, the training images' mean and standard deviation"
+	}
+	x, err := trainSet.Matrix()
+	if err != nil {
+		return nil, err
+	}
+	xt, err := testSet.Matrix()
+	if err != nil {
+		return nil, err
+	}
+	y, yt := trainSet.FloatLabels(), testSet.FloatLabels()
+	if o.testN > 0 && o.testN < testSet.N {
+		xt, yt = xt.Slice(0, o.testN, 0, xt.RawMatrix().Cols).(*mat.Dense), yt[:o.testN]
+	}
+	// The evaluation: the first -train-eval training images, the test
+	// images, -samples Monte Carlo samples through hidden layers.
+	xe, ye := x, y
+	if o.trainN > 0 && o.trainN < len(y) {
+		xe, ye = x.Slice(0, o.trainN, 0, x.RawMatrix().Cols).(*mat.Dense), y[:o.trainN]
+	}
+	return &runImages{info: info, x: x, xe: xe, xt: xt, y: y, ye: ye, yt: yt}, nil
+}
+
+// segmentStart is where a training segment starts: the checkpoint file,
+// the steps done, the step at which the segment to continue began, the
+// training seconds so far and Fit's state to resume (nil: fresh).
+type segmentStart struct {
+	ckpt     string
+	done     int
+	base     int
+	trainSec float64
+	resume   *train.Checkpoint
+}
+
+// trainSegment trains the model up to o.iters steps from st, saving
+// checkpoints, and returns the steps done and the training seconds. It
+// returns errInterrupted after saving a checkpoint on Ctrl-C.
+func trainSegment(o options, model *convgp.Deep, x *mat.Dense, y []float64, st segmentStart, logger func(string, ...any)) (int, float64, error) {
+	ckpt, done, base, trainSec, resume := st.ckpt, st.done, st.base, st.trainSec, st.resume
 	// Interruption (Ctrl-C or SIGTERM) and -max-time are seen between steps
 	// (OnStep), which saves a checkpoint with the loop's state and stops
 	// Fit; Fit itself is never cancelled, so the state saved is always that
@@ -571,42 +652,16 @@ func run(o options) error {
 		steps := base + res.Steps - done // this session's steps
 		done = base + res.Steps
 		if err != nil {
-			return err // the last checkpoint stays
+			return done, trainSec, err // the last checkpoint stays
 		}
 		if interrupted {
 			logger("interrupted at step %d; checkpoint saved", done)
-			return errInterrupted
+			return done, trainSec, errInterrupted
 		}
 		logger("trained %d steps (%d this session, %.2f s/iter)", done, steps, time.Since(segStart).Seconds()/math.Max(1, float64(steps)))
 	}
 
-	// The trained model, loadable without the training images
-	// (convgp.LoadModel); rewritten if the run is evaluated again. If it
-	// cannot be saved, the run stops before it is evaluated and recorded:
-	// the checkpoint stays, and rerunning saves and evaluates it.
-	modelPath := filepath.Join(o.out, o.name+".cgp")
-	info["run"], info["steps"], info["settings"] = o.name, strconv.Itoa(done), o.settings()
-	if err := convgp.SaveModel(modelPath, model, info); err != nil {
-		return fmt.Errorf("saving the model after step %d: %w (the checkpoint stays; rerun to save and evaluate)", done, err)
-	}
-	logger("model after step %d saved to %s", done, modelPath)
-
-	// Evaluation.
-	trAcc, trLL, teAcc, teLL, err := evaluate(model, xe, ye, xt, yt, samples, logger)
-	if err != nil {
-		return err
-	}
-	row := Result{Name: o.name, Model: o.model, Layers: o.layers, M: o.m, M2: o.m2, Iters: done, Target: o.iters,
-		Batch: o.batch, TrainN: len(ye), TestN: len(yt), Samples: samples, TrainAcc: trAcc, TrainLL: trLL, TestAcc: teAcc, TestLL: teLL,
-		SecPerIter: trainSec / math.Max(1, float64(done)), TrainHours: trainSec / 3600, Threads: o.threads,
-		Revision: benchutil.Revision(), Finished: time.Now().UTC().Format(time.RFC3339)}
-	if o.layers > 1 {
-		row.HiddenM, row.HiddenM2 = o.hm, o.hm2
-	}
-	if err := appendResult(resultsPath, row); err != nil {
-		return err
-	}
-	return writeTable(o.out)
+	return done, trainSec, nil
 }
 
 // samples is the number of Monte Carlo samples r's evaluation averaged
@@ -769,10 +824,12 @@ type runState struct {
 	Settings string
 }
 
-// Checkpoint formats: v1 is the magic, the step, the seconds and the
-// parameters in little-endian binary; v2 is the magic and a gob-encoded
-// runState.
+// Checkpoint formats: package checkpoint's, with a runState, is the one
+// written. The earlier two are still read: v1 is the magic, the step, the
+// seconds and the parameters in little-endian binary; v2 is the magic and
+// a gob-encoded runState.
 const (
+	ckptProgram = "bench/convgp"
 	ckptMagicV1 = "convgp-ckpt-v1\n"
 	ckptMagic   = "convgp-ckpt-v2\n"
 )
@@ -782,14 +839,11 @@ const (
 // the file: at M = 1000 + 1000 a checkpoint is 240 MB.
 func saveCheckpoint(path string, st *runState) error {
 	return atomicfile.Write(path, 0o644, func(w io.Writer) error {
-		if _, err := io.WriteString(w, ckptMagic); err != nil {
-			return err
-		}
-		return gob.NewEncoder(w).Encode(st)
+		return checkpoint.Write(w, ckptProgram, st)
 	})
 }
 
-// loadCheckpoint reads a checkpoint of either format.
+// loadCheckpoint reads a checkpoint of any of the formats.
 func loadCheckpoint(path string) (*runState, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -797,6 +851,13 @@ func loadCheckpoint(path string) (*runState, error) {
 	}
 	defer f.Close()
 	r := bufio.NewReader(f)
+	if head, _ := r.Peek(len(checkpoint.Magic)); checkpoint.Is(head) {
+		var st runState
+		if err := checkpoint.Read(r, ckptProgram, &st); err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		return checkRunState(path, &st)
+	}
 	magic := make([]byte, len(ckptMagic))
 	if _, err := io.ReadFull(r, magic); err != nil {
 		return nil, fmt.Errorf("%s: not a checkpoint", path)
@@ -807,10 +868,7 @@ func loadCheckpoint(path string) (*runState, error) {
 		if err := gob.NewDecoder(r).Decode(&st); err != nil {
 			return nil, fmt.Errorf("%s: %w", path, err)
 		}
-		if st.Step < 0 || st.Base < 0 || st.Base > st.Step || (st.Train != nil && st.Base+st.Train.Steps != st.Step) {
-			return nil, fmt.Errorf("%s: inconsistent checkpoint (step %d, base %d)", path, st.Step, st.Base)
-		}
-		return &st, nil
+		return checkRunState(path, &st)
 	case ckptMagicV1:
 		var st runState
 		var step, n int64
@@ -831,6 +889,14 @@ func loadCheckpoint(path string) (*runState, error) {
 		return &st, nil
 	}
 	return nil, fmt.Errorf("%s: not a checkpoint", path)
+}
+
+// checkRunState returns st, or an error if its counts are inconsistent.
+func checkRunState(path string, st *runState) (*runState, error) {
+	if st.Step < 0 || st.Base < 0 || st.Base > st.Step || (st.Train != nil && st.Base+st.Train.Steps != st.Step) {
+		return nil, fmt.Errorf("%s: inconsistent checkpoint (step %d, base %d)", path, st.Step, st.Base)
+	}
+	return st, nil
 }
 
 func readResults(path string) ([]Result, error) {

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/solvegp/solvegp/gp/train"
+	ckptfile "github.com/solvegp/solvegp/gp/train/checkpoint"
 	"github.com/solvegp/solvegp/internal/atomicfile"
 )
 
@@ -65,11 +66,26 @@ func checkpointPath(out, key string) string {
 	return filepath.Join(out, "checkpoints", fmt.Sprintf("%s-%x.gob", name, sum[:6]))
 }
 
+// checkpointProgram names this program in the checkpoint files' header
+// (package gp/train/checkpoint).
+const checkpointProgram = "bench/regression"
+
+// saveCheckpoint writes c to path atomically in package checkpoint's
+// format.
 func saveCheckpoint(path string, c *checkpoint) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
-	return atomicfile.Write(path, 0o644, func(w io.Writer) error { return gob.NewEncoder(w).Encode(c) })
+	return atomicfile.Write(path, 0o644, func(w io.Writer) error { return ckptfile.Write(w, checkpointProgram, c) })
+}
+
+// decodeCheckpoint decodes a checkpoint file's content into c: package
+// checkpoint's format, or the earlier one, a bare gob-encoded checkpoint.
+func decodeCheckpoint(buf []byte, c *checkpoint) error {
+	if ckptfile.Is(buf) {
+		return ckptfile.Read(bytes.NewReader(buf), checkpointProgram, c)
+	}
+	return gob.NewDecoder(bytes.NewReader(buf)).Decode(c)
 }
 
 // loadCheckpoint returns the checkpoint at path, or nil if there is none.
@@ -84,7 +100,7 @@ func loadCheckpoint(path, key string, nParams int) (*checkpoint, error) {
 		return nil, err
 	}
 	var c checkpoint
-	if err := gob.NewDecoder(bytes.NewReader(buf)).Decode(&c); err != nil {
+	if err := decodeCheckpoint(buf, &c); err != nil {
 		return nil, fmt.Errorf("%s: %w (delete it to restart the run)", path, err)
 	}
 	// A checkpoint within the first epoch (saved on an interruption) has
@@ -120,7 +136,7 @@ func writeStatus(out string, w io.Writer) error {
 			return err
 		}
 		var c checkpoint
-		if err := gob.NewDecoder(bytes.NewReader(buf)).Decode(&c); err != nil {
+		if err := decodeCheckpoint(buf, &c); err != nil {
 			return fmt.Errorf("%s: %w", path, err)
 		}
 		parts := strings.Split(c.Key, "|")

@@ -14,6 +14,7 @@ import (
 	"github.com/solvegp/solvegp/bench/internal/benchutil"
 	"github.com/solvegp/solvegp/gp"
 	"github.com/solvegp/solvegp/gp/data"
+	"github.com/solvegp/solvegp/gp/inducing"
 	"github.com/solvegp/solvegp/gp/kernel"
 	"github.com/solvegp/solvegp/gp/likelihood"
 	"github.com/solvegp/solvegp/gp/train"
@@ -241,7 +242,7 @@ func runAll(ctx context.Context, o *options, stdout, stderr io.Writer) error {
 // the model with the paper's initial hyperparameters.
 func buildModel(o *options, ms modelSpec, x *mat.Dense, seed uint64) (*gp.Model, error) {
 	_, d := x.Dims()
-	z, ortho, err := train.InducingInit(x, ms.M, ms.M2, train.KMeansOptions{Seed: seed, Threads: o.threads})
+	z, ortho, err := inducing.Init(x, ms.M, ms.M2, inducing.KMeansOptions{Seed: seed, Threads: o.threads})
 	if err != nil {
 		return nil, err
 	}
@@ -303,46 +304,9 @@ func runOne(ctx context.Context, o *options, name string, ms modelSpec, split in
 	rec.InitSeconds = time.Since(start).Seconds()
 
 	ckPath := checkpointPath(o.out, rec.key())
-	ck, err := loadCheckpoint(ckPath, rec.key(), model.NumParams())
+	ck, resume, err := resumeRun(o, ms, model, rec, ckPath, stderr)
 	if err != nil {
 		return nil, err
-	}
-	var resume *train.Checkpoint
-	if ck != nil {
-		if err := model.SetParams(ck.Params); err != nil {
-			return nil, fmt.Errorf("%s: %w", ckPath, err)
-		}
-		rec.InitSeconds = ck.InitSeconds
-		how := "Adam state and batch order restored"
-		at := fmt.Sprintf("after epoch %d", ck.Epochs)
-		switch resume = ck.Train; {
-		case resume == nil:
-			// An older checkpoint without the optimizer's state: Adam
-			// restarts from zero moments.
-			resume = &train.Checkpoint{Epochs: ck.Epochs, Steps: ck.Steps, RateScale: 1,
-				Adam: train.AdamState{M: make([]float64, model.NumParams()), V: make([]float64, model.NumParams())}}
-			ck.Resumed = append(ck.Resumed, ck.Epochs)
-			how = "fresh Adam state"
-		case resume.Random == nil && samplesColumns(o, ms):
-			// An older checkpoint without the random stream of the
-			// sampled columns: it restarts from its seed.
-			ck.ResumedRandomRestarted = append(ck.ResumedRandomRestarted, ck.Epochs)
-			how += "; the column-sampling stream restarts from its seed"
-		case resume.Batches > 0:
-			// A checkpoint within an epoch, saved on an interruption.
-			ck.ResumedExactSteps = append(ck.ResumedExactSteps, ck.Steps)
-			at = fmt.Sprintf("at step %d (%d mini-batches into epoch %d)", ck.Steps, resume.Batches, ck.Epochs+1)
-		default:
-			ck.ResumedExact = append(ck.ResumedExact, ck.Epochs)
-		}
-		if resume.Epochs != ck.Epochs || resume.Steps != ck.Steps {
-			return nil, fmt.Errorf("%s: inconsistent checkpoint (delete it to restart the run)", ckPath)
-		}
-		if !o.quiet {
-			fmt.Fprintf(stderr, "  resuming %s from %s (%s)\n", at, ckPath, how)
-		}
-	} else {
-		ck = &checkpoint{Key: rec.key(), InitSeconds: rec.InitSeconds}
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err // stopped during the initialization: nothing trained to save
@@ -449,6 +413,66 @@ func runOne(ctx context.Context, o *options, name string, ms modelSpec, split in
 		return nil, fmt.Errorf("interrupted; checkpoint after step %d saved to %s (rerun the same command to resume): %w", stoppedAt, ckPath, context.Canceled)
 	}
 	rec.TrainSeconds = base.TrainSeconds + segTrainSeconds()
+	if err := finishRecord(rec, model, res, &base, sets); err != nil {
+		return nil, err
+	}
+	rec.Finished = time.Now().UTC()
+	return rec, nil
+}
+
+// resumeRun loads the run's checkpoint at ckPath, if there is one, into
+// the model and returns it with Fit's state to resume (for a checkpoint
+// without it, a fresh Adam state at its epoch, noted in Resumed); without
+// a checkpoint it returns a new one for the run.
+func resumeRun(o *options, ms modelSpec, model *gp.Model, rec *Record, ckPath string, stderr io.Writer) (*checkpoint, *train.Checkpoint, error) {
+	ck, err := loadCheckpoint(ckPath, rec.key(), model.NumParams())
+	if err != nil {
+		return nil, nil, err
+	}
+	var resume *train.Checkpoint
+	if ck != nil {
+		if err := model.SetParams(ck.Params); err != nil {
+			return nil, nil, fmt.Errorf("%s: %w", ckPath, err)
+		}
+		rec.InitSeconds = ck.InitSeconds
+		how := "Adam state and batch order restored"
+		at := fmt.Sprintf("after epoch %d", ck.Epochs)
+		switch resume = ck.Train; {
+		case resume == nil:
+			// An older checkpoint without the optimizer's state: Adam
+			// restarts from zero moments.
+			resume = &train.Checkpoint{Epochs: ck.Epochs, Steps: ck.Steps, RateScale: 1,
+				Adam: train.AdamState{M: make([]float64, model.NumParams()), V: make([]float64, model.NumParams())}}
+			ck.Resumed = append(ck.Resumed, ck.Epochs)
+			how = "fresh Adam state"
+		case resume.Random == nil && samplesColumns(o, ms):
+			// An older checkpoint without the random stream of the
+			// sampled columns: it restarts from its seed.
+			ck.ResumedRandomRestarted = append(ck.ResumedRandomRestarted, ck.Epochs)
+			how += "; the column-sampling stream restarts from its seed"
+		case resume.Batches > 0:
+			// A checkpoint within an epoch, saved on an interruption.
+			ck.ResumedExactSteps = append(ck.ResumedExactSteps, ck.Steps)
+			at = fmt.Sprintf("at step %d (%d mini-batches into epoch %d)", ck.Steps, resume.Batches, ck.Epochs+1)
+		default:
+			ck.ResumedExact = append(ck.ResumedExact, ck.Epochs)
+		}
+		if resume.Epochs != ck.Epochs || resume.Steps != ck.Steps {
+			return nil, nil, fmt.Errorf("%s: inconsistent checkpoint (delete it to restart the run)", ckPath)
+		}
+		if !o.quiet {
+			fmt.Fprintf(stderr, "  resuming %s from %s (%s)\n", at, ckPath, how)
+		}
+	} else {
+		ck = &checkpoint{Key: rec.key(), InitSeconds: rec.InitSeconds}
+	}
+	return ck, resume, nil
+}
+
+// finishRecord fills rec with the training counts of res, the resumptions
+// recorded in base, the test and validation metrics and the trained
+// hyperparameters.
+func finishRecord(rec *Record, model *gp.Model, res train.Result, base *checkpoint, sets *data.Sets) error {
 	rec.Steps = res.Steps
 	rec.Rejected = res.Rejected
 	rec.Resumed, rec.ResumedExact, rec.ResumedRandomRestarted = base.Resumed, base.ResumedExact, base.ResumedRandomRestarted
@@ -461,17 +485,16 @@ func runOne(ctx context.Context, o *options, name string, ms modelSpec, split in
 	}
 	test, err := benchutil.Evaluate(model, sets.XTest, sets.YTest, predictBatch)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	valid, err := benchutil.Evaluate(model, sets.XValid, sets.YValid, predictBatch)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	rec.TestRMSE, rec.TestLogLik = test.RMSE, test.LogLik
 	rec.ValidRMSE, rec.ValidLogLik = valid.RMSE, valid.LogLik
 	k := model.Kernel().(*kernel.Stationary)
 	rec.Lengthscale, rec.Variance = k.Lengthscales()[0], k.Variance()
 	rec.Noise = model.Likelihood().(*likelihood.Gaussian).NoiseVariance()
-	rec.Finished = time.Now().UTC()
-	return rec, nil
+	return nil
 }

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
-	"encoding/gob"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -467,7 +466,7 @@ func TestLegacyCheckpoint(t *testing.T) {
 		t.Fatal(err)
 	}
 	var c checkpoint
-	if err := gob.NewDecoder(bytes.NewReader(buf)).Decode(&c); err != nil || c.Train == nil {
+	if err := decodeCheckpoint(buf, &c); err != nil || c.Train == nil {
 		t.Fatalf("checkpoint %+v, %v", c, err)
 	}
 	c.Train = nil
@@ -549,7 +548,7 @@ func TestColumnStreamCheckpoint(t *testing.T) {
 					t.Fatal(err)
 				}
 				var c checkpoint
-				if err := gob.NewDecoder(bytes.NewReader(buf)).Decode(&c); err != nil || c.Train == nil || c.Train.Random == nil {
+				if err := decodeCheckpoint(buf, &c); err != nil || c.Train == nil || c.Train.Random == nil {
 					t.Fatalf("checkpoint without the column stream: %+v, %v", c.Train, err)
 				}
 				c.Train.Random = nil
@@ -653,7 +652,7 @@ func TestInterruptMidEpoch(t *testing.T) {
 					t.Fatalf("interrupted at step %d: no checkpoint: %v", at, err)
 				}
 				var c checkpoint
-				if err := gob.NewDecoder(bytes.NewReader(buf)).Decode(&c); err != nil || c.Train == nil {
+				if err := decodeCheckpoint(buf, &c); err != nil || c.Train == nil {
 					t.Fatalf("checkpoint %+v, %v", c, err)
 				}
 				if c.Steps != at || c.Train.Steps != at || c.Epochs != (at-1)/3 || c.Train.Batches != (at-1)%3+1 {

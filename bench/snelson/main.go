@@ -44,8 +44,10 @@ import (
 	"github.com/solvegp/solvegp/gp"
 	"github.com/solvegp/solvegp/gp/data"
 	"github.com/solvegp/solvegp/gp/data/snelson"
+	"github.com/solvegp/solvegp/gp/inducing"
 	"github.com/solvegp/solvegp/gp/kernel"
 	"github.com/solvegp/solvegp/gp/likelihood"
+	"github.com/solvegp/solvegp/gp/metrics"
 	"github.com/solvegp/solvegp/gp/train"
 	"github.com/solvegp/solvegp/internal/atomicfile"
 	"github.com/solvegp/solvegp/internal/figure"
@@ -204,7 +206,7 @@ func reproduce(ctx context.Context, dataPath string, iters int, seed uint64, out
 		len(yTrain), len(yTest), source, iters, batchSize, learnRate)
 	var panels []figure.Panel
 	for _, s := range figureModels {
-		model, res, err := fitOne(ctx, s, xTrain, yTrain, xTest, yTest, iters, seed, threads)
+		model, res, err := fitOne(ctx, s, fitData{xTrain: xTrain, yTrain: yTrain, xTest: xTest, yTest: yTest}, fitSettings{iters: iters, seed: seed, threads: threads})
 		if err != nil {
 			return fmt.Errorf("%s: %w", s.label(), err)
 		}
@@ -235,11 +237,26 @@ func reproduce(ctx context.Context, dataPath string, iters int, seed uint64, out
 	return nil
 }
 
+// fitData are the training and test points of a run.
+type fitData struct {
+	xTrain, xTest *mat.Dense
+	yTrain, yTest []float64
+}
+
+// fitSettings are the Adam steps per model, the seed (k-means, mini-batches)
+// and the thread count of a run.
+type fitSettings struct {
+	iters   int
+	seed    uint64
+	threads int
+}
+
 // fitOne builds and trains one model of Figure 3 and evaluates it.
-func fitOne(ctx context.Context, s spec, xTrain *mat.Dense, yTrain []float64, xTest *mat.Dense, yTest []float64,
-	iters int, seed uint64, threads int) (*gp.Model, Result, error) {
+func fitOne(ctx context.Context, s spec, d fitData, fs fitSettings) (*gp.Model, Result, error) {
+	xTrain, yTrain, xTest, yTest := d.xTrain, d.yTrain, d.xTest, d.yTest
+	iters, seed, threads := fs.iters, fs.seed, fs.threads
 	res := Result{Model: s.label(), M: s.M, M2: s.M2}
-	z, o, err := train.InducingInit(xTrain, s.M, s.M2, train.KMeansOptions{Seed: seed, Threads: threads})
+	z, o, err := inducing.Init(xTrain, s.M, s.M2, inducing.KMeansOptions{Seed: seed, Threads: threads})
 	if err != nil {
 		return nil, res, err
 	}
@@ -276,7 +293,7 @@ func fitOne(ctx context.Context, s spec, xTrain *mat.Dense, yTrain []float64, xT
 	}
 	res.Seconds = time.Since(start).Seconds()
 	res.Steps = fr.Steps
-	if res.Bound, err = benchutil.FullBound(model, xTrain, yTrain, 0); err != nil {
+	if res.Bound, err = metrics.FullBound(model, xTrain, yTrain, 0); err != nil {
 		return nil, res, err
 	}
 	met, err := benchutil.Evaluate(model, xTest, yTest, 0)

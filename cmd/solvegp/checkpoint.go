@@ -15,6 +15,7 @@ import (
 
 	"github.com/solvegp/solvegp/gp/data"
 	"github.com/solvegp/solvegp/gp/train"
+	"github.com/solvegp/solvegp/gp/train/checkpoint"
 	"github.com/solvegp/solvegp/internal/atomicfile"
 )
 
@@ -34,7 +35,12 @@ type trainCheckpoint struct {
 
 const (
 	trainCheckpointVersion = 1
-	trainCheckpointMagic   = "solvegp-train-checkpoint\n"
+	// trainCheckpointProgram names the program in the checkpoint file's
+	// header (package gp/train/checkpoint).
+	trainCheckpointProgram = "solvegp train"
+	// trainCheckpointMagic starts the files of the format before package
+	// checkpoint's: the magic and the gob-encoded trainCheckpoint.
+	trainCheckpointMagic = "solvegp-train-checkpoint\n"
 )
 
 // notTraining lists the flags that do not change what training computes
@@ -87,18 +93,17 @@ func runFingerprint(fs *flag.FlagSet, tab *data.Table) [32]byte {
 }
 
 // saveTrainCheckpoint writes ck to path atomically (an interrupted write
-// leaves the previous checkpoint), encoding it straight into the file.
+// leaves the previous checkpoint) in package checkpoint's format, encoding
+// it straight into the file.
 func saveTrainCheckpoint(path string, ck *trainCheckpoint) error {
 	return atomicfile.Write(path, 0o644, func(w io.Writer) error {
-		if _, err := io.WriteString(w, trainCheckpointMagic); err != nil {
-			return err
-		}
-		return gob.NewEncoder(w).Encode(ck)
+		return checkpoint.Write(w, trainCheckpointProgram, ck)
 	})
 }
 
-// loadTrainCheckpoint reads the checkpoint at path; it returns nil and no
-// error if there is none.
+// loadTrainCheckpoint reads the checkpoint at path, in package
+// checkpoint's format or the earlier one (trainCheckpointMagic); it
+// returns nil and no error if there is none.
 func loadTrainCheckpoint(path string) (*trainCheckpoint, error) {
 	b, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
@@ -107,13 +112,19 @@ func loadTrainCheckpoint(path string) (*trainCheckpoint, error) {
 	if err != nil {
 		return nil, err
 	}
-	rest, ok := bytes.CutPrefix(b, []byte(trainCheckpointMagic))
-	if !ok {
-		return nil, wrongFile(path, kindCheckpoint, fmt.Errorf("%s: not a solvegp train checkpoint", path))
-	}
 	var ck trainCheckpoint
-	if err := gob.NewDecoder(bytes.NewReader(rest)).Decode(&ck); err != nil {
-		return nil, fmt.Errorf("%s: damaged checkpoint: %v", path, err)
+	if checkpoint.Is(b) {
+		if err := checkpoint.Read(bytes.NewReader(b), trainCheckpointProgram, &ck); err != nil {
+			return nil, fmt.Errorf("%s: damaged checkpoint: %v", path, err)
+		}
+	} else {
+		rest, ok := bytes.CutPrefix(b, []byte(trainCheckpointMagic))
+		if !ok {
+			return nil, wrongFile(path, kindCheckpoint, fmt.Errorf("%s: not a solvegp train checkpoint", path))
+		}
+		if err := gob.NewDecoder(bytes.NewReader(rest)).Decode(&ck); err != nil {
+			return nil, fmt.Errorf("%s: damaged checkpoint: %v", path, err)
+		}
 	}
 	if ck.Version != trainCheckpointVersion {
 		return nil, fmt.Errorf("%s: checkpoint version %d, this solvegp reads version %d", path, ck.Version, trainCheckpointVersion)

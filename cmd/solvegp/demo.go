@@ -13,6 +13,7 @@ import (
 
 	"github.com/solvegp/solvegp/gp"
 	"github.com/solvegp/solvegp/gp/data/snelson"
+	"github.com/solvegp/solvegp/gp/inducing"
 	"github.com/solvegp/solvegp/gp/kernel"
 	"github.com/solvegp/solvegp/gp/likelihood"
 	"github.com/solvegp/solvegp/gp/modelfile"
@@ -100,97 +101,22 @@ trains for 300.`, stderr)
 		fmt.Fprintf(stdout, "Snelson 1D regression: %d training points, %d test points, %d steps per model (batch 20, lr 0.01)\n\n",
 			len(yTrain), len(yTest), steps)
 	}
+	run := &demoRun{ctx: ctx, stderr: stderr, steps: steps, seed: *seed, threads: *threads, quiet: *quiet,
+		xTrain: xTrain, yTrain: yTrain, xTest: xTest, yTest: yTest, grid: grid}
 	var panels []figure.Panel
 	interrupted := false
 	for i := range models {
-		dm := &models[i]
-		label := fmt.Sprintf("%s %d", dm.Name, dm.M)
-		if dm.M2 > 0 {
-			label += fmt.Sprintf(" + %d", dm.M2)
-		}
-		var bar *progress
-		if !*quiet {
-			bar = newProgress(stderr, steps, 0)
-			if bar.tty {
-				fmt.Fprintf(stderr, "%-16s ", label)
-			} else {
-				fmt.Fprintf(stderr, "%s\n", label)
-			}
-		}
-		model, err := demoBuild(dm, xTrain, *seed, *threads)
-		if err != nil {
-			return fail(stderr, "demo", err)
-		}
-		start := time.Now()
-		var running float64
-		res, err := train.Fit(ctx, model, xTrain, yTrain, train.Config{
-			MaxSteps:  steps,
-			BatchSize: 20,
-			Schedule:  train.Constant(0.01),
-			Seed:      *seed,
-			OnStep: func(s train.StepInfo) error {
-				if s.Step == 1 {
-					running = s.Objective
-				} else {
-					running = 0.99*running + 0.01*s.Objective
-				}
-				bar.update(s.Step, s.Epoch, running, s.Elapsed)
-				return nil
-			},
-		})
-		if bar != nil {
-			bar.done()
-		}
-		if errors.Is(err, context.Canceled) {
-			interrupted = true
-		} else if err != nil {
-			return fail(stderr, "demo", fmt.Errorf("%s: %v", label, err))
-		}
-		dm.Res.Seconds = time.Since(start).Seconds()
-		dm.Res.Steps = res.Steps
-		b := &modelfile.Bundle{Model: model}
-		met, err := evaluate(b, xTest, yTest, false)
-		if err != nil {
-			return fail(stderr, "demo", err)
-		}
-		bound, err := fullBound(b, xTrain, yTrain)
-		if err != nil {
-			return fail(stderr, "demo", err)
-		}
-		dm.Res.Bound, dm.Res.TestRMSE, dm.Res.TestLogLik = bound, *met.RMSE, met.LogLik
-		dm.Res.Noise = model.Likelihood().(*likelihood.Gaussian).NoiseVariance()
-		dm.Res.Lengthscale = model.Kernel().(*kernel.Stationary).Lengthscales()[0]
-		p, err := posteriorPanel(model, grid, label)
+		p, stopped, err := run.fit(&models[i])
 		if err != nil {
 			return fail(stderr, "demo", err)
 		}
 		panels = append(panels, p)
-		if interrupted {
+		if interrupted = stopped; interrupted {
 			break
 		}
 	}
-	if *asJSON {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(struct {
-			Steps  int         `json:"steps"`
-			Models []demoModel `json:"models"`
-		}{steps, models[:len(panels)]}); err != nil {
-			return fail(stderr, "demo", err)
-		}
-	} else {
-		fmt.Fprintf(stdout, "%-18s %12s %10s %12s %8s %12s %8s\n", "model", "train bound", "test RMSE", "test log-lik", "noise σ²", "lengthscale", "seconds")
-		for _, dm := range models[:len(panels)] {
-			label := fmt.Sprintf("%s %d", dm.Name, dm.M)
-			if dm.M2 > 0 {
-				label += fmt.Sprintf(" + %d", dm.M2)
-			}
-			r := dm.Res
-			fmt.Fprintf(stdout, "%-18s %12.3f %10.4f %12.4f %8.4f %12.4f %8.2f\n", label, r.Bound, r.TestRMSE, r.TestLogLik, r.Noise, r.Lengthscale, r.Seconds)
-		}
-		if !interrupted {
-			fmt.Fprintln(stdout, "\nThe paper's Figure 3: SVGP 5 underfits; ODVGP 5 + 100 fits the mean but not the variance; SOLVE-GP 5 + 5 is close to SVGP 10.")
-		}
+	if err := writeDemoResults(stdout, steps, models[:len(panels)], interrupted, *asJSON); err != nil {
+		return fail(stderr, "demo", err)
 	}
 	if interrupted && *pngPath != "" {
 		// A figure of fewer models would replace a complete one.
@@ -211,10 +137,118 @@ trains for 300.`, stderr)
 	return exitOK
 }
 
+// demoRun holds what every model of the demo is trained and evaluated
+// with.
+type demoRun struct {
+	ctx                 context.Context
+	stderr              io.Writer
+	steps               int
+	seed                uint64
+	threads             int
+	quiet               bool
+	xTrain, xTest, grid *mat.Dense
+	yTrain, yTest       []float64
+}
+
+// demoLabel names a model in the table and the figure ("SOLVE-GP 5 + 5").
+func demoLabel(dm *demoModel) string {
+	label := fmt.Sprintf("%s %d", dm.Name, dm.M)
+	if dm.M2 > 0 {
+		label += fmt.Sprintf(" + %d", dm.M2)
+	}
+	return label
+}
+
+// fit builds and trains the model dm, records its results in dm.Res and
+// returns its posterior panel; interrupted says Ctrl-C stopped training.
+func (r *demoRun) fit(dm *demoModel) (p figure.Panel, interrupted bool, err error) {
+	label := demoLabel(dm)
+	stderr, steps, xTrain, yTrain, xTest, yTest := r.stderr, r.steps, r.xTrain, r.yTrain, r.xTest, r.yTest
+	var bar *progress
+	if !r.quiet {
+		bar = newProgress(stderr, steps, 0)
+		if bar.tty {
+			fmt.Fprintf(stderr, "%-16s ", label)
+		} else {
+			fmt.Fprintf(stderr, "%s\n", label)
+		}
+	}
+	model, err := demoBuild(dm, xTrain, r.seed, r.threads)
+	if err != nil {
+		return p, false, err
+	}
+	start := time.Now()
+	var running float64
+	res, err := train.Fit(r.ctx, model, xTrain, yTrain, train.Config{
+		MaxSteps:  steps,
+		BatchSize: 20,
+		Schedule:  train.Constant(0.01),
+		Seed:      r.seed,
+		OnStep: func(s train.StepInfo) error {
+			if s.Step == 1 {
+				running = s.Objective
+			} else {
+				running = 0.99*running + 0.01*s.Objective
+			}
+			bar.update(s.Step, s.Epoch, running, s.Elapsed)
+			return nil
+		},
+	})
+	if bar != nil {
+		bar.done()
+	}
+	if errors.Is(err, context.Canceled) {
+		interrupted = true
+	} else if err != nil {
+		return p, false, fmt.Errorf("%s: %v", label, err)
+	}
+	dm.Res.Seconds = time.Since(start).Seconds()
+	dm.Res.Steps = res.Steps
+	b := &modelfile.Bundle{Model: model}
+	met, err := evaluate(b, xTest, yTest, false)
+	if err != nil {
+		return p, false, err
+	}
+	bound, err := fullBound(b, xTrain, yTrain)
+	if err != nil {
+		return p, false, err
+	}
+	dm.Res.Bound, dm.Res.TestRMSE, dm.Res.TestLogLik = bound, *met.RMSE, met.LogLik
+	dm.Res.Noise = model.Likelihood().(*likelihood.Gaussian).NoiseVariance()
+	dm.Res.Lengthscale = model.Kernel().(*kernel.Stationary).Lengthscales()[0]
+	p, err = posteriorPanel(model, r.grid, label)
+	if err != nil {
+		return p, false, err
+	}
+	return p, interrupted, nil
+}
+
+// writeDemoResults prints the results of the models trained, as JSON or
+// as a table with the paper's reading of Figure 3 after a complete run.
+func writeDemoResults(stdout io.Writer, steps int, models []demoModel, interrupted, asJSON bool) error {
+	if asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(struct {
+			Steps  int         `json:"steps"`
+			Models []demoModel `json:"models"`
+		}{steps, models})
+	}
+	fmt.Fprintf(stdout, "%-18s %12s %10s %12s %8s %12s %8s\n", "model", "train bound", "test RMSE", "test log-lik", "noise σ²", "lengthscale", "seconds")
+	for i := range models {
+		r := models[i].Res
+		fmt.Fprintf(stdout, "%-18s %12.3f %10.4f %12.4f %8.4f %12.4f %8.2f\n", demoLabel(&models[i]), r.Bound, r.TestRMSE, r.TestLogLik, r.Noise, r.Lengthscale, r.Seconds)
+	}
+	if !interrupted {
+		fmt.Fprintln(stdout, "\nThe paper's Figure 3: SVGP 5 underfits; ODVGP 5 + 100 fits the mean but not the variance; SOLVE-GP 5 + 5 is close to SVGP 10.")
+	}
+	return nil
+}
+
 // demoBuild builds a model of Figure 3 with Z and O placed by k-means on
 // the training inputs and the paper's initial hyperparameters.
 func demoBuild(dm *demoModel, x *mat.Dense, seed uint64, threads int) (*gp.Model, error) {
-	z, o, err := train.InducingInit(x, dm.M, dm.M2, train.KMeansOptions{Seed: seed, Threads: threads})
+	z, o, err := inducing.Init(x, dm.M, dm.M2, inducing.KMeansOptions{Seed: seed, Threads: threads})
 	if err != nil {
 		return nil, err
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/solvegp/solvegp/convgp"
 	"github.com/solvegp/solvegp/gp/modelfile"
+	"github.com/solvegp/solvegp/gp/train/checkpoint"
 )
 
 // fileKind is a kind of file the commands read, as its first bytes tell.
@@ -16,7 +17,7 @@ type fileKind int
 
 const (
 	kindUnknown    fileKind = iota
-	kindCheckpoint          // train -checkpoint (trainCheckpointMagic)
+	kindCheckpoint          // train -checkpoint (package checkpoint, or trainCheckpointMagic)
 	kindRegression          // train's model file (JSON, "format": modelfile.Format)
 	kindConv                // convgp.SaveModel (a JSON line, "format": convgp.ModelFormat, then binary)
 )
@@ -34,7 +35,7 @@ func sniffFile(path string) fileKind {
 	head := make([]byte, 512)
 	n, _ := io.ReadFull(f, head)
 	head = head[:n]
-	if bytes.HasPrefix(head, []byte(trainCheckpointMagic)) {
+	if checkpoint.Is(head) || bytes.HasPrefix(head, []byte(trainCheckpointMagic)) {
 		return kindCheckpoint
 	}
 	dec := json.NewDecoder(bytes.NewReader(head))

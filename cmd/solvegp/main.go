@@ -35,9 +35,11 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 
 	"github.com/solvegp/solvegp/internal/atomicfile"
+	"unicode/utf8"
 )
 
 // Exit codes.
@@ -119,15 +121,96 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 }
 
 // newFlags returns a flag set that reports to stderr with a usage message
-// made of the synopsis, a description and the flag defaults.
+// that fits on one screen: the synopsis, the command's summary and one line
+// per flag (see shortUsage). The description and the flags' full usage
+// texts are what docs/cli.md shows (fullUsage prints them).
 func newFlags(name, synopsis, description string, stderr io.Writer) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "Usage: solvegp %s %s\n\n%s\n\nFlags:\n", name, synopsis, description)
-		fs.PrintDefaults()
+		if fullHelp {
+			fullUsage(fs.Output(), fs, synopsis, description)
+			return
+		}
+		shortUsage(fs.Output(), fs, synopsis)
 	}
 	return fs
+}
+
+// fullHelp makes -h print fullUsage instead of shortUsage; the test that
+// writes docs/cli.md sets it.
+var fullHelp bool
+
+// helpWidth is the widest line shortUsage prints, in runes.
+const helpWidth = 100
+
+// fullUsage writes the synopsis, the description and every flag's full
+// usage text with its default, as the flag package formats them.
+func fullUsage(w io.Writer, fs *flag.FlagSet, synopsis, description string) {
+	fmt.Fprintf(w, "Usage: solvegp %s %s\n\n%s\n\nFlags:\n", fs.Name(), synopsis, description)
+	fs.PrintDefaults()
+}
+
+// shortUsage writes the synopsis, the command's summary, a pointer to
+// docs/cli.md and one line of at most helpWidth runes per flag: its name,
+// its value type and its usage text up to the first clause that fits
+// (without references to the description), with the default.
+func shortUsage(w io.Writer, fs *flag.FlagSet, synopsis string) {
+	summary := ""
+	for _, c := range commands() {
+		if c.name == fs.Name() {
+			summary = c.summary
+		}
+	}
+	fmt.Fprintf(w, "Usage: solvegp %s %s\n\n%s.\nEvery flag in full: docs/cli.md.\n\nFlags:\n", fs.Name(), synopsis,
+		strings.ToUpper(summary[:1])+summary[1:])
+	head := func(f *flag.Flag) string {
+		if typ, _ := flag.UnquoteUsage(f); typ != "" {
+			return "  -" + f.Name + " " + typ
+		}
+		return "  -" + f.Name
+	}
+	col := 0
+	fs.VisitAll(func(f *flag.Flag) { col = max(col, utf8.RuneCountInString(head(f))) })
+	fs.VisitAll(func(f *flag.Flag) {
+		typ, text := flag.UnquoteUsage(f)
+		text = strings.ReplaceAll(text, " (see above)", "")
+		h := head(f) + strings.Repeat(" ", col+1-utf8.RuneCountInString(head(f)))
+		def := ""
+		if f.DefValue != "" && f.DefValue != "0" && f.DefValue != "false" && f.DefValue != "0s" {
+			def = fmt.Sprintf(" (default %s)", f.DefValue)
+			if typ == "string" {
+				def = fmt.Sprintf(" (default %q)", f.DefValue)
+			}
+		}
+		fmt.Fprintln(w, h+clip(text, helpWidth-utf8.RuneCountInString(h+def))+def)
+	})
+}
+
+// clip shortens s to at most n runes: to its first clause (up to "; " or
+// " (") if that fits and says enough (30 runes), else to whole words
+// followed by "…".
+func clip(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	for _, sep := range []string{"; ", " ("} {
+		if i := strings.Index(s, sep); i > 0 && utf8.RuneCountInString(s[:i]) <= n && utf8.RuneCountInString(s[:i]) >= 30 {
+			return s[:i]
+		}
+	}
+	words := strings.Fields(s)
+	out := ""
+	for _, w := range words {
+		if utf8.RuneCountInString(out+" "+w)+1 > n {
+			break
+		}
+		if out != "" {
+			out += " "
+		}
+		out += w
+	}
+	return out + "…"
 }
 
 // parse parses args and returns (done, code): done is true when the caller

@@ -10,6 +10,7 @@ import (
 	"github.com/solvegp/solvegp/gp"
 	"github.com/solvegp/solvegp/gp/data"
 	"github.com/solvegp/solvegp/gp/likelihood"
+	gpmetrics "github.com/solvegp/solvegp/gp/metrics"
 	"github.com/solvegp/solvegp/gp/modelfile"
 )
 
@@ -172,15 +173,5 @@ func fullBound(b *modelfile.Bundle, x *mat.Dense, y []float64) (float64, error) 
 		}
 		s.TransformY(ys)
 	}
-	n := len(ys)
-	var total float64
-	for lo := 0; lo < n; lo += boundBatch {
-		hi := min(lo+boundBatch, n)
-		obj, err := b.Model.Objective(xs.Slice(lo, hi, 0, xs.RawMatrix().Cols).(*mat.Dense), ys[lo:hi], n, nil)
-		if err != nil {
-			return 0, err
-		}
-		total += float64(hi-lo) / float64(n) * obj
-	}
-	return total, nil
+	return gpmetrics.FullBound(b.Model, xs, ys, boundBatch)
 }

@@ -10,9 +10,9 @@ import (
 
 	"github.com/solvegp/solvegp/gp"
 	"github.com/solvegp/solvegp/gp/data"
+	"github.com/solvegp/solvegp/gp/inducing"
 	"github.com/solvegp/solvegp/gp/kernel"
 	"github.com/solvegp/solvegp/gp/likelihood"
-	"github.com/solvegp/solvegp/gp/train"
 )
 
 // modelSpec describes the model to build, as given on the command line.
@@ -201,7 +201,7 @@ func (s *modelSpec) prior(x *mat.Dense) (k *kernel.Stationary, z, o *mat.Dense, 
 	if k, err = kernel.NewStationary(fam, d, s.lengthscale, s.variance, kopts...); err != nil {
 		return nil, nil, nil, err
 	}
-	if z, o, err = train.InducingInit(x, s.m, s.m2, train.KMeansOptions{Seed: s.seed, Threads: s.threads}); err != nil {
+	if z, o, err = inducing.Init(x, s.m, s.m2, inducing.KMeansOptions{Seed: s.seed, Threads: s.threads}); err != nil {
 		return nil, nil, nil, err
 	}
 	if s.m2 == 0 {

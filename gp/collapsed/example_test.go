@@ -6,6 +6,7 @@ import (
 
 	"github.com/solvegp/solvegp/gp/collapsed"
 	"github.com/solvegp/solvegp/gp/data/snelson"
+	"github.com/solvegp/solvegp/gp/inducing"
 	"github.com/solvegp/solvegp/gp/kernel"
 	"github.com/solvegp/solvegp/gp/likelihood"
 	"github.com/solvegp/solvegp/gp/train"
@@ -16,7 +17,7 @@ import (
 func Example() {
 	x, y, xtest := snelson.Load()
 	fit := func(m, m2 int) (*collapsed.Model, float64) {
-		z, o, err := train.InducingInit(x, m, m2, train.KMeansOptions{Seed: 1})
+		z, o, err := inducing.Init(x, m, m2, inducing.KMeansOptions{Seed: 1})
 		if err != nil {
 			panic(err)
 		}

@@ -9,8 +9,10 @@ import (
 
 	"github.com/solvegp/solvegp/gp/collapsed"
 	"github.com/solvegp/solvegp/gp/data"
+	"github.com/solvegp/solvegp/gp/inducing"
 	"github.com/solvegp/solvegp/gp/kernel"
 	"github.com/solvegp/solvegp/gp/likelihood"
+	"github.com/solvegp/solvegp/gp/metrics"
 	"github.com/solvegp/solvegp/gp/train"
 )
 
@@ -48,7 +50,7 @@ func TestSharedUCIPipeline(t *testing.T) {
 	}
 	_, d := sets.XTrain.Dims()
 	for _, m2 := range []int{0, m} {
-		z, o, err := train.InducingInit(sets.XTrain, m, m2, train.KMeansOptions{Seed: 1})
+		z, o, err := inducing.Init(sets.XTrain, m, m2, inducing.KMeansOptions{Seed: 1})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -74,8 +76,8 @@ func TestSharedUCIPipeline(t *testing.T) {
 		for i := range variance {
 			variance[i] += post.NoiseVariance()
 		}
-		rmse, _ := train.RMSE(sets.YTest, mean)
-		ll, _ := train.GaussianLogLik(sets.YTest, mean, variance)
+		rmse, _ := metrics.RMSE(sets.YTest, mean)
+		ll, _ := metrics.GaussianLogLik(sets.YTest, mean, variance)
 		t.Logf("%s N=%d d=%d M=%d+%d: bound %.1f → %.1f in %d iterations (%s, %.1fs); test RMSE %.4f, test LL %.4f",
 			name, len(sets.YTrain), d, m, m2, res.Initial, res.Bound, res.Iterations, res.Reason, res.Elapsed.Seconds(), rmse, ll)
 		if math.IsNaN(rmse) || rmse > 1 {

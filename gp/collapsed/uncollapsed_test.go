@@ -10,6 +10,7 @@ import (
 
 	"github.com/solvegp/solvegp/gp"
 	"github.com/solvegp/solvegp/gp/collapsed"
+	"github.com/solvegp/solvegp/gp/inducing"
 	"github.com/solvegp/solvegp/gp/kernel"
 	"github.com/solvegp/solvegp/gp/likelihood"
 	"github.com/solvegp/solvegp/gp/train"
@@ -248,7 +249,7 @@ func TestFitReproducibleWithGPModel(t *testing.T) {
 		y[i] = math.Sin(x.At(i, 0)) + 0.1*rng.NormFloat64()
 	}
 	run := func(seed uint64) []float64 {
-		z, o, err := train.InducingInit(x, 6, 6, train.KMeansOptions{Seed: 1, Threads: 1})
+		z, o, err := inducing.Init(x, 6, 6, inducing.KMeansOptions{Seed: 1, Threads: 1})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -278,7 +279,7 @@ func TestFitReproducibleWithGPModel(t *testing.T) {
 	}
 }
 
-// TestNaturalGradientOnGPModels checks train.NaturalGradient on package
+// TestNaturalGradientOnGPModels checks gp.NaturalGradient on package
 // gp's models with a Gaussian likelihood: for SVGP (unwhitened and
 // whitened) one full-batch step of size 1 reaches the collapsed SGPR
 // bound; for SOLVE-GP, whose bound couples the means of q(u) and q(v⊥),
@@ -313,11 +314,11 @@ func TestNaturalGradientOnGPModels(t *testing.T) {
 			}
 			lay := mod.Layout()
 			_, m, m2, _ := mod.Dims()
-			factors := []train.GaussianFactor{{Mean: lay.MU[0], Chol: lay.LU[0], N: m}}
+			factors := []gp.GaussianFactor{{Mean: lay.MU[0], Chol: lay.LU[0], N: m}}
 			if c.o != nil {
-				factors = append(factors, train.GaussianFactor{Mean: lay.MV[0], Chol: lay.LV[0], N: m2})
+				factors = append(factors, gp.GaussianFactor{Mean: lay.MV[0], Chol: lay.LV[0], N: m2})
 			}
-			ng := &train.NaturalGradient{Model: mod, Factors: factors}
+			ng := &gp.NaturalGradient{ObjectiveModel: mod, Factors: factors}
 			prev := math.Inf(-1)
 			for s := 0; s < c.sweeps; s++ {
 				if err := ng.NaturalStep(x, y, n, 1); err != nil {
@@ -379,15 +380,15 @@ func TestNaturalGradientPlusAdamReachesCollapsedFit(t *testing.T) {
 		}
 		lay := mod.Layout()
 		_, m, m2, _ := mod.Dims()
-		factors := []train.GaussianFactor{{Mean: lay.MU[0], Chol: lay.LU[0], N: m}}
+		factors := []gp.GaussianFactor{{Mean: lay.MU[0], Chol: lay.LU[0], N: m}}
 		if withO {
-			factors = append(factors, train.GaussianFactor{Mean: lay.MV[0], Chol: lay.LV[0], N: m2})
+			factors = append(factors, gp.GaussianFactor{Mean: lay.MV[0], Chol: lay.LV[0], N: m2})
 		}
 		frozen := make([]bool, mod.NumParams())
 		for i := lay.Z; i < lay.MU[0]; i++ {
 			frozen[i] = true // Z and O
 		}
-		ng := &train.NaturalGradient{Model: mod, Factors: factors}
+		ng := &gp.NaturalGradient{ObjectiveModel: mod, Factors: factors}
 		if _, err := train.Fit(context.Background(), ng, x, y, train.Config{MaxSteps: 3000, NaturalStep: 1,
 			Schedule: train.StepDecay{Initial: 0.05, Factor: 0.3, Every: 1000}, Frozen: frozen}); err != nil {
 			t.Fatal(err)

@@ -13,6 +13,7 @@ import (
 	"github.com/solvegp/solvegp/gp"
 	"github.com/solvegp/solvegp/gp/data"
 	"github.com/solvegp/solvegp/gp/data/snelson"
+	"github.com/solvegp/solvegp/gp/inducing"
 	"github.com/solvegp/solvegp/gp/kernel"
 	"github.com/solvegp/solvegp/gp/likelihood"
 	"github.com/solvegp/solvegp/gp/modelfile"
@@ -37,7 +38,7 @@ func Example() {
 
 	// SOLVE-GP with M = 5 inducing points and M2 = 5 orthogonal ones,
 	// placed by k-means; RBF kernel, Gaussian noise.
-	z, o, err := train.InducingInit(x, 5, 5, train.KMeansOptions{Seed: 1})
+	z, o, err := inducing.Init(x, 5, 5, inducing.KMeansOptions{Seed: 1})
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -461,14 +461,14 @@ func inducingFrozen(mod *gp.Model) []bool {
 // naturalGP wraps a single-latent gp.Model for natural-gradient steps on
 // q(u) (and q(v⊥) for SOLVE-GP), so that with step 1 and full batches q
 // stays at its optimum and Adam moves the hyperparameters.
-func naturalGP(mod *gp.Model) *train.NaturalGradient {
+func naturalGP(mod *gp.Model) *gp.NaturalGradient {
 	lay := mod.Layout()
 	_, m, m2, _ := mod.Dims()
-	factors := []train.GaussianFactor{{Mean: lay.MU[0], Chol: lay.LU[0], N: m}}
+	factors := []gp.GaussianFactor{{Mean: lay.MU[0], Chol: lay.LU[0], N: m}}
 	if len(lay.LV) > 0 && lay.LV[0] >= 0 {
-		factors = append(factors, train.GaussianFactor{Mean: lay.MV[0], Chol: lay.LV[0], N: m2})
+		factors = append(factors, gp.GaussianFactor{Mean: lay.MV[0], Chol: lay.LV[0], N: m2})
 	}
-	return &train.NaturalGradient{Model: mod, Factors: factors, Threads: 1}
+	return &gp.NaturalGradient{ObjectiveModel: mod, Factors: factors, Threads: 1}
 }
 
 // TestNumericallySingularKuu: twenty inducing inputs on a line of six

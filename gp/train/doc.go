@@ -1,10 +1,10 @@
 // Package train fits the gp models: Adam with constant or step-decay
-// learning rates on shuffled mini-batches (Fit), k-means++ / Lloyd
-// initialization of the inducing inputs (KMeans, InducingInit), early
-// stopping on a validation score with best-model keeping, cancellation
-// through context.Context, and per-step and per-epoch callbacks. It also
+// learning rates on shuffled mini-batches (Fit), early stopping on a
+// validation score with best-model keeping, cancellation through
+// context.Context, and per-step and per-epoch callbacks. It also
 // has a full-batch L-BFGS maximizer (MaximizeLBFGS, used by package
-// collapsed) and the paper's test metrics (RMSE, GaussianLogLik).
+// collapsed). The inducing inputs are initialized by package gp/inducing
+// and models are scored by package gp/metrics.
 //
 // Fit depends only on the small Model interface (a flat parameter vector
 // and a mini-batch objective with its gradient), so any model with that
@@ -27,7 +27,7 @@
 // combines natural steps on the variational parameters with Adam steps on
 // the rest (Config.NaturalStep), from two evaluations of the objective per
 // step or, for a NaturalUpdater, one (Config.NaturalSharedGradient).
-// NaturalGradient implements both interfaces for any Model whose
+// gp.NaturalGradient implements both interfaces for any Model whose
 // variational factors are Gaussians stored as a mean and a packed Cholesky
 // factor (package gp's layout), from the model's ordinary gradient alone;
 // with a Gaussian likelihood a full-batch step of size 1 gives SVGP's

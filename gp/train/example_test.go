@@ -75,22 +75,6 @@ func ExampleFit() {
 	// finished after 3000 steps: a = 2.000, b = 1.000
 }
 
-// Initialize M inducing inputs Z and M2 orthogonal inducing inputs O.
-func ExampleInducingInit() {
-	x := mat.NewDense(200, 1, nil)
-	for i := 0; i < 200; i++ {
-		x.Set(i, 0, float64(i%4)) // four distinct values
-	}
-	z, o, err := train.InducingInit(x, 2, 2, train.KMeansOptions{Seed: 1})
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	fmt.Println(z.RawMatrix().Rows, o.RawMatrix().Rows)
-	// Output:
-	// 2 2
-}
-
 // Stop a run after any step, keep its state, and resume it later: the
 // resumed run ends exactly where the uninterrupted one does.
 func ExampleStepInfo_checkpoint() {

@@ -66,236 +66,271 @@ var testHookLBFGSPairs func(s, y [][]float64, rho []float64)
 // point found.
 func MaximizeLBFGS(ctx context.Context, f func(x, grad []float64) (float64, error), x0 []float64, opts LBFGSOptions) (LBFGSResult, error) {
 	n := len(x0)
-	res := LBFGSResult{X: append([]float64(nil), x0...), F: math.NaN()}
+	lb := &lbfgs{f: f, res: LBFGSResult{X: append([]float64(nil), x0...), F: math.NaN()}}
 	if ctx == nil {
-		return res, errors.New("train: MaximizeLBFGS: nil Context (use context.Background())")
+		return lb.res, errors.New("train: MaximizeLBFGS: nil Context (use context.Background())")
 	}
 	if f == nil {
-		return res, errors.New("train: MaximizeLBFGS: nil objective")
+		return lb.res, errors.New("train: MaximizeLBFGS: nil objective")
 	}
 	if n == 0 {
-		return res, errors.New("train: MaximizeLBFGS: empty starting point")
+		return lb.res, errors.New("train: MaximizeLBFGS: empty starting point")
 	}
-	if opts.Memory < 0 || opts.MaxIter < 0 || opts.MaxEvals < 0 || !(opts.GradTol >= 0) || !(opts.FuncTol >= 0) {
-		return res, fmt.Errorf("train: MaximizeLBFGS: bad options: Memory %d, MaxIter %d, MaxEvals %d, GradTol %g, FuncTol %g (want non-negative numbers)",
-			opts.Memory, opts.MaxIter, opts.MaxEvals, opts.GradTol, opts.FuncTol)
+	if err := lb.options(opts); err != nil {
+		return lb.res, err
 	}
-	mem := opts.Memory
-	if mem == 0 {
-		mem = 10
-	}
-	maxIter := opts.MaxIter
-	if maxIter == 0 {
-		maxIter = 1000
-	}
-	maxEvals := opts.MaxEvals
-	if maxEvals == 0 {
-		maxEvals = math.MaxInt // 20·maxIter, saturated
-		if maxIter <= math.MaxInt/20 {
-			maxEvals = 20 * maxIter
-		}
-	}
-	gtol := opts.GradTol
-	if gtol == 0 {
-		gtol = 1e-6
-	}
-	ftol := opts.FuncTol
-	if ftol == 0 {
-		ftol = 1e-10
-	}
-
-	// Internally minimize φ = −f with gradient g = −∇f. why says what
-	// went wrong at the last failed evaluation.
-	var why error
-	eval := func(x, g []float64) (float64, bool) {
-		res.Evaluations++
-		v, err := f(x, g)
-		switch {
-		case err != nil:
-			why = err
-		case math.IsNaN(v) || math.IsInf(v, 0):
-			why = fmt.Errorf("objective is %v", v)
-		}
-		ok := err == nil && !math.IsNaN(v) && !math.IsInf(v, 0)
-		for i := range g {
-			g[i] = -g[i]
-			if ok && (math.IsNaN(g[i]) || math.IsInf(g[i], 0)) {
-				ok = false
-				why = fmt.Errorf("gradient entry %d is %v", i, -g[i])
-			}
-		}
-		if !ok {
-			res.Failed++
-		}
-		return -v, ok
-	}
-
 	x := append([]float64(nil), x0...)
 	g := make([]float64, n)
-	phi, ok := eval(x, g)
+	phi, ok := lb.eval(x, g)
 	if !ok {
-		return res, fmt.Errorf("train: MaximizeLBFGS: at the starting point: %w", why)
+		return lb.res, fmt.Errorf("train: MaximizeLBFGS: at the starting point: %w", lb.why)
 	}
-	res.F = -phi
-
-	// The correction pairs grow with the iterations up to mem (see
-	// LBFGSOptions.Memory); alpha holds one coefficient per pair.
-	var s, y [][]float64
-	var rho, alpha []float64
-	// spareS and spareY hold the candidate for the next pair: fresh
-	// storage, or the oldest pair's once it has been dropped. A candidate
-	// that fails the curvature test is never stored over a kept pair.
-	var spareS, spareY []float64
-	d := make([]float64, n)
-	xt := make([]float64, n)
-	gt := make([]float64, n)
-
+	lb.res.F = -phi
+	lb.d, lb.xt, lb.gt = make([]float64, n), make([]float64, n), make([]float64, n)
 	for {
 		if err := ctx.Err(); err != nil {
-			return res, err
+			return lb.res, err
 		}
-		if normInf(g) < gtol {
-			res.Reason = "gradient"
-			return res, nil
+		if normInf(g) < lb.gtol {
+			lb.res.Reason = "gradient"
+			return lb.res, nil
 		}
-		if res.Iterations >= maxIter {
-			res.Reason = "iterations"
-			return res, nil
+		if lb.res.Iterations >= lb.maxIter {
+			lb.res.Reason = "iterations"
+			return lb.res, nil
 		}
-		// Two-loop recursion: d = −H·g.
-		for i := range d {
-			d[i] = -g[i]
-		}
-		k := len(s)
-		for i := k - 1; i >= 0; i-- {
-			alpha[i] = rho[i] * dot(s[i], d)
-			axpyTo(d, -alpha[i], y[i])
-		}
-		if k > 0 {
-			gamma := dot(s[k-1], y[k-1]) / dot(y[k-1], y[k-1])
-			for i := range d {
-				d[i] *= gamma
-			}
-		}
-		for i := 0; i < k; i++ {
-			b := rho[i] * dot(y[i], d)
-			axpyTo(d, alpha[i]-b, s[i])
-		}
-		gd := dot(g, d)
-		if !(gd < 0) { // not a descent direction: restart from steepest descent
-			s, y, rho = s[:0], y[:0], rho[:0]
-			for i := range d {
-				d[i] = -g[i]
-			}
-			gd = dot(g, d)
-			k = 0
-		}
+		gd, k := lb.direction(g)
 		t := 1.0
 		if k == 0 {
 			t = math.Min(1, 1/math.Sqrt(-gd)) // first step of length at most 1
 		}
-
-		// Bracketing line search for the weak Wolfe conditions.
-		const c1, c2 = 1e-4, 0.9
-		lo, hi := 0.0, math.Inf(1)
-		bestT, bestPhi := 0.0, phi
-		accepted := false
-		var phiNew float64
-		for ls := 0; ls < 40; ls++ {
-			if res.Evaluations >= maxEvals {
-				break
-			}
-			for i := range xt {
-				xt[i] = x[i] + t*d[i]
-			}
-			pt, okt := eval(xt, gt)
-			switch {
-			case !okt || pt > phi+c1*t*gd:
-				hi = t
-			case dot(gt, d) < c2*gd:
-				if pt < bestPhi {
-					bestT, bestPhi = t, pt
-				}
-				lo = t
-			default:
-				accepted, phiNew = true, pt
-			}
-			if accepted {
-				break
-			}
-			if math.IsInf(hi, 1) {
-				t *= 2
-			} else {
-				t = 0.5 * (lo + hi)
-			}
+		t, phiNew, reason := lb.lineSearch(x, phi, gd, t)
+		if reason != "" {
+			lb.res.Reason = reason
+			return lb.res, nil
 		}
-		if !accepted {
-			if bestT == 0 {
-				if res.Evaluations >= maxEvals {
-					res.Reason = "evaluations"
-				} else {
-					res.Reason = "linesearch"
-				}
-				return res, nil
-			}
-			// Accept the best sufficient-decrease point without curvature;
-			// recompute its gradient.
-			t = bestT
-			for i := range xt {
-				xt[i] = x[i] + t*d[i]
-			}
-			var okt bool
-			if phiNew, okt = eval(xt, gt); !okt {
-				res.Reason = "linesearch"
-				return res, nil
-			}
-		}
-		// Update the correction pairs.
-		if spareS == nil {
-			spareS, spareY = make([]float64, n), make([]float64, n)
-		}
-		sn, yn := spareS, spareY
-		for i := range sn {
-			sn[i] = xt[i] - x[i]
-			yn[i] = gt[i] - g[i]
-		}
-		sy := dot(sn, yn)
-		if sy > 1e-12*math.Sqrt(dot(sn, sn)*dot(yn, yn)) {
-			spareS, spareY = nil, nil
-			if len(s) == mem { // drop the oldest pair and recycle its storage
-				spareS, spareY = s[0], y[0]
-				copy(s, s[1:])
-				copy(y, y[1:])
-				copy(rho, rho[1:])
-				s, y, rho = s[:mem-1], y[:mem-1], rho[:mem-1]
-			}
-			s = append(s, sn)
-			y = append(y, yn)
-			rho = append(rho, 1/sy)
-			if len(alpha) < len(s) {
-				alpha = append(alpha, 0)
-			}
-		}
-		if testHookLBFGSPairs != nil {
-			testHookLBFGSPairs(s, y, rho)
-		}
-		copy(x, xt)
-		copy(g, gt)
+		lb.updatePairs(x, g)
+		copy(x, lb.xt)
+		copy(g, lb.gt)
 		improvement := phi - phiNew
 		phi = phiNew
-		res.Iterations++
-		copy(res.X, x)
-		res.F = -phi
+		lb.res.Iterations++
+		copy(lb.res.X, x)
+		lb.res.F = -phi
 		if opts.Logf != nil {
-			opts.Logf("train: L-BFGS iteration %d: f = %.10g, |grad|∞ = %.3g, step %.3g", res.Iterations, res.F, normInf(g), t)
+			opts.Logf("train: L-BFGS iteration %d: f = %.10g, |grad|∞ = %.3g, step %.3g", lb.res.Iterations, lb.res.F, normInf(g), t)
 		}
 		if opts.OnIteration != nil {
-			opts.OnIteration(res.Iterations, res.F)
+			opts.OnIteration(lb.res.Iterations, lb.res.F)
 		}
-		if improvement <= ftol*math.Max(1, math.Abs(phi)) {
-			res.Reason = "function"
-			return res, nil
+		if improvement <= lb.ftol*math.Max(1, math.Abs(phi)) {
+			lb.res.Reason = "function"
+			return lb.res, nil
 		}
+	}
+}
+
+// lbfgs is one run of MaximizeLBFGS. It minimizes φ = −f with gradient
+// g = −∇f.
+type lbfgs struct {
+	f   func(x, grad []float64) (float64, error)
+	res LBFGSResult
+	// why says what went wrong at the last failed evaluation.
+	why error
+
+	mem, maxIter, maxEvals int
+	gtol, ftol             float64
+
+	// The correction pairs grow with the iterations up to mem (see
+	// LBFGSOptions.Memory); alpha holds one coefficient per pair.
+	s, y       [][]float64
+	rho, alpha []float64
+	// spareS and spareY hold the candidate for the next pair: fresh
+	// storage, or the oldest pair's once it has been dropped. A candidate
+	// that fails the curvature test is never stored over a kept pair.
+	spareS, spareY []float64
+	// d is the search direction, xt and gt the trial point and its
+	// gradient.
+	d, xt, gt []float64
+}
+
+// options checks opts and fills in the defaults.
+func (lb *lbfgs) options(opts LBFGSOptions) error {
+	if opts.Memory < 0 || opts.MaxIter < 0 || opts.MaxEvals < 0 || !(opts.GradTol >= 0) || !(opts.FuncTol >= 0) {
+		return fmt.Errorf("train: MaximizeLBFGS: bad options: Memory %d, MaxIter %d, MaxEvals %d, GradTol %g, FuncTol %g (want non-negative numbers)",
+			opts.Memory, opts.MaxIter, opts.MaxEvals, opts.GradTol, opts.FuncTol)
+	}
+	lb.mem = opts.Memory
+	if lb.mem == 0 {
+		lb.mem = 10
+	}
+	lb.maxIter = opts.MaxIter
+	if lb.maxIter == 0 {
+		lb.maxIter = 1000
+	}
+	lb.maxEvals = opts.MaxEvals
+	if lb.maxEvals == 0 {
+		lb.maxEvals = math.MaxInt // 20·maxIter, saturated
+		if lb.maxIter <= math.MaxInt/20 {
+			lb.maxEvals = 20 * lb.maxIter
+		}
+	}
+	lb.gtol = opts.GradTol
+	if lb.gtol == 0 {
+		lb.gtol = 1e-6
+	}
+	lb.ftol = opts.FuncTol
+	if lb.ftol == 0 {
+		lb.ftol = 1e-10
+	}
+	return nil
+}
+
+// eval returns φ(x) and writes g = −∇f(x); ok is false (and why set) for a
+// failed or non-finite evaluation.
+func (lb *lbfgs) eval(x, g []float64) (float64, bool) {
+	lb.res.Evaluations++
+	v, err := lb.f(x, g)
+	switch {
+	case err != nil:
+		lb.why = err
+	case math.IsNaN(v) || math.IsInf(v, 0):
+		lb.why = fmt.Errorf("objective is %v", v)
+	}
+	ok := err == nil && !math.IsNaN(v) && !math.IsInf(v, 0)
+	for i := range g {
+		g[i] = -g[i]
+		if ok && (math.IsNaN(g[i]) || math.IsInf(g[i], 0)) {
+			ok = false
+			lb.why = fmt.Errorf("gradient entry %d is %v", i, -g[i])
+		}
+	}
+	if !ok {
+		lb.res.Failed++
+	}
+	return -v, ok
+}
+
+// direction writes the search direction d = −H·g by the two-loop
+// recursion (steepest descent, dropping the pairs, if that is not a
+// descent direction) and returns gᵀd and the number of pairs used.
+func (lb *lbfgs) direction(g []float64) (gd float64, k int) {
+	d, s, y, rho, alpha := lb.d, lb.s, lb.y, lb.rho, lb.alpha
+	for i := range d {
+		d[i] = -g[i]
+	}
+	k = len(s)
+	for i := k - 1; i >= 0; i-- {
+		alpha[i] = rho[i] * dot(s[i], d)
+		axpyTo(d, -alpha[i], y[i])
+	}
+	if k > 0 {
+		gamma := dot(s[k-1], y[k-1]) / dot(y[k-1], y[k-1])
+		for i := range d {
+			d[i] *= gamma
+		}
+	}
+	for i := 0; i < k; i++ {
+		b := rho[i] * dot(y[i], d)
+		axpyTo(d, alpha[i]-b, s[i])
+	}
+	gd = dot(g, d)
+	if !(gd < 0) { // not a descent direction: restart from steepest descent
+		lb.s, lb.y, lb.rho = s[:0], y[:0], rho[:0]
+		for i := range d {
+			d[i] = -g[i]
+		}
+		gd = dot(g, d)
+		k = 0
+	}
+	return gd, k
+}
+
+// lineSearch is a bracketing line search for the weak Wolfe conditions
+// from x along d, starting at step t. It leaves the accepted point and its
+// gradient in xt and gt and returns the step and φ there, or the reason
+// the run ends ("evaluations" or "linesearch").
+func (lb *lbfgs) lineSearch(x []float64, phi, gd, t float64) (float64, float64, string) {
+	const c1, c2 = 1e-4, 0.9
+	d, xt, gt := lb.d, lb.xt, lb.gt
+	lo, hi := 0.0, math.Inf(1)
+	bestT, bestPhi := 0.0, phi
+	for ls := 0; ls < 40; ls++ {
+		if lb.res.Evaluations >= lb.maxEvals {
+			break
+		}
+		for i := range xt {
+			xt[i] = x[i] + t*d[i]
+		}
+		pt, okt := lb.eval(xt, gt)
+		switch {
+		case !okt || pt > phi+c1*t*gd:
+			hi = t
+		case dot(gt, d) < c2*gd:
+			if pt < bestPhi {
+				bestT, bestPhi = t, pt
+			}
+			lo = t
+		default:
+			return t, pt, ""
+		}
+		if math.IsInf(hi, 1) {
+			t *= 2
+		} else {
+			t = 0.5 * (lo + hi)
+		}
+	}
+	if bestT == 0 {
+		if lb.res.Evaluations >= lb.maxEvals {
+			return t, 0, "evaluations"
+		}
+		return t, 0, "linesearch"
+	}
+	// Accept the best sufficient-decrease point without curvature;
+	// recompute its gradient.
+	t = bestT
+	for i := range xt {
+		xt[i] = x[i] + t*d[i]
+	}
+	phiNew, okt := lb.eval(xt, gt)
+	if !okt {
+		return t, 0, "linesearch"
+	}
+	return t, phiNew, ""
+}
+
+// updatePairs adds the correction pair of the step from x (gradient g) to
+// xt (gradient gt) if it passes the curvature test, dropping the oldest
+// pair beyond mem.
+func (lb *lbfgs) updatePairs(x, g []float64) {
+	n, mem := len(x), lb.mem
+	if lb.spareS == nil {
+		lb.spareS, lb.spareY = make([]float64, n), make([]float64, n)
+	}
+	sn, yn := lb.spareS, lb.spareY
+	for i := range sn {
+		sn[i] = lb.xt[i] - x[i]
+		yn[i] = lb.gt[i] - g[i]
+	}
+	sy := dot(sn, yn)
+	if sy > 1e-12*math.Sqrt(dot(sn, sn)*dot(yn, yn)) {
+		lb.spareS, lb.spareY = nil, nil
+		if len(lb.s) == mem { // drop the oldest pair and recycle its storage
+			lb.spareS, lb.spareY = lb.s[0], lb.y[0]
+			copy(lb.s, lb.s[1:])
+			copy(lb.y, lb.y[1:])
+			copy(lb.rho, lb.rho[1:])
+			lb.s, lb.y, lb.rho = lb.s[:mem-1], lb.y[:mem-1], lb.rho[:mem-1]
+		}
+		lb.s = append(lb.s, sn)
+		lb.y = append(lb.y, yn)
+		lb.rho = append(lb.rho, 1/sy)
+		if len(lb.alpha) < len(lb.s) {
+			lb.alpha = append(lb.alpha, 0)
+		}
+	}
+	if testHookLBFGSPairs != nil {
+		testHookLBFGSPairs(lb.s, lb.y, lb.rho)
 	}
 }
 

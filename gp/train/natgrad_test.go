@@ -9,10 +9,14 @@ import (
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
+
+	"github.com/solvegp/solvegp/gp"
 )
 
-// blrFactor is the BLR test model's q(w) as a GaussianFactor.
-func blrFactor(d int) GaussianFactor { return GaussianFactor{Mean: 0, Chol: d, N: d, LogDiag: true} }
+// blrFactor is the BLR test model's q(w) as a gp.GaussianFactor.
+func blrFactor(d int) gp.GaussianFactor {
+	return gp.GaussianFactor{Mean: 0, Chol: d, N: d, LogDiag: true}
+}
 
 func TestNaturalGradientStepOneIsOptimal(t *testing.T) {
 	x, y := blrData(60, 21)
@@ -24,7 +28,7 @@ func TestNaturalGradientStepOneIsOptimal(t *testing.T) {
 		p[i] += 0.3 * float64(i%3-1)
 	}
 	b.SetParams(p)
-	ng := &NaturalGradient{Model: b, Factors: []GaussianFactor{blrFactor(3)}}
+	ng := &gp.NaturalGradient{ObjectiveModel: b, Factors: []gp.GaussianFactor{blrFactor(3)}}
 	if err := ng.NaturalStep(x, y, 60, 1); err != nil {
 		t.Fatal(err)
 	}
@@ -61,7 +65,7 @@ func TestNaturalGradientMatchesInterpolation(t *testing.T) {
 	x, y := blrData(80, 22)
 	xb := mat.DenseCopyOf(x.Slice(0, 20, 0, 3))
 	a, b := newBLR(3), newBLR(3)
-	ng := &NaturalGradient{Model: a, Factors: []GaussianFactor{blrFactor(3)}}
+	ng := &gp.NaturalGradient{ObjectiveModel: a, Factors: []gp.GaussianFactor{blrFactor(3)}}
 	for _, gamma := range []float64{0.1, 0.5} {
 		if err := ng.NaturalStep(xb, y[:20], 80, gamma); err != nil {
 			t.Fatal(err)
@@ -85,7 +89,7 @@ func TestNaturalGradientInFit(t *testing.T) {
 	x, y := blrData(100, 23)
 	b := newBLR(3)
 	_, lmlOpt := b.optimalLogML(x, y)
-	ng := &NaturalGradient{Model: b, Factors: []GaussianFactor{blrFactor(3)}}
+	ng := &gp.NaturalGradient{ObjectiveModel: b, Factors: []gp.GaussianFactor{blrFactor(3)}}
 	res, err := Fit(context.Background(), ng, x, y, Config{MaxSteps: 800, NaturalStep: 1, Schedule: StepDecay{0.05, 0.3, 300}})
 	if err != nil {
 		t.Fatal(err)
@@ -95,11 +99,11 @@ func TestNaturalGradientInFit(t *testing.T) {
 		t.Errorf("ELBO %v, optimum %v (%d steps)", f, lmlOpt, res.Steps)
 	}
 	// A step that breaks positive definiteness is an error.
-	bad := &NaturalGradient{Model: newBLR(3), Factors: []GaussianFactor{{Mean: 0, Chol: 3, N: 3, LogDiag: true}}}
+	bad := &gp.NaturalGradient{ObjectiveModel: newBLR(3), Factors: []gp.GaussianFactor{{Mean: 0, Chol: 3, N: 3, LogDiag: true}}}
 	if err := bad.NaturalStep(x, y, 100, 2); err == nil {
 		t.Error("step size 2 accepted")
 	}
-	if err := (&NaturalGradient{Model: newBLR(3), Factors: []GaussianFactor{{Mean: 0, Chol: 9, N: 3}}}).NaturalStep(x, y, 100, 1); err == nil {
+	if err := (&gp.NaturalGradient{ObjectiveModel: newBLR(3), Factors: []gp.GaussianFactor{{Mean: 0, Chol: 9, N: 3}}}).NaturalStep(x, y, 100, 1); err == nil {
 		t.Error("out-of-range factor accepted")
 	}
 }
@@ -115,7 +119,7 @@ func TestNaturalGradientBadLayout(t *testing.T) {
 	p := b.NumParams()
 	p0 := make([]float64, p)
 	b.Params(p0)
-	for _, fs := range [][]GaussianFactor{
+	for _, fs := range [][]gp.GaussianFactor{
 		nil,
 		{{Mean: 1000, Chol: 2000, N: 3}},
 		{{Mean: -1, Chol: -5, N: 3}},
@@ -126,7 +130,7 @@ func TestNaturalGradientBadLayout(t *testing.T) {
 		{{Mean: 0, Chol: 0, N: math.MaxInt}},
 		{blrFactor(3), {Mean: 0, Chol: 10, N: 2}},
 	} {
-		ng := &NaturalGradient{Model: b, Factors: fs}
+		ng := &gp.NaturalGradient{ObjectiveModel: b, Factors: fs}
 		mask := make([]bool, p)
 		ng.VariationalParams(mask)
 		for i, v := range mask {
@@ -153,7 +157,7 @@ func TestNaturalGradientBadLayout(t *testing.T) {
 		t.Errorf("refused layouts changed the model: %v, was %v", got, p0)
 	}
 	// A fitting layout is marked; a mask of the wrong length is not.
-	ng := &NaturalGradient{Model: b, Factors: []GaussianFactor{blrFactor(3)}}
+	ng := &gp.NaturalGradient{ObjectiveModel: b, Factors: []gp.GaussianFactor{blrFactor(3)}}
 	mask := make([]bool, p)
 	ng.VariationalParams(mask)
 	if !mask[0] || !mask[3] || !mask[8] || mask[9] {
@@ -161,7 +165,7 @@ func TestNaturalGradientBadLayout(t *testing.T) {
 	}
 	ng.VariationalParams(make([]bool, 5))
 	// Without a model: errors, not nil dereferences.
-	nilModel := &NaturalGradient{Factors: []GaussianFactor{blrFactor(3)}}
+	nilModel := &gp.NaturalGradient{Factors: []gp.GaussianFactor{blrFactor(3)}}
 	if err := nilModel.NaturalStep(x, y, 20, 1); err == nil {
 		t.Error("NaturalStep without a model accepted")
 	}
@@ -175,7 +179,7 @@ func TestNaturalGradientBadLayout(t *testing.T) {
 	}
 	// Factors that do not fit matter only to natural steps: Adam alone
 	// trains the wrapped model.
-	bad := &NaturalGradient{Model: newBLR(3), Factors: []GaussianFactor{{Mean: 1000, Chol: 2000, N: 3}}}
+	bad := &gp.NaturalGradient{ObjectiveModel: newBLR(3), Factors: []gp.GaussianFactor{{Mean: 1000, Chol: 2000, N: 3}}}
 	if res, err := Fit(context.Background(), bad, x, y, Config{Epochs: 1}); err != nil || res.Steps != 1 {
 		t.Errorf("Fit with Adam alone of a NaturalGradient with unused bad factors: %+v, %v", res, err)
 	}
@@ -206,7 +210,7 @@ func BenchmarkNaturalStep(b *testing.B) {
 			for i := 0; i < m; i++ {
 				model.p[m+i*(i+1)/2+i] = 0.5 // softplus⁻¹ of the diagonal
 			}
-			ng := &NaturalGradient{Model: model, Factors: []GaussianFactor{{Mean: 0, Chol: m, N: m}}}
+			ng := &gp.NaturalGradient{ObjectiveModel: model, Factors: []gp.GaussianFactor{{Mean: 0, Chol: m, N: m}}}
 			x := mat.NewDense(1, 1, nil)
 			for i := 0; i < b.N; i++ {
 				if err := ng.NaturalStep(x, []float64{0}, 1, 1); err != nil {

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"gonum.org/v1/gonum/mat"
+
+	"github.com/solvegp/solvegp/gp"
 )
 
 func TestAdamState(t *testing.T) {
@@ -86,7 +88,7 @@ type resumeCase struct {
 func resumeCases(epochs int) []resumeCase {
 	blr := func() Model { return newExact(newBLR(3)) }
 	natural := func() Model {
-		return &NaturalGradient{Model: newExact(newBLR(3)), Factors: []GaussianFactor{blrFactor(3)}}
+		return &gp.NaturalGradient{ObjectiveModel: newExact(newBLR(3)), Factors: []gp.GaussianFactor{blrFactor(3)}}
 	}
 	return []resumeCase{
 		{"adam", Config{Epochs: epochs, BatchSize: 16, Schedule: Constant(0.05), Seed: 3}, blr},
@@ -97,7 +99,7 @@ func resumeCases(epochs int) []resumeCase {
 		// NaturalGradient passes the wrapped model's random state through.
 		{"natural-random", Config{Epochs: epochs, BatchSize: 16, Schedule: Constant(0.05), NaturalStep: 0.3, NaturalSharedGradient: true, Seed: 8},
 			func() Model {
-				return &NaturalGradient{Model: newNoisy(newExact(newBLR(3))), Factors: []GaussianFactor{blrFactor(3)}}
+				return &gp.NaturalGradient{ObjectiveModel: newNoisy(newExact(newBLR(3))), Factors: []gp.GaussianFactor{blrFactor(3)}}
 			}},
 	}
 }
@@ -676,7 +678,7 @@ func TestNaturalSharedGradientErrors(t *testing.T) {
 	b := newBLR(3)
 	p0 := make([]float64, b.NumParams())
 	b.Params(p0)
-	ng := &NaturalGradient{Model: &scaledGrad{blr: b, scale: -1e4}, Factors: []GaussianFactor{blrFactor(3)}}
+	ng := &gp.NaturalGradient{ObjectiveModel: &scaledGrad{blr: b, scale: -1e4}, Factors: []gp.GaussianFactor{blrFactor(3)}}
 	res, err := Fit(context.Background(), ng, x, y, Config{MaxSteps: 5, NaturalStep: 1, NaturalSharedGradient: true, MaxFailures: 3})
 	if !errors.Is(err, ErrDiverged) || res.Rejected != 3 || !strings.Contains(err.Error(), "natural-gradient step failed") {
 		t.Errorf("failing natural steps: %+v, %v", res, err)

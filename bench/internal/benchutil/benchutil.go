@@ -20,7 +20,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/solvegp/solvegp/gp"
-	"github.com/solvegp/solvegp/gp/train"
+	"github.com/solvegp/solvegp/gp/metrics"
 )
 
 // Summary is the mean and standard error of a set of repeated measurements.
@@ -206,40 +206,15 @@ func Evaluate(m *gp.Model, x *mat.Dense, y []float64, batch int) (Metrics, error
 	}
 	mu := mat.Col(nil, 0, mean)
 	vr := mat.Col(nil, 0, variance)
-	rmse, err := train.RMSE(y, mu)
+	rmse, err := metrics.RMSE(y, mu)
 	if err != nil {
 		return Metrics{}, err
 	}
-	ll, err := train.GaussianLogLik(y, mu, vr)
+	ll, err := metrics.GaussianLogLik(y, mu, vr)
 	if err != nil {
 		return Metrics{}, err
 	}
 	return Metrics{RMSE: rmse, LogLik: ll}, nil
-}
-
-// FullBound evaluates the model's evidence lower bound on all of x, y in
-// batches of at most batch rows (≤ 0: all at once): with batches b_i of a
-// data set of n points, Σ_i (|b_i|/n)·Objective(b_i) = Σ_n E[log p] − KL.
-// For ODVGP with column sampling the KL term is the model's stochastic
-// estimate.
-func FullBound(m *gp.Model, x *mat.Dense, y []float64, batch int) (float64, error) {
-	n, d := x.Dims()
-	if n != len(y) || n == 0 {
-		return 0, fmt.Errorf("benchutil: %d rows of inputs and %d targets", n, len(y))
-	}
-	if batch <= 0 || batch > n {
-		batch = n
-	}
-	var total float64
-	for lo := 0; lo < n; lo += batch {
-		hi := min(lo+batch, n)
-		obj, err := m.Objective(x.Slice(lo, hi, 0, d).(*mat.Dense), y[lo:hi], n, nil)
-		if err != nil {
-			return 0, err
-		}
-		total += float64(hi-lo) / float64(n) * obj
-	}
-	return total, nil
 }
 
 // Revision returns the version control revision the running program was

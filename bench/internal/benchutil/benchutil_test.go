@@ -118,26 +118,6 @@ func toyModel(t *testing.T) (*gp.Model, *mat.Dense, []float64) {
 	return m, x, y
 }
 
-func TestFullBoundBatches(t *testing.T) {
-	m, x, y := toyModel(t)
-	whole, err := m.Objective(x, y, len(y), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, b := range []int{0, 1, 5, 36, 37, 100} {
-		got, err := FullBound(m, x, y, b)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if math.Abs(got-whole) > 1e-10*math.Abs(whole) {
-			t.Errorf("batch %d: bound %v, want %v", b, got, whole)
-		}
-	}
-	if _, err := FullBound(m, x, y[:3], 0); err == nil {
-		t.Error("mismatched lengths: no error")
-	}
-}
-
 func TestEvaluate(t *testing.T) {
 	m, x, y := toyModel(t)
 	met, err := Evaluate(m, x, y, 7)

@@ -1,4 +1,4 @@
-package train
+package inducing
 
 import (
 	"encoding/binary"
@@ -61,28 +61,28 @@ const maxKMeansValues = 1 << 27
 // beyond MaxKMeansInput, and for k < 1 or a k·d beyond 2²⁷ values.
 func KMeans(x *mat.Dense, k int, opts KMeansOptions) (*mat.Dense, error) {
 	if x == nil {
-		return nil, errors.New("train: KMeans: nil data")
+		return nil, errors.New("inducing: KMeans: nil data")
 	}
 	n, d := x.Dims()
 	if n == 0 || d == 0 {
-		return nil, errors.New("train: KMeans: no data")
+		return nil, errors.New("inducing: KMeans: no data")
 	}
 	if k < 1 {
-		return nil, fmt.Errorf("train: KMeans: k = %d, need at least 1", k)
+		return nil, fmt.Errorf("inducing: KMeans: k = %d, need at least 1", k)
 	}
 	if k > maxKMeansValues/d {
-		return nil, fmt.Errorf("train: KMeans: k = %d centres of %d values each is more than %d values", k, d, maxKMeansValues)
+		return nil, fmt.Errorf("inducing: KMeans: k = %d centres of %d values each is more than %d values", k, d, maxKMeansValues)
 	}
 	if opts.Subsample < 0 || opts.MaxIter < 0 || !(opts.Tol >= 0) {
-		return nil, fmt.Errorf("train: KMeans: bad options %+v", opts)
+		return nil, fmt.Errorf("inducing: KMeans: bad options %+v", opts)
 	}
 	for i := 0; i < n; i++ {
 		for j, v := range x.RawRowView(i) {
 			if math.IsNaN(v) || math.IsInf(v, 0) {
-				return nil, fmt.Errorf("train: KMeans: x[%d][%d] = %v is not finite", i, j, v)
+				return nil, fmt.Errorf("inducing: KMeans: x[%d][%d] = %v is not finite", i, j, v)
 			}
 			if math.Abs(v) > MaxKMeansInput {
-				return nil, fmt.Errorf("train: KMeans: |x[%d][%d]| = %g exceeds %g, where squared distances overflow; standardize the data", i, j, math.Abs(v), MaxKMeansInput)
+				return nil, fmt.Errorf("inducing: KMeans: |x[%d][%d]| = %g exceeds %g, where squared distances overflow; standardize the data", i, j, math.Abs(v), MaxKMeansInput)
 			}
 		}
 	}
@@ -119,12 +119,12 @@ func KMeans(x *mat.Dense, k int, opts KMeansOptions) (*mat.Dense, error) {
 	return c, nil
 }
 
-// InducingInit runs KMeans with m + m2 centres and returns the first m as
+// Init runs KMeans with m + m2 centres and returns the first m as
 // the inducing inputs Z and the next m2 as the orthogonal inducing inputs
 // O (nil if m2 = 0), as the SOLVE-GP paper initializes them.
-func InducingInit(x *mat.Dense, m, m2 int, opts KMeansOptions) (z, o *mat.Dense, err error) {
+func Init(x *mat.Dense, m, m2 int, opts KMeansOptions) (z, o *mat.Dense, err error) {
 	if m < 1 || m2 < 0 {
-		return nil, nil, fmt.Errorf("train: InducingInit: m = %d, m2 = %d; need m ≥ 1 and m2 ≥ 0", m, m2)
+		return nil, nil, fmt.Errorf("inducing: Init: m = %d, m2 = %d; need m ≥ 1 and m2 ≥ 0", m, m2)
 	}
 	c, err := KMeans(x, m+m2, opts)
 	if err != nil {

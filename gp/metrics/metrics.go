@@ -1,8 +1,10 @@
-package train
+package metrics
 
 import (
 	"fmt"
 	"math"
+
+	"gonum.org/v1/gonum/mat"
 )
 
 // RMSE returns the root mean squared error of the predictions mean for
@@ -11,7 +13,7 @@ import (
 // scaled, and +Inf is returned only for an error beyond math.MaxFloat64.
 func RMSE(y, mean []float64) (float64, error) {
 	if len(y) == 0 || len(y) != len(mean) {
-		return math.NaN(), fmt.Errorf("train: RMSE: %d targets, %d predictions", len(y), len(mean))
+		return math.NaN(), fmt.Errorf("metrics: RMSE: %d targets, %d predictions", len(y), len(mean))
 	}
 	if err := finitePairs("RMSE", y, mean); err != nil {
 		return math.NaN(), err
@@ -42,10 +44,10 @@ func RMSE(y, mean []float64) (float64, error) {
 func finitePairs(fn string, y, mean []float64) error {
 	for i, v := range y {
 		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return fmt.Errorf("train: %s: target %d is %v", fn, i, v)
+			return fmt.Errorf("metrics: %s: target %d is %v", fn, i, v)
 		}
 		if m := mean[i]; math.IsNaN(m) || math.IsInf(m, 0) {
-			return fmt.Errorf("train: %s: mean %d is %v", fn, i, m)
+			return fmt.Errorf("metrics: %s: mean %d is %v", fn, i, m)
 		}
 	}
 	return nil
@@ -59,7 +61,7 @@ func finitePairs(fn string, y, mean []float64) error {
 // only for a mean beyond −math.MaxFloat64.
 func GaussianLogLik(y, mean, variance []float64) (float64, error) {
 	if len(y) == 0 || len(y) != len(mean) || len(y) != len(variance) {
-		return math.NaN(), fmt.Errorf("train: GaussianLogLik: %d targets, %d means, %d variances", len(y), len(mean), len(variance))
+		return math.NaN(), fmt.Errorf("metrics: GaussianLogLik: %d targets, %d means, %d variances", len(y), len(mean), len(variance))
 	}
 	if err := finitePairs("GaussianLogLik", y, mean); err != nil {
 		return math.NaN(), err
@@ -67,7 +69,7 @@ func GaussianLogLik(y, mean, variance []float64) (float64, error) {
 	var s float64
 	for i, v := range y {
 		if !(variance[i] > 0) || math.IsInf(variance[i], 1) {
-			return math.NaN(), fmt.Errorf("train: GaussianLogLik: variance %d is %v", i, variance[i])
+			return math.NaN(), fmt.Errorf("metrics: GaussianLogLik: variance %d is %v", i, variance[i])
 		}
 		r := v - mean[i]
 		s += -0.5*math.Log(2*math.Pi*variance[i]) - 0.5*r*r/variance[i]
@@ -87,4 +89,36 @@ func GaussianLogLik(y, mean, variance []float64) (float64, error) {
 		s += -0.5*(math.Log(2*math.Pi)+math.Log(variance[i]))/n - 2*z*z
 	}
 	return s, nil
+}
+
+// Objectiver is a model whose objective can be evaluated on a batch of a
+// data set of nTotal points, such as *gp.Model (grad may be nil).
+type Objectiver interface {
+	Objective(x *mat.Dense, y []float64, nTotal int, grad []float64) (float64, error)
+}
+
+// FullBound evaluates the model's evidence lower bound on all of x, y in
+// batches of at most batch rows (≤ 0: all at once): with batches b_i of a
+// data set of n points, Σ_i (|b_i|/n)·Objective(b_i) = Σ_n E[log p] − KL.
+// For ODVGP with column sampling the KL term is the model's stochastic
+// estimate. Batching bounds the memory of one evaluation; the sum is the
+// same bound as one full-batch evaluation up to rounding.
+func FullBound(m Objectiver, x *mat.Dense, y []float64, batch int) (float64, error) {
+	n, d := x.Dims()
+	if n != len(y) || n == 0 {
+		return 0, fmt.Errorf("metrics: FullBound: %d rows of inputs and %d targets", n, len(y))
+	}
+	if batch <= 0 || batch > n {
+		batch = n
+	}
+	var total float64
+	for lo := 0; lo < n; lo += batch {
+		hi := min(lo+batch, n)
+		obj, err := m.Objective(x.Slice(lo, hi, 0, d).(*mat.Dense), y[lo:hi], n, nil)
+		if err != nil {
+			return 0, err
+		}
+		total += float64(hi-lo) / float64(n) * obj
+	}
+	return total, nil
 }

@@ -1,4 +1,4 @@
-package train
+package gp
 
 import (
 	"errors"
@@ -12,8 +12,26 @@ import (
 	"github.com/solvegp/solvegp/blas"
 	"github.com/solvegp/solvegp/chol"
 	"github.com/solvegp/solvegp/gp/transform"
+	"github.com/solvegp/solvegp/internal/floats"
 	"github.com/solvegp/solvegp/internal/nilcheck"
 )
+
+// ObjectiveModel is the part of a trainable model a NaturalGradient needs:
+// its flat parameters and the gradient of its objective. It has the method
+// set of train.Model, so any model train.Fit accepts can be wrapped.
+type ObjectiveModel interface {
+	NumParams() int
+	Params(dst []float64)
+	SetParams(src []float64) error
+	Objective(x *mat.Dense, y []float64, nTotal int, grad []float64) (float64, error)
+}
+
+// randomStater is train.RandomStater: a model that draws random numbers
+// and can save and restore its generators' state.
+type randomStater interface {
+	RandomState() []byte
+	SetRandomState(state []byte) error
+}
 
 // GaussianFactor locates one Gaussian variational factor q = N(m, L·Lᵀ)
 // in a model's flat parameter vector: N mean values starting at Mean, and
@@ -29,7 +47,7 @@ type GaussianFactor struct {
 }
 
 // NaturalGradient adds natural-gradient steps for Gaussian variational
-// factors to any Model, so that Fit with Config.NaturalStep updates those
+// factors to any ObjectiveModel, so that train.Fit with Config.NaturalStep updates those
 // factors by natural gradients and everything else by Adam. It needs
 // nothing from the model but its flat parameters and gradient.
 //
@@ -49,37 +67,37 @@ type GaussianFactor struct {
 // of a fixed-point iteration that converges to the joint optimum.
 //
 // A step that would make a precision matrix lose positive definiteness
-// returns an error, which Fit treats as a rejected step.
+// returns an error, which train.Fit treats as a rejected step.
 type NaturalGradient struct {
-	Model
+	ObjectiveModel
 	Factors []GaussianFactor
 	// Threads bounds the goroutines of the linear algebra (0: GOMAXPROCS).
 	Threads int
 }
 
 // RandomState returns the wrapped model's random state if it implements
-// RandomStater, and nil otherwise, so that Fit's checkpoints of a wrapped
+// train.RandomStater, and nil otherwise, so that train.Fit's checkpoints of a wrapped
 // model that draws random numbers hold its state.
 func (ng *NaturalGradient) RandomState() []byte {
-	if rs, ok := ng.Model.(RandomStater); ok {
+	if rs, ok := ng.ObjectiveModel.(randomStater); ok {
 		return rs.RandomState()
 	}
 	return nil
 }
 
 // SetRandomState restores the wrapped model's random state; it is an error
-// if the wrapped model does not implement RandomStater.
+// if the wrapped model does not implement train.RandomStater.
 func (ng *NaturalGradient) SetRandomState(state []byte) error {
-	rs, ok := ng.Model.(RandomStater)
+	rs, ok := ng.ObjectiveModel.(randomStater)
 	if !ok {
-		return errors.New("train: NaturalGradient: the wrapped model does not implement RandomStater")
+		return errors.New("gp: NaturalGradient: the wrapped model does not implement RandomStater")
 	}
 	return rs.SetRandomState(state)
 }
 
 // VariationalParams marks the entries of every factor. If a factor does
 // not fit in len(mask) parameters it marks nothing: NaturalStep and
-// NaturalUpdate then return the error, and so does Fit before its first
+// NaturalUpdate then return the error, and so does train.Fit before its first
 // step.
 func (ng *NaturalGradient) VariationalParams(mask []bool) {
 	if ng.check(len(mask)) != nil {
@@ -95,14 +113,14 @@ func (ng *NaturalGradient) VariationalParams(mask []bool) {
 	}
 }
 
-// checkLayout returns an error for a nil Model and, if factors, validates
-// the factor layout against the model's size; Fit calls it (through an
-// interface, as the method is promoted to types that embed a
+// CheckLayout returns an error for a nil model and, if factors, validates
+// the factor layout against the model's size; train.Fit calls it (through
+// an interface, as the method is promoted to types that embed a
 // NaturalGradient) before its first step, with factors when it will take
 // natural steps.
-func (ng *NaturalGradient) checkLayout(factors bool) error {
-	if nilcheck.IsNil(ng.Model) {
-		return errors.New("train: NaturalGradient: nil Model")
+func (ng *NaturalGradient) CheckLayout(factors bool) error {
+	if nilcheck.IsNil(ng.ObjectiveModel) {
+		return errors.New("gp: NaturalGradient: nil Model")
 	}
 	if !factors {
 		return nil
@@ -113,13 +131,13 @@ func (ng *NaturalGradient) checkLayout(factors bool) error {
 // check validates the factor layout against a model of p parameters.
 func (ng *NaturalGradient) check(p int) error {
 	if len(ng.Factors) == 0 {
-		return errors.New("train: NaturalGradient: no factors")
+		return errors.New("gp: NaturalGradient: no factors")
 	}
 	for i, f := range ng.Factors {
 		// The sums and the triangle's size are checked without overflow.
 		hi, tri := bits.Mul64(uint64(max(f.N, 0)), uint64(max(f.N, 0))+1)
 		if f.N < 1 || f.Mean < 0 || f.Chol < 0 || f.N > p || f.Mean > p-f.N || f.Chol > p || hi != 0 || tri/2 > uint64(p-f.Chol) {
-			return fmt.Errorf("train: NaturalGradient: factor %d (%+v) does not fit in %d parameters", i, f, p)
+			return fmt.Errorf("gp: NaturalGradient: factor %d (%+v) does not fit in %d parameters", i, f, p)
 		}
 	}
 	return nil
@@ -129,9 +147,9 @@ func (ng *NaturalGradient) check(p int) error {
 // factor, using the gradient of the model's objective on the batch.
 func (ng *NaturalGradient) NaturalStep(x *mat.Dense, y []float64, nTotal int, gamma float64) error {
 	if !(gamma > 0 && gamma <= 1) {
-		return fmt.Errorf("train: NaturalStep: step size %v outside (0, 1]", gamma)
+		return fmt.Errorf("gp: NaturalStep: step size %v outside (0, 1]", gamma)
 	}
-	if err := ng.checkLayout(true); err != nil {
+	if err := ng.CheckLayout(true); err != nil {
 		return err
 	}
 	p := ng.NumParams()
@@ -142,8 +160,8 @@ func (ng *NaturalGradient) NaturalStep(x *mat.Dense, y []float64, nTotal int, ga
 	if err != nil {
 		return err
 	}
-	if why := checkEval(f, grad, nil); why != "" {
-		return errors.New("train: NaturalStep: " + why)
+	if why := checkEval(f, grad); why != "" {
+		return errors.New("gp: NaturalStep: " + why)
 	}
 	next := make([]float64, p)
 	if err := ng.NaturalUpdate(params, grad, next, gamma); err != nil {
@@ -156,29 +174,29 @@ func (ng *NaturalGradient) NaturalStep(x *mat.Dense, y []float64, nTotal int, ga
 // step of size gamma ∈ (0, 1] from params, where grad is the gradient of
 // the objective at params: the entries of every factor get their natural
 // step and all other entries are copied from params. It does not evaluate
-// or change the model, which is how Fit takes the natural step and Adam's
-// step from one evaluation (see NaturalUpdater). next must not overlap
+// or change the model, which is how train.Fit takes the natural step and Adam's
+// step from one evaluation (see train.NaturalUpdater). next must not overlap
 // params or grad.
 func (ng *NaturalGradient) NaturalUpdate(params, grad, next []float64, gamma float64) error {
 	if !(gamma > 0 && gamma <= 1) {
-		return fmt.Errorf("train: NaturalUpdate: step size %v outside (0, 1]", gamma)
+		return fmt.Errorf("gp: NaturalUpdate: step size %v outside (0, 1]", gamma)
 	}
-	if err := ng.checkLayout(true); err != nil {
+	if err := ng.CheckLayout(true); err != nil {
 		return err
 	}
 	p := ng.NumParams()
 	if len(params) != p || len(grad) != p || len(next) != p {
-		return fmt.Errorf("train: NaturalUpdate: lengths %d, %d, %d for %d parameters", len(params), len(grad), len(next), p)
+		return fmt.Errorf("gp: NaturalUpdate: lengths %d, %d, %d for %d parameters", len(params), len(grad), len(next), p)
 	}
 	for i := range params {
 		if math.IsNaN(params[i]) || math.IsInf(params[i], 0) || math.IsNaN(grad[i]) || math.IsInf(grad[i], 0) {
-			return fmt.Errorf("train: NaturalUpdate: parameter or gradient entry %d is not finite (%v, %v)", i, params[i], grad[i])
+			return fmt.Errorf("gp: NaturalUpdate: parameter or gradient entry %d is not finite (%v, %v)", i, params[i], grad[i])
 		}
 	}
 	copy(next, params)
 	for i, fac := range ng.Factors {
 		if err := ng.stepFactor(fac, params, grad, next, gamma); err != nil {
-			return fmt.Errorf("train: natural step: factor %d: %w", i, err)
+			return fmt.Errorf("gp: natural step: factor %d: %w", i, err)
 		}
 	}
 	return nil
@@ -286,4 +304,15 @@ func (ng *NaturalGradient) stepFactor(fac GaussianFactor, params, grad, next []f
 		}
 	}
 	return nil
+}
+
+// checkEval returns why an evaluation is unusable, or "" if it is fine.
+func checkEval(f float64, grad []float64) string {
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return fmt.Sprintf("objective is %v", f)
+	}
+	if i := floats.FirstNonFinite(grad); i >= 0 {
+		return fmt.Sprintf("gradient entry %d is %v", i, grad[i])
+	}
+	return ""
 }

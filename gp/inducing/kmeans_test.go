@@ -1,4 +1,4 @@
-package train
+package inducing
 
 import (
 	"fmt"
@@ -179,10 +179,10 @@ func inertia(x, c *mat.Dense) float64 {
 	return s
 }
 
-func TestInducingInit(t *testing.T) {
+func TestInit(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 1))
 	x := randDense(rng, 300, 2)
-	z, o, err := InducingInit(x, 5, 7, KMeansOptions{Seed: 1})
+	z, o, err := Init(x, 5, 7, KMeansOptions{Seed: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -200,13 +200,13 @@ func TestInducingInit(t *testing.T) {
 	if !mat.Equal(all, c) {
 		t.Error("Z, O are not the first m and next m2 centres")
 	}
-	z, o, err = InducingInit(x, 4, 0, KMeansOptions{})
+	z, o, err = Init(x, 4, 0, KMeansOptions{})
 	if err != nil || o != nil || z.RawMatrix().Rows != 4 {
 		t.Errorf("m2 = 0: %v %v", err, o)
 	}
 	for _, c := range [][2]int{{0, 1}, {1, -1}} {
-		if _, _, err := InducingInit(x, c[0], c[1], KMeansOptions{}); err == nil {
-			t.Errorf("InducingInit(m=%d, m2=%d) accepted", c[0], c[1])
+		if _, _, err := Init(x, c[0], c[1], KMeansOptions{}); err == nil {
+			t.Errorf("Init(m=%d, m2=%d) accepted", c[0], c[1])
 		}
 	}
 	bad := mat.DenseCopyOf(x)
