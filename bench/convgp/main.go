@@ -568,7 +568,7 @@ func run(o options) error {
 		})
 		cancel() // a signal during the evaluation ends the program: the checkpoint is saved
 		trainSec += time.Since(segStart).Seconds()
-		steps := base + res.Steps - done // this session's steps
+		steps := base + res.Steps - done // steps taken by this process
 		done = base + res.Steps
 		if err != nil {
 			return err // the last checkpoint stays
