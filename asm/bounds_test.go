@@ -18,8 +18,8 @@ func panicsWith(f func(), want string) (ok bool) {
 
 // TestEntryPointBounds: the exported kernels check their destinations
 // against their length, not their capacity. A short dst with spare
-// capacity used to be resliced up to what the kernel needed, and the
-// values were written into the caller's memory past it.
+// capacity must not be resliced up to what the kernel needs, which would
+// write values into the caller's memory past it.
 func TestEntryPointBounds(t *testing.T) {
 	const m, k, w = 10, 7, 4
 	need := (m + w - 1) / w * w * k
