@@ -31,7 +31,7 @@ const (
 	// beats the substitution kernel and the recursion: with fewer rows its
 	// micro-kernel calls are too short (order 8 ran at less than half the
 	// speed, order 32 about 1.2× faster, 64 1.2-1.6×, 128 1.2×, on 1024
-	// right-hand sides on the AMD Zen 3 of session 5).
+	// right-hand sides on an AMD Zen 3 with AVX2 + FMA).
 	trsmFusedMin = 32
 
 	// trsmFusedCols is the number of columns of B solved together: the

@@ -1,8 +1,15 @@
 // Package gp implements sparse variational Gaussian processes: SVGP,
 // ODVGP and SOLVE-GP (Shi, Titsias & Mnih, "Sparse Orthogonal Variational
 // Inference for Gaussian Processes", AISTATS 2020), with exact reverse-mode
-// gradients, prediction and the paper's accounting of cubic-cost
-// operations.
+// gradients and prediction.
+//
+// Fit and predict (the package Example runs this):
+//
+//	k, _ := kernel.NewRBF(1, 1.0, 1.0)
+//	lik, _ := likelihood.NewGaussian(0.1)
+//	model, _ := gp.NewSOLVEGP(k, lik, z, o)   // z, o: inducing and orthogonal inputs
+//	train.Fit(ctx, model, x, y, train.Config{Epochs: 200, BatchSize: 20, Schedule: train.Constant(0.05)})
+//	p, _ := model.Predictor(0); mean, variance, _ := p.PredictF(xTest)
 //
 // All computation is in float64. Matrices are gonum mat types; the heavy
 // linear algebra runs on this module's blas and chol packages.
@@ -31,62 +38,10 @@
 //
 // Every evaluation records its cubic-cost operations (matrix products,
 // Cholesky factorizations, triangular solves, with sizes, flops and
-// measured time) in a CostProfile (Model.LastProfile). Let N be the batch
-// size, M and M₂ the numbers of inducing and orthogonal inducing points,
-// and C the number of latent functions.
-//
-// The forward bound follows Algorithm 1. For unwhitened SVGP and SOLVE-GP
-// with one latent function it performs exactly the operations of Table 3:
-//
-//	SVGP      matmul   F = Luᵀ·E                               NM²
-//	          cholesky L0u = chol(Kuu)                         M³
-//	          trisolve P = L0u⁻¹·Lu                            M³
-//	                   B = L0u⁻¹·Kuf, E = L0u⁻ᵀ·B              NM² ×2
-//	SOLVE-GP  matmul   F = Luᵀ·E                               NM²
-//	                   H = Lvᵀ·G                               NM₂²
-//	                   Cvf = Kvf − Aᵀ·B                        NMM₂
-//	                   Cvv = Kvv − Aᵀ·A                        MM₂²
-//	          cholesky L0u = chol(Kuu), L0v = chol(Cvv)        M³, M₂³
-//	          trisolve P = L0u⁻¹·Lu                            M³
-//	                   B = L0u⁻¹·Kuf, E = L0u⁻ᵀ·B              NM² ×2
-//	                   Pv = L0v⁻¹·Lv                           M₂³
-//	                   D = L0v⁻¹·Cvf, G = L0v⁻ᵀ·D              NM₂² ×2
-//	                   A = L0u⁻¹·Kuv                           M₂M²
-//
-// With C latent functions, F, P (and H, Pv) are computed once per latent
-// function. The solves P = L0u⁻¹·Lu and Pv = L0v⁻¹·Lv have triangular
-// right-hand sides and triangular results; they are computed by column
-// blocks restricted to the trailing systems, about M³/3 flops each. The whitened forms drop E, G, P and Pv (F = Luᵀ·B, H = Lvᵀ·D):
-// whitened SVGP performs one Cholesky, one NM² solve and one NM² product.
-// ODVGP performs the operations of SVGP: its orthogonal block is
-// parameterized by a = C_vv⁻¹·m_v and needs only matrix–vector products
-// with K_uv, K_vf and the (sampled) columns of K_vv.
-//
-// The backward pass works in each block's whitened coordinates (B, P, a
-// for q(u); D, Pv, av for q(v⊥)). The adjoint of a Cholesky factor always
-// has the form L̄ = −L⁻ᵀ·X, which maps to the adjoint of its matrix as
-// K̄ = −sym(L⁻ᵀ·Φ(X)·L⁻¹) (Φ: lower triangle, halved diagonal), computed
-// by chol.Cholesky.AdjointFromProduct as a recursive symmetric congruence
-// in about M³ flops and recorded as one backward operation of class
-// Cholesky (the adjoint of a factorization). Flops below count a general
-// m×n×k product as 2mnk.
-//
-//	per block and latent   P̄ = tril(B·F̄ᵀ)        block-lower, ≈ 2NM²·9/16
-//	                       B̄ += P·F̄              NM² (triangular)
-//	unwhitened blocks also X += tril(P̄·Pᵀ)       ≈ M³/2 (column blocks)
-//	                       L̄ = tril(L0⁻ᵀ·P̄)      ≈ M³/3 (column blocks)
-//	per block              X += tril(B̄·Bᵀ)        block-lower, ≈ 2NM²·9/16
-//	                       K̄f = L0⁻ᵀ·B̄          NM²
-//	                       K̄ from X             ≈ M³ (class Cholesky)
-//	SOLVE-GP coupling      Ā = −2A·C̄vv           2MM₂²
-//	                       Ā −= B·C̄vfᵀ, B̄ −= A·C̄vf   2NMM₂ each
-//	                       X_u += tril(Ā·Aᵀ)      block-lower, ≈ 2M²M₂·9/16
-//	                       K̄uv = L0u⁻ᵀ·Ā         M²M₂
-//
-// The block-lower products compute whole row blocks of M/8 rows (at
-// least 64), so they spend 1/8 of a full product above the diagonal.
-//
-// Kernel matrices and their adjoints are formed by the kernel (O(NMd)).
+// measured time) in a CostProfile (Model.LastProfile). The forward bound
+// follows Algorithm 1 and, for unwhitened SVGP and SOLVE-GP with one latent
+// function, performs exactly the operations of the paper's Table 3. The
+// full count, forward and backward, is in docs/operation-counts.md.
 //
 // # Threads
 //

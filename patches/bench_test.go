@@ -8,7 +8,7 @@ import (
 	"github.com/solvegp/solvegp/blas"
 )
 
-// Benchmarks of the issue: batch 64 (as issue 4 specifies) of 28x28x1 (Fashion-MNIST) and 32x32x3
+// Benchmarks of im2col at the target sizes: batch 64 of 28x28x1 (Fashion-MNIST) and 32x32x3
 // (CIFAR-10) images, 5x5 and 3x3 patches, stride 1 and 2, VALID and SAME
 // padding, NHWC images with HWC columns (named HxWxC, e.g. 32x32x3) and NCHW
 // images with CHW columns (named CxHxW, e.g. 3x32x32). Each configuration is timed four ways, all single-threaded

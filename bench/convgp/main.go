@@ -649,7 +649,7 @@ func trainSegment(o options, model *convgp.Deep, x *mat.Dense, y []float64, st s
 		})
 		cancel() // a signal during the evaluation ends the program: the checkpoint is saved
 		trainSec += time.Since(segStart).Seconds()
-		steps := base + res.Steps - done // this session's steps
+		steps := base + res.Steps - done // steps taken by this process
 		done = base + res.Steps
 		if err != nil {
 			return done, trainSec, err // the last checkpoint stays

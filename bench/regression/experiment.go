@@ -20,8 +20,8 @@ import (
 	"github.com/solvegp/solvegp/gp/train"
 )
 
-// Initial hyperparameters (Section 5 and Appendix F of the paper, and
-// issue 6): lengthscale 1, variance 1, noise variance 0.1.
+// Initial hyperparameters (Section 5 and Appendix F of the paper):
+// lengthscale 1, variance 1, noise variance 0.1.
 const (
 	initLengthscale = 1.0
 	initVariance    = 1.0

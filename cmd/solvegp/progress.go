@@ -17,7 +17,7 @@ type progress struct {
 	w        io.Writer
 	tty      bool
 	total    int  // total steps (0: unknown)
-	base     int  // steps taken before this session (a resumed run): not timed
+	base     int  // steps taken before this process started (a resumed run): not timed
 	epochs   int  // total epochs (0: not shown)
 	lbfgs    bool // L-BFGS iterations: total is only a limit, bound is the current one
 	shown    int  // the step of the line last drawn or logged

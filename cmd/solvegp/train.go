@@ -257,7 +257,7 @@ them (there is no best-model keeping).`, stderr)
 
 	var history []epochRecord
 	var resume *train.Checkpoint
-	resumedSteps := 0 // steps taken before this session
+	resumedSteps := 0 // steps taken before this process started
 	lastSaved := -1   // the step of the last checkpoint written
 	var fingerprint [32]byte
 	priorSeconds := 0.0
@@ -301,7 +301,7 @@ them (there is no best-model keeping).`, stderr)
 		bar.base = resumedSteps
 	}
 	var running float64
-	seeded := false // running holds a value of this session
+	seeded := false // running holds a value of this process
 	lastSave := time.Now()
 	var ckErr error // a failed checkpoint write, reported after training
 	saveCk := func(step int, elapsed time.Duration, state func() train.Checkpoint) {

@@ -8,7 +8,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 )
 
-// Benchmarks at the sizes of one SOLVE-GP training step (issue 5): d = 8,
+// Benchmarks at the sizes of one SOLVE-GP training step: d = 8,
 // batch N = 1024, M inducing points.
 func BenchmarkMatrix(b *testing.B) {
 	rng := rand.New(rand.NewPCG(1, 1))

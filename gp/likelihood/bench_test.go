@@ -7,7 +7,7 @@ import (
 )
 
 // BenchmarkExpectedLogLik times the expected log-likelihood with all
-// gradients for one minibatch of N = 1024 points (issue 5's batch size).
+// gradients for one minibatch of N = 1024 points (the step benchmarks' batch size).
 func BenchmarkExpectedLogLik(b *testing.B) {
 	const n = 1024
 	g, _ := NewGaussian(0.1)

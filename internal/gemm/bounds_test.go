@@ -17,9 +17,9 @@ func panicsWith(f func(), want string) (ok bool) {
 }
 
 // TestEntryPointBounds: the exported kernels check their destinations
-// against their length, not their capacity, and write nothing when a
-// destination is too short, so spare capacity of the caller's slice is
-// never written.
+// against their length, not their capacity. A short dst with spare
+// capacity must not be resliced up to what the kernel needs, which would
+// write values into the caller's memory past it.
 func TestEntryPointBounds(t *testing.T) {
 	const m, k, w = 10, 7, 4
 	need := (m + w - 1) / w * w * k
