@@ -192,13 +192,13 @@ func pairMatrixGrad(k pairKernel, h *hyper, dim int, dK, K *mat.Dense, x, z mat.
 	if dparams != nil {
 		dv = make([]float64, len(h.u))
 	}
+	dkr := dK.RawMatrix()
 	for i := 0; i < n; i++ {
 		var dxi []float64
 		if dx != nil {
 			dxi = dx.RawRowView(i)
 		}
-		for j := 0; j < m; j++ {
-			g := dK.At(i, j)
+		for j, g := range dkr.Data[i*dkr.Stride : i*dkr.Stride+m] {
 			if g == 0 {
 				continue
 			}
