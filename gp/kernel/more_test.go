@@ -392,3 +392,20 @@ func TestMoreKernelsClone(t *testing.T) {
 		}
 	}
 }
+
+// TestMoreKernelsWorkers checks that the pair kernels' matrices, computed
+// in parallel row chunks, do not depend on the goroutine budget.
+func TestMoreKernelsWorkers(t *testing.T) {
+	rng := rand.New(rand.NewPCG(41, 42))
+	x := randDense(rng, 300, 2, 1)
+	z := randDense(rng, 200, 2, 1)
+	for name, k := range moreKernels(t, 2) {
+		var a, b mat.Dense
+		k.Matrix(&a, x, z)
+		k.(interface{ SetWorkers(int) }).SetWorkers(1)
+		k.Matrix(&b, x, z)
+		if !mat.Equal(&a, &b) {
+			t.Errorf("%s: the matrix depends on the number of workers", name)
+		}
+	}
+}

@@ -1,7 +1,6 @@
 package kernel
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -17,6 +16,7 @@ import (
 // to the unconstrained parameters.
 type hyper struct {
 	u, v, chain []float64
+	workers     int // goroutines per Matrix call (≤ 0: GOMAXPROCS)
 }
 
 // newHyper returns the hyperparameters with the given positive finite
@@ -78,24 +78,18 @@ func (h *hyper) set(src []float64, check func(v []float64) error) error {
 }
 
 func (h *hyper) clone() hyper {
-	return hyper{u: slices.Clone(h.u), v: slices.Clone(h.v), chain: slices.Clone(h.chain)}
+	return hyper{u: slices.Clone(h.u), v: slices.Clone(h.v), chain: slices.Clone(h.chain), workers: h.workers}
 }
+
+// SetWorkers bounds the goroutines that one call of Matrix uses to n
+// (n ≤ 0, the default: GOMAXPROCS). Results do not depend on it. A
+// gp.Model built with gp.WithThreads sets it to its own budget.
+func (h *hyper) SetWorkers(n int) { h.workers = n }
 
 // checkDim returns an error unless dim is in [1, MaxDim].
 func checkDim(dim int) error {
 	if dim < 1 || dim > MaxDim {
 		return fmt.Errorf("kernel: dimension %d, must be in [1, %d]", dim, MaxDim)
-	}
-	return nil
-}
-
-// checkFiniteVariance rejects a kernel whose k(x, x) at the origin
-// overflows (diag evaluates it).
-func checkFiniteVariance(diag func(dst []float64, x mat.Matrix), dim int) error {
-	var v [1]float64
-	diag(v[:], mat.NewDense(1, dim, nil))
-	if math.IsInf(v[0], 0) || math.IsNaN(v[0]) {
-		return errors.New("kernel: k(x, x) at the origin is not a finite float64")
 	}
 	return nil
 }
@@ -133,13 +127,13 @@ func rowMajor(m mat.Matrix) []float64 {
 }
 
 // pairMatrix sets dst to k(x_i, z_j), rows in parallel chunks.
-func pairMatrix(k pairKernel, dim int, dst *mat.Dense, x, z mat.Matrix) {
+func pairMatrix(k pairKernel, dim, workers int, dst *mat.Dense, x, z mat.Matrix) {
 	n := checkInput("x", x, dim)
 	m := checkInput("z", z, dim)
 	prepareDst(dst, n, m)
 	xs, zs := rowMajor(x), rowMajor(z)
 	raw := dst.RawMatrix()
-	forChunks(n, n*m, 0, pairTask(func(i0, i1 int) {
+	forChunks(n, n*m, workers, pairTask(func(i0, i1 int) {
 		for i := i0; i < i1; i++ {
 			xi := xs[i*dim : i*dim+dim]
 			row := raw.Data[i*raw.Stride : i*raw.Stride+m]
