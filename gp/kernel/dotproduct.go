@@ -114,7 +114,9 @@ func (k *Polynomial) grad(x, z []float64, g float64, dx, dz, dv []float64) {
 }
 
 // Matrix sets dst to k(x_i, z_j). An empty dst is resized.
-func (k *Polynomial) Matrix(dst *mat.Dense, x, z mat.Matrix) { pairMatrix(k, k.dim, k.workers, dst, x, z) }
+func (k *Polynomial) Matrix(dst *mat.Dense, x, z mat.Matrix) {
+	pairMatrix(k, k.dim, k.workers, dst, x, z)
+}
 
 // Diag sets dst[i] = k(x_i, x_i).
 func (k *Polynomial) Diag(dst []float64, x mat.Matrix) { pairDiag(k, k.dim, dst, x) }
@@ -174,7 +176,9 @@ func (k *Constant) grad(_, _ []float64, g float64, _, _, dv []float64) {
 }
 
 // Matrix sets every entry of dst to σ². An empty dst is resized.
-func (k *Constant) Matrix(dst *mat.Dense, x, z mat.Matrix) { pairMatrix(k, k.dim, k.workers, dst, x, z) }
+func (k *Constant) Matrix(dst *mat.Dense, x, z mat.Matrix) {
+	pairMatrix(k, k.dim, k.workers, dst, x, z)
+}
 
 // Diag sets every entry of dst to σ².
 func (k *Constant) Diag(dst []float64, x mat.Matrix) { pairDiag(k, k.dim, dst, x) }

@@ -185,7 +185,9 @@ func (k *Periodic) grad(x, z []float64, g float64, dx, dz, dv []float64) {
 }
 
 // Matrix sets dst to k(x_i, z_j). An empty dst is resized.
-func (k *Periodic) Matrix(dst *mat.Dense, x, z mat.Matrix) { pairMatrix(k, k.dim, k.workers, dst, x, z) }
+func (k *Periodic) Matrix(dst *mat.Dense, x, z mat.Matrix) {
+	pairMatrix(k, k.dim, k.workers, dst, x, z)
+}
 
 // Diag sets dst[i] = k(x_i, x_i) = σ².
 func (k *Periodic) Diag(dst []float64, x mat.Matrix) { pairDiag(k, k.dim, dst, x) }
