@@ -179,6 +179,68 @@ func TestNewKernelsTrain(t *testing.T) {
 	}
 }
 
+// extrapolationRMSE fits the collapsed SGPR model with kernel k to (x, y)
+// and returns the RMSE of its predictive mean against f at xs.
+func extrapolationRMSE(t *testing.T, k kernel.Kernel, x *mat.Dense, y []float64, z, xs *mat.Dense, f func(float64) float64) float64 {
+	t.Helper()
+	lik, _ := likelihood.NewGaussian(0.01)
+	cm, err := collapsed.New(k, lik, z, nil, collapsed.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cm.Fit(context.Background(), x, y, train.LBFGSOptions{MaxIter: 200}); err != nil {
+		t.Fatal(err)
+	}
+	post, err := cm.Posterior(x, y)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, _ := xs.Dims()
+	mean, variance := make([]float64, n), make([]float64, n)
+	if err := post.Predict(xs, mean, variance); err != nil {
+		t.Fatal(err)
+	}
+	s := 0.0
+	for i, m := range mean {
+		d := m - f(xs.At(i, 0))
+		s += d * d
+	}
+	return math.Sqrt(s / float64(n))
+}
+
+// TestLinearTrendExtrapolates fits a rising trend with wiggles on [0, 5]
+// and checks that linear + RBF follows the trend on [7, 9], where RBF alone
+// reverts to the prior mean.
+func TestLinearTrendExtrapolates(t *testing.T) {
+	rng := rand.New(rand.NewPCG(77, 78))
+	const n = 80
+	f := func(v float64) float64 { return v + 0.3*math.Sin(3*v) }
+	x := mat.NewDense(n, 1, nil)
+	y := make([]float64, n)
+	for i := 0; i < n; i++ {
+		v := 5 * rng.Float64()
+		x.Set(i, 0, v)
+		y[i] = f(v) + 0.05*rng.NormFloat64()
+	}
+	z := mat.NewDense(10, 1, nil)
+	for i := 0; i < 10; i++ {
+		z.Set(i, 0, 0.5*float64(i))
+	}
+	xs := mat.NewDense(21, 1, nil)
+	for i := 0; i < 21; i++ {
+		xs.Set(i, 0, 7+0.1*float64(i))
+	}
+	lin, _ := kernel.NewLinear(1, 1, 1)
+	r1, _ := kernel.NewRBF(1, 0.5, 0.1)
+	sum, _ := kernel.NewSum(lin, r1)
+	r2, _ := kernel.NewRBF(1, 0.5, 1)
+	el, er := extrapolationRMSE(t, sum, x, y, z, xs, f), extrapolationRMSE(t, r2, x, y, z, xs, f)
+	t.Logf("extrapolation RMSE: linear+RBF %.4f, RBF %.4f", el, er)
+	if el > 0.5 || er < 2 {
+		t.Errorf("extrapolation RMSE: linear+RBF %.4f (want < 0.5), RBF %.4f (want > 2)", el, er)
+	}
+}
+
 // TestPeriodicExtrapolates fits a periodic signal on [0, 6] and checks that
 // a periodic kernel predicts it on [9, 12], three periods beyond the data,
 // where an RBF kernel reverts to the prior mean.
@@ -201,33 +263,9 @@ func TestPeriodicExtrapolates(t *testing.T) {
 	for i := 0; i < 30; i++ {
 		xs.Set(i, 0, 9+0.1*float64(i))
 	}
-	rmse := func(k kernel.Kernel) float64 {
-		lik, _ := likelihood.NewGaussian(0.01)
-		cm, err := collapsed.New(k, lik, z, nil, collapsed.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := cm.Fit(context.Background(), x, y, train.LBFGSOptions{MaxIter: 200}); err != nil {
-			t.Fatal(err)
-		}
-		post, err := cm.Posterior(x, y)
-		if err != nil {
-			t.Fatal(err)
-		}
-		mean, variance := make([]float64, 30), make([]float64, 30)
-		if err := post.Predict(xs, mean, variance); err != nil {
-			t.Fatal(err)
-		}
-		s := 0.0
-		for i, m := range mean {
-			d := m - f(xs.At(i, 0))
-			s += d * d
-		}
-		return math.Sqrt(s / 30)
-	}
 	per, _ := kernel.NewPeriodic(1, 1.4, 1.0, 1.0)
 	rbf, _ := kernel.NewRBF(1, 0.5, 1.0)
-	ep, er := rmse(per), rmse(rbf)
+	ep, er := extrapolationRMSE(t, per, x, y, z, xs, f), extrapolationRMSE(t, rbf, x, y, z, xs, f)
 	t.Logf("extrapolation RMSE: periodic %.4f (period %.4f), RBF %.4f", ep, per.Period(), er)
 	if ep > 0.1 || er < 0.5 {
 		t.Errorf("extrapolation RMSE: periodic %.4f (want < 0.1), RBF %.4f (want > 0.5)", ep, er)
