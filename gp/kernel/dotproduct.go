@@ -204,9 +204,10 @@ func (k *Constant) DiagGrad(dDiag []float64, x mat.Matrix, dx *mat.Dense, dparam
 
 // White is the white-noise kernel: k(x_i, x_j) = σ² δ_ij within one set
 // of points and 0 between two different sets, as in GPflow's White. It
-// models noise independent at every observation that is part of the
-// latent process (so it appears in predictions of f at the training
-// inputs' own rows but is never shared with the inducing inputs).
+// models variation that is independent at every point and part of the
+// latent function: it adds σ² to the prior variance k(x, x) of every point
+// (and to the diagonal of K_uu), but no inducing variable carries
+// information about it.
 //
 // Two arguments of Matrix and MatrixGrad are one set of points when they
 // are the same *mat.Dense, or views of the same memory with the same shape

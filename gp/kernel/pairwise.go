@@ -94,10 +94,12 @@ func checkDim(dim int) error {
 	return nil
 }
 
-// pairKernel is a kernel evaluated one pair of points at a time, for the
-// kernels whose cost is dominated by elementwise work rather than by a
-// distance product: periodic, rational quadratic, linear, polynomial and
-// constant.
+// pairKernel is a kernel evaluated one pair of points at a time, in
+// O(n·m·d) scalar work (Matrix in parallel row chunks, the gradients on one
+// goroutine): the periodic, rational quadratic, polynomial and constant
+// kernels, whose formulas are simple enough that this is exact and
+// straightforward, though slower than the Stationary kernels' distance
+// products for large d.
 type pairKernel interface {
 	// value returns k(x, z) for rows x and z.
 	value(x, z []float64) float64
