@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Reference reader for solvegp model files (docs/model-format.md, version 1).
+"""Reference reader for solvegp model files (docs/model-format.md, version 2).
 
 Usage:
 
@@ -39,7 +39,7 @@ import struct
 import sys
 
 FORMAT = "solvegp-model"
-VERSION = 1
+VERSION = 2
 
 # The jitter policy (model-format.md, "Jitter").
 JITTER_START = 1e-10
@@ -214,41 +214,80 @@ def packed_tri(p, off, n):
 class Kernel:
     """A kernel from its JSON description, with its hyperparameters read
     from the parameter vector p starting at offset pos (self.end: just past
-    them)."""
+    them), on inputs of d columns.
+
+    Calling it as k(x, y, same) gives k(x, y); same is True when x and y are
+    one point of one set (the diagonal of K_uu or K_vv, or k(x, x) at a
+    prediction input), which only the white-noise kernel needs."""
+
+    STATIONARY = ("rbf", "matern12", "matern32", "matern52")
 
     def __init__(self, spec, p, pos, d):
         self.type = spec["type"]
-        if self.type in ("sum", "product"):
+        self.cols = spec.get("columns")
+        if self.cols is not None:
+            d = len(self.cols)
+        t = self.type
+        if t in ("sum", "product"):
             self.parts = []
             for part in spec["parts"]:
                 k = Kernel(part, p, pos, d)
                 self.parts.append(k)
                 pos = k.end
-        elif self.type in ("rbf", "matern12", "matern32", "matern52"):
+        elif t in self.STATIONARY + ("periodic", "rq"):
             n = d if spec.get("ard", False) else 1
             ls = [softplus(u) for u in p[pos:pos + n]]
             self.ls = ls if n == d else ls * d
-            self.var = softplus(p[pos + n])
-            pos += n + 1
+            pos += n
+            if t == "periodic":
+                self.period = softplus(p[pos])
+                pos += 1
+            elif t == "rq":
+                self.alpha = softplus(p[pos])
+                pos += 1
+            self.var = softplus(p[pos])
+            pos += 1
+        elif t in ("linear", "polynomial"):
+            self.degree = spec["degree"] if t == "polynomial" else 1
+            self.var, self.offset = softplus(p[pos]), softplus(p[pos + 1])
+            pos += 2
+        elif t in ("constant", "white"):
+            self.var = softplus(p[pos])
+            pos += 1
         else:
-            raise FormatError("unknown kernel type %r" % self.type)
+            raise FormatError("unknown kernel type %r" % t)
         self.end = pos
 
-    def __call__(self, x, y):
-        if self.type == "sum":
-            return sum(k(x, y) for k in self.parts)
-        if self.type == "product":
+    def __call__(self, x, y, same=False):
+        if self.cols is not None:
+            x = [x[j] for j in self.cols]
+            y = [y[j] for j in self.cols]
+        t = self.type
+        if t == "sum":
+            return sum(k(x, y, same) for k in self.parts)
+        if t == "product":
             out = 1.0
             for k in self.parts:
-                out *= k(x, y)
+                out *= k(x, y, same)
             return out
+        if t == "constant":
+            return self.var
+        if t == "white":
+            return self.var if same else 0.0
+        if t in ("linear", "polynomial"):
+            return (self.var * dot(x, y) + self.offset) ** self.degree
+        if t == "periodic":
+            r2 = sum((math.sin(math.pi * (a - b) / self.period) / l) ** 2 for a, b, l in zip(x, y, self.ls))
+            return self.var * math.exp(-r2 / 2)
         r2 = sum(((a - b) / l) ** 2 for a, b, l in zip(x, y, self.ls))
         r = math.sqrt(r2)
-        if self.type == "rbf":
+        if t == "rq":
+            return self.var * math.exp(-self.alpha * math.log1p(r2 / (2 * self.alpha)))
+        if t == "rbf":
             return self.var * math.exp(-r2 / 2)
-        if self.type == "matern12":
+        if t == "matern12":
             return self.var * math.exp(-r)
-        if self.type == "matern32":
+        if t == "matern32":
             s = math.sqrt(3) * r
             return self.var * (1 + s) * math.exp(-s)
         s = math.sqrt(5) * r
@@ -310,14 +349,14 @@ class Model:
             self.lv = [packed_tri(p, off, m2) for off in lay["l_v"]]
 
         k = self.kern
-        kuu = [[k(a, b) for b in self.z] for a in self.z]
+        kuu = [[k(a, b, i == j) for j, b in enumerate(self.z)] for i, a in enumerate(self.z)]
         self.l0u, self.jitter_u = jittered_cholesky(kuu)
         self.jitter_v = 0.0
         if self.kind != "svgp":
             # A = L0u^-1 K_uv, stored by columns: acol[j] = L0u^-1 k_u(o_j).
             self.acol = [solve_lower(self.l0u, [k(zi, oj) for zi in self.z]) for oj in self.o]
         if self.kind == "solvegp":
-            kvv = [[k(a, b) for b in self.o] for a in self.o]
+            kvv = [[k(a, b, i == j) for j, b in enumerate(self.o)] for i, a in enumerate(self.o)]
             cvv = [[kvv[i][j] - dot(self.acol[i], self.acol[j]) for j in range(m2)] for i in range(m2)]
             self.l0v, self.jitter_v = jittered_cholesky(cvv, mean_diag(kvv))
 
@@ -326,7 +365,7 @@ class Model:
         k = self.kern
         b = solve_lower(self.l0u, [k(zi, x) for zi in self.z])
         beta = b if self.whitened else solve_lower_t(self.l0u, b)
-        base = k(x, x) - dot(b, b)
+        base = k(x, x, True) - dot(b, b)
         if self.kind != "svgp":
             c = [k(oj, x) - dot(aj, b) for oj, aj in zip(self.o, self.acol)]
         if self.kind == "solvegp":

@@ -29,14 +29,17 @@ type modelSpec struct {
 	whiten      bool
 	seed        uint64
 	threads     int
+	// names are the data file's column names (inputs first), nil without
+	// a header; -kernel expressions may name input columns.
+	names []string
 }
 
 func (s *modelSpec) register(fs *flag.FlagSet) {
 	fs.StringVar(&s.kind, "model", "solvegp", "model: svgp, odvgp or solvegp")
 	fs.IntVar(&s.m, "m", 100, "number of inducing points M")
 	fs.IntVar(&s.m2, "m2", 100, "number of orthogonal inducing points M2 (odvgp and solvegp)")
-	fs.StringVar(&s.kernel, "kernel", "rbf", "kernel: rbf, matern12, matern32 or matern52")
-	fs.BoolVar(&s.ard, "ard", false, "one lengthscale per input dimension")
+	fs.StringVar(&s.kernel, "kernel", "rbf", "kernel expression: "+kernelNames+", joined by + and * with parentheses, each optionally on some input columns by @ and a list of 0-based indices or header names (rbf@0,1+periodic@time); every kernel starts with -lengthscale and -variance (white: -noise; periodic: period 1; rq: α = 1; linear and polynomial: offset 1), on standardized inputs")
+	fs.BoolVar(&s.ard, "ard", false, "one lengthscale per input dimension (of each rbf, matern, periodic and rq kernel)")
 	fs.Float64Var(&s.lengthscale, "lengthscale", 1, "initial lengthscale (on standardized inputs)")
 	fs.Float64Var(&s.variance, "variance", 1, "initial kernel variance")
 	fs.StringVar(&s.lik, "likelihood", "gaussian", "likelihood: gaussian, bernoulli, poisson, robustmax or softmax")
@@ -64,7 +67,7 @@ func (s *modelSpec) check() error {
 	if s.m < 1 {
 		return fmt.Errorf("-m %d: need at least one inducing point", s.m)
 	}
-	if _, err := family(s.kernel); err != nil {
+	if _, err := parseKernelExpr(s.kernel); err != nil {
 		return err
 	}
 	switch s.lik {
@@ -87,20 +90,6 @@ func (s *modelSpec) check() error {
 		return fmt.Errorf("-classes %d: only for -likelihood robustmax or softmax, not %s", s.classes, s.lik)
 	}
 	return nil
-}
-
-func family(name string) (kernel.Family, error) {
-	switch strings.ToLower(name) {
-	case "rbf", "se":
-		return kernel.RBF, nil
-	case "matern12":
-		return kernel.Matern12, nil
-	case "matern32":
-		return kernel.Matern32, nil
-	case "matern52":
-		return kernel.Matern52, nil
-	}
-	return 0, fmt.Errorf("-kernel %q: want rbf, matern12, matern32 or matern52", name)
 }
 
 // maxClasses is the most classes a model file holds (gp/modelfile).
@@ -188,17 +177,12 @@ func (s *modelSpec) build(x *mat.Dense, lik gp.Likelihood) (*gp.Model, error) {
 // prior returns the kernel and the inducing inputs Z and O (nil when the
 // spec has no orthogonal inducing points) placed by k-means on the
 // standardized training inputs x.
-func (s *modelSpec) prior(x *mat.Dense) (k *kernel.Stationary, z, o *mat.Dense, err error) {
+func (s *modelSpec) prior(x *mat.Dense) (k kernel.Kernel, z, o *mat.Dense, err error) {
 	n, d := x.Dims()
 	if n < s.m+s.m2 {
 		return nil, nil, nil, fmt.Errorf("%d training rows, fewer than the %d inducing points asked for (-m %d, -m2 %d)", n, s.m+s.m2, s.m, s.m2)
 	}
-	fam, _ := family(s.kernel)
-	var kopts []kernel.Option
-	if s.ard {
-		kopts = append(kopts, kernel.ARD())
-	}
-	if k, err = kernel.NewStationary(fam, d, s.lengthscale, s.variance, kopts...); err != nil {
+	if k, err = s.newKernel(d); err != nil {
 		return nil, nil, nil, err
 	}
 	if z, o, err = inducing.Init(x, s.m, s.m2, inducing.KMeansOptions{Seed: s.seed, Threads: s.threads}); err != nil {

@@ -194,6 +194,7 @@ them (there is no best-model keeping).`, stderr)
 		return fail(stderr, "train", err)
 	}
 	n, _ := tab.X.Dims()
+	spec.names = tab.Names
 	lik, err := spec.likelihood(tab.Y)
 	if err != nil {
 		return fail(stderr, "train", err)

@@ -3,8 +3,15 @@
 // shared lengthscale or one lengthscale per input dimension (ARD) — and
 // sums and products of kernels, together with their exact adjoints.
 //
-// Every kernel in this package satisfies gp.Kernel. Kernel matrices are
-// computed through level-3 BLAS: squared distances between scaled inputs
+// It also provides the periodic (exp-sine-squared), rational quadratic,
+// linear, polynomial, constant and white-noise kernels (Periodic,
+// RationalQuadratic, Polynomial, Constant, White), evaluated pair by pair
+// with exact gradients, and Active, which restricts any kernel to a subset
+// of the input columns so that sums and products can combine kernels on
+// different columns.
+//
+// Every kernel in this package satisfies gp.Kernel. Stationary kernel
+// matrices are computed through level-3 BLAS: squared distances between scaled inputs
 // are formed as ‖x‖² + ‖z‖² − 2xᵀz by one matrix product of the augmented
 // rows [x, ‖x‖², 1] and [−2z, 1, ‖z‖²] (norms accumulated in the
 // micro-kernels' order, so coincident points give exactly 0), and the

@@ -48,3 +48,37 @@ func ExampleNewSum() {
 	// ⎡1.0500  0.9696⎤
 	// ⎣0.9696  1.0500⎦
 }
+
+// An RBF kernel on the first two input columns plus a periodic kernel of
+// period 7 on the third (day of the week, say), as one kernel on R^3.
+func ExampleNewActive() {
+	rbf, _ := kernel.NewRBF(2, 1.0, 1.0)
+	weekly, _ := kernel.NewPeriodic(1, 7, 1.0, 0.5)
+	a, err := kernel.NewActive(rbf, 3, []int{0, 1})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	b, _ := kernel.NewActive(weekly, 3, []int{2})
+	k, err := kernel.NewSum(a, b)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	// Parameters: [rbf ℓ, rbf σ², periodic ℓ, period, periodic σ²].
+	fmt.Println("parameters:", k.NumParams())
+	x := mat.NewDense(3, 3, []float64{
+		0, 0, 0,
+		0, 0, 7, // a week later: the periodic part repeats
+		0, 0, 3.5,
+	})
+	var K mat.Dense
+	k.Matrix(&K, x, x)
+	// Half a week apart: 1 + 0.5·exp(−½ sin²(π/2)) = 1 + 0.5·e^(−½).
+	fmt.Printf("%.4f\n", mat.Formatted(&K))
+	// Output:
+	// parameters: 5
+	// ⎡1.5000  1.5000  1.3033⎤
+	// ⎢1.5000  1.5000  1.3033⎥
+	// ⎣1.3033  1.3033  1.5000⎦
+}

@@ -26,8 +26,10 @@
 // loaded model uses the gp defaults for them, which affect predictions only
 // through the jitter added to near-singular K_uu or C_vv.
 //
-// The format knows the kernels of package kernel (Stationary kernels and
-// sums and products of them) and the likelihoods of package likelihood,
+// The format knows the kernels of package kernel (Stationary, Periodic,
+// RationalQuadratic, Polynomial, Constant and White kernels, Active
+// restrictions of any of them to input columns, and sums and products) and
+// the likelihoods of package likelihood,
 // the only ones it can rebuild on Load. Marshal and Save return an error
 // for a model with any other kernel or likelihood — a type of your own,
 // also as a part of a kernel.Sum or kernel.Product — and for an

@@ -26,7 +26,7 @@ const Format = "solvegp-model"
 
 // Version is the format version this package writes. It reads files of
 // this version and older ones; newer files are rejected with ErrVersion.
-const Version = 1
+const Version = 2
 
 // MaxFileSize bounds the size of a model file Load and Read accept
 // (1 GiB), so that a corrupt or hostile file cannot exhaust memory.
@@ -148,6 +148,12 @@ type kernelJSON struct {
 	Lengthscales []float64     `json:"lengthscales,omitempty"`
 	Variance     float64       `json:"variance,omitempty"`
 	Parts        []*kernelJSON `json:"parts,omitempty"`
+	// Fields of format version 2 (kernels.go).
+	Period  float64 `json:"period,omitempty"`
+	Alpha   float64 `json:"alpha,omitempty"`
+	Degree  int     `json:"degree,omitempty"`
+	Offset  float64 `json:"offset,omitempty"`
+	Columns []int   `json:"columns,omitempty"`
 }
 
 type likJSON struct {
@@ -372,6 +378,9 @@ func encodeKernel(k gp.Kernel) (*kernelJSON, error) {
 	case *kernel.Product:
 		return encodeParts("product", k.Parts())
 	}
+	if kj, ok, err := encodeMoreKernel(k); ok {
+		return kj, err
+	}
 	return nil, fmt.Errorf("modelfile: cannot save kernel of type %T", k)
 }
 
@@ -547,6 +556,9 @@ func (f *file) build() (*Bundle, error) {
 	} else if f.O != nil {
 		return nil, bad("svgp model with orthogonal inducing inputs o")
 	}
+	if err := checkKernelVersion(f.Kernel, f.Version); err != nil {
+		return nil, err
+	}
 	k, err := decodeKernel(f.Kernel, d, 0)
 	if err != nil {
 		return nil, err
@@ -703,6 +715,12 @@ func decodeKernel(kj *kernelJSON, d, depth int) (gp.Kernel, error) {
 	if depth > maxKernelDepth {
 		return nil, bad("kernels nested deeper than %d", maxKernelDepth)
 	}
+	if kj.Columns != nil {
+		return decodeActive(kj, d, depth)
+	}
+	if k, ok, err := decodeMoreKernel(kj, d); ok {
+		return k, err
+	}
 	switch kj.Type {
 	case "sum", "product":
 		if len(kj.Parts) < 1 {
@@ -763,6 +781,9 @@ func decodeKernel(kj *kernelJSON, d, depth int) (gp.Kernel, error) {
 // checkKernelValues checks that the readable hyperparameters in the file
 // match those the parameter vector gave the kernel (to rounding).
 func checkKernelValues(kj *kernelJSON, k gp.Kernel, where string) error {
+	if ok, err := checkMoreKernelValues(kj, k, where); ok {
+		return err
+	}
 	switch k := k.(type) {
 	case *kernel.Stationary:
 		ls := k.Lengthscales()

@@ -79,7 +79,7 @@ func cases() []modelCase {
 			return must(likelihood.NewSoftmax(3, likelihood.Samples(7)))
 		}, func(rng *rand.Rand) float64 { return float64(rng.IntN(3)) }},
 	)
-	return out
+	return append(out, moreKernelCases(gauss, real)...)
 }
 
 // build returns a model with random (but valid) parameters.
@@ -417,8 +417,8 @@ func TestBadFiles(t *testing.T) {
 		{"not json", []byte("hello"), "line 1, column 1"},
 		{"syntax line", edit(`"kind": "solvegp"`, `"kind": solvegp`), "line 4"},
 		{"other format", edit(`"solvegp-model"`, `"something"`), `format is "something"`},
-		{"newer", edit(`"version": 1`, `"version": 2`), "version 2"},
-		{"zero version", edit(`"version": 1`, `"version": 0`), "version 0"},
+		{"newer", edit(fmt.Sprintf(`"version": %d`, Version), fmt.Sprintf(`"version": %d`, Version+1)), fmt.Sprintf("version %d", Version+1)},
+		{"zero version", edit(fmt.Sprintf(`"version": %d`, Version), `"version": 0`), "version 0"},
 		{"kind", edit(`"kind": "solvegp"`, `"kind": "gpr"`), `unknown model kind "gpr"`},
 		{"unknown field", edit(`"whitened"`, `"colour": 1, "whitened"`), "unknown field"},
 		{"digest", edit(firstParam+",", "0.125,"), "params_sha256"},
