@@ -5,7 +5,6 @@ import (
 	"io"
 	"math"
 	"math/rand/v2"
-	"os"
 	"sort"
 
 	"gonum.org/v1/gonum/mat"
@@ -185,12 +184,13 @@ func ReadTestMasks(r io.Reader, name string) ([][]bool, error) {
 	return masks, nil
 }
 
-// LoadTestMasks reads the test-mask file at path. See ReadTestMasks.
+// LoadTestMasks reads the test-mask file at path, or standard input if
+// path is "-" (Stdin). See ReadTestMasks.
 func LoadTestMasks(path string) ([][]bool, error) {
-	f, err := os.Open(path)
+	f, name, err := openInput(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	return ReadTestMasks(f, path)
+	return ReadTestMasks(f, name)
 }
