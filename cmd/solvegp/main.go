@@ -13,6 +13,8 @@
 //	train    train a model on a CSV or gzip CSV file and save it
 //	predict  write predictive means and variances for new inputs as CSV
 //	eval     test RMSE, log-likelihood, accuracy and bound on a labelled file
+//	split    split a data file into training and test files by a mask
+//	         file (the UCI test masks) and split index, or at random
 //	classify class probabilities, accuracy and log-likelihood of images
 //	         under a convolutional GP model file (bench/convgp's .cgp)
 //	bench    per-operation cost table (Table 3) with measured times
@@ -72,6 +74,7 @@ func commands() []command {
 		{"train", "train a model on a CSV or gzip CSV file and save it", runTrain},
 		{"predict", "write predictive means and variances for new inputs as CSV", runPredict},
 		{"eval", "test RMSE, log-likelihood, accuracy and bound on a labelled file", runEval},
+		{"split", "split a data file into training and test files by a mask file or at random", runSplit},
 		{"classify", "class probabilities and accuracy of images under a convolutional GP model", runClassify},
 		{"bench", "per-operation cost table (the paper's Table 3) with measured times", runBench},
 	}
