@@ -56,6 +56,10 @@ func TestLongLinePositionsAndLimitEdge(t *testing.T) {
 	if err != nil || len(tab.Y) != 1 {
 		t.Fatalf("a line of exactly MaxLineBytes: %v", err)
 	}
+	over := "a,b\n" + strings.Repeat("0", MaxLineBytes-2) + "1,2\n"
+	if _, err := ReadCSV(strings.NewReader(over), "over.csv", Options{}); err == nil || !strings.Contains(err.Error(), "over.csv:2: line longer") {
+		t.Fatalf("a line of MaxLineBytes+1: err = %v", err)
+	}
 	long := "a,b\n1,2\n\n" + strings.Repeat("1", MaxLineBytes) + "1,2\n3,4\n"
 	_, err = ReadCSV(strings.NewReader(long), "long.csv", Options{})
 	var pe *ParseError

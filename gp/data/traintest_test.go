@@ -124,31 +124,3 @@ func TestWriteRowsRoundTrip(t *testing.T) {
 		t.Fatal("index out of range accepted")
 	}
 }
-
-// FuzzReadMaskFile: any input gives masks or a *ParseError, never a
-// panic; masks are rectangular and TrainTest partitions the rows.
-func FuzzReadMaskFile(f *testing.F) {
-	for _, s := range []string{"split0,split1\n1,0\n0,1\n", "0\n1\n", "a,a\n1,0\n", "x\n2\n", "", "\"1\n", "1,0\n0\n"} {
-		f.Add([]byte(s), 0)
-	}
-	f.Fuzz(func(t *testing.T, in []byte, k int) {
-		m, err := ReadMaskFile(bytes.NewReader(in), "f.csv")
-		if err != nil {
-			var pe *ParseError
-			if !errors.As(err, &pe) {
-				t.Fatalf("error %v is not a *ParseError", err)
-			}
-			return
-		}
-		n := len(m.Lines)
-		for _, col := range m.Masks {
-			if len(col) != n {
-				t.Fatalf("ragged masks")
-			}
-		}
-		train, test, err := m.TrainTest(n, k)
-		if err == nil && len(train)+len(test) != n {
-			t.Fatalf("%d + %d rows, want %d", len(train), len(test), n)
-		}
-	})
-}
