@@ -19,7 +19,8 @@
 //	         under a convolutional GP model file (bench/convgp's .cgp)
 //	bench    per-operation cost table (Table 3) with measured times
 //
-// Run "solvegp <command> -h" for the flags of each command. Exit codes: 0
+// A data file given as "-" is read from standard input. Run "solvegp
+// <command> -h" for the flags of each command. Exit codes: 0
 // success, 1 error (invalid flag values included), 2 bad usage (an unknown
 // flag, a malformed flag value, a missing or extra argument, a flag after
 // the file arguments, which must come last), 130
