@@ -424,10 +424,30 @@ func (t *recordTee) Read(p []byte) (int, error) {
 	if t.lineLen > t.max {
 		return n, t.tooLong("line", len(t.buf))
 	}
+	t.dropBlankLines()
 	if len(t.buf) > t.max+readAhead {
 		return n, t.tooLong("record (a row, with the line breaks inside its quoted fields)", t.max+1)
 	}
 	return n, err
+}
+
+// dropBlankLines drops the empty lines at the start of buf, which
+// csv.Reader skips without returning a record, so that a run of them
+// does not count as one long record.
+func (t *recordTee) dropBlankLines() {
+	k := 0
+	for {
+		if k < len(t.buf) && t.buf[k] == '\n' {
+			k++
+		} else if k+1 < len(t.buf) && t.buf[k] == '\r' && t.buf[k+1] == '\n' {
+			k += 2
+		} else {
+			break
+		}
+		t.line++
+	}
+	t.buf = t.buf[k:]
+	t.base += int64(k)
 }
 
 // tooLong reports the limit passed on the line that holds buf[at-1].

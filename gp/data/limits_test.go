@@ -91,3 +91,15 @@ func TestDuplicateHeaderNames(t *testing.T) {
 		t.Fatalf("empty names are missing names, not duplicates: %v", err)
 	}
 }
+
+// TestManyBlankLines: blank lines are not a long record, and the lines
+// after them keep their numbers.
+func TestManyBlankLines(t *testing.T) {
+	const blank = 3 * MaxLineBytes
+	in := "a,b\n1,2\n" + strings.Repeat("\n", blank/2) + strings.Repeat("\r\n", blank/4) + "3,4\n5,x\n"
+	_, err := ReadCSV(strings.NewReader(in), "blank.csv", Options{})
+	var pe *ParseError
+	if want := 3 + blank/2 + blank/4 + 1; !errors.As(err, &pe) || pe.Line != want || pe.Column != 2 {
+		t.Fatalf("err = %v, want line %d column 2", err, want)
+	}
+}
