@@ -77,3 +77,45 @@ func FuzzDataTestMasks(f *testing.F) {
 		}
 	})
 }
+
+// FuzzDataMaskFile feeds arbitrary bytes and a split index to the mask-file
+// reader and MaskFile.TrainTest: masks are rectangular, TrainTest
+// partitions the rows into two non-empty parts or refuses, and every error
+// is a *data.ParseError — never a panic.
+func FuzzDataMaskFile(f *testing.F) {
+	for _, s := range []string{"split0,split1\n1,0\n0,1\n", "0\n1\n", "a,a\n1,0\n", "x\n2\n", "", "\"1\n", "1,0\n0\n"} {
+		f.Add([]byte(s), 0)
+	}
+	f.Add([]byte("split0,split1\n1,0\n0,1\n1,0\n"), 1)
+	f.Fuzz(func(t *testing.T, in []byte, k int) {
+		m, err := data.ReadMaskFile(bytes.NewReader(in), "f.csv")
+		var pe *data.ParseError
+		if err != nil {
+			if !errors.As(err, &pe) {
+				t.Fatalf("error %v is not a *data.ParseError", err)
+			}
+			return
+		}
+		n := len(m.Lines)
+		for _, col := range m.Masks {
+			if len(col) != n {
+				t.Fatal("ragged masks")
+			}
+		}
+		train, test, err := m.TrainTest(n, k)
+		if err != nil {
+			if !errors.As(err, &pe) {
+				t.Fatalf("error %v is not a *data.ParseError", err)
+			}
+			return
+		}
+		if len(train) == 0 || len(test) == 0 || len(train)+len(test) != n {
+			t.Fatalf("%d + %d rows, want %d, both non-empty", len(train), len(test), n)
+		}
+		for _, i := range test {
+			if !m.Masks[k][i] {
+				t.Fatalf("row %d is not marked but is a test row", i)
+			}
+		}
+	})
+}

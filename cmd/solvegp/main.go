@@ -13,11 +13,14 @@
 //	train    train a model on a CSV or gzip CSV file and save it
 //	predict  write predictive means and variances for new inputs as CSV
 //	eval     test RMSE, log-likelihood, accuracy and bound on a labelled file
+//	split    split a data file into training and test files by a mask
+//	         file (the UCI test masks) and split index, or at random
 //	classify class probabilities, accuracy and log-likelihood of images
 //	         under a convolutional GP model file (bench/convgp's .cgp)
 //	bench    per-operation cost table (Table 3) with measured times
 //
-// Run "solvegp <command> -h" for the flags of each command. Exit codes: 0
+// A data file given as "-" is read from standard input. Run "solvegp
+// <command> -h" for the flags of each command. Exit codes: 0
 // success, 1 error (invalid flag values included), 2 bad usage (an unknown
 // flag, a malformed flag value, a missing or extra argument, a flag after
 // the file arguments, which must come last), 130
@@ -76,6 +79,7 @@ func commands() []command {
 		{"train", "train a model on a CSV or gzip CSV file and save it", runTrain},
 		{"predict", "write predictive means and variances for new inputs as CSV", runPredict},
 		{"eval", "test RMSE, log-likelihood, accuracy and bound on a labelled file", runEval},
+		{"split", "split a data file into training and test files by a mask file or at random", runSplit},
 		{"classify", "class probabilities and accuracy of images under a convolutional GP model", runClassify},
 		{"bench", "per-operation cost table (the paper's Table 3) with measured times", runBench},
 	}

@@ -1227,7 +1227,7 @@ func TestInputsByName(t *testing.T) {
 			`ac.csv: the header does not name the model's inputs a, b: no column "b"; column 2 ("c") is not an input (rename the columns, or remove the header line to take them by position)`},
 		{[]string{"predict", writeFile(t, dir, "abc.csv", "a,b,c,target\n1,2,3,4\n")},
 			`abc.csv: the header does not name the model's inputs a, b: column 3 ("c") is not an input (rename the columns, or remove the header line to take them by position)`},
-		{[]string{"predict", writeFile(t, dir, "aa.csv", "a,a\n1,2\n")}, `aa.csv: the header names the input "a" twice, in columns 1 and 2`},
+		{[]string{"predict", writeFile(t, dir, "aa.csv", "a,a\n1,2\n")}, `aa.csv:1:2: duplicate column name "a" (columns 1 and 2)`},
 		{[]string{"eval", filepath.Join(dir, "ba.csv")},
 			`ba.csv: column 2 ("a"), taken for the target as the last column, is one of the model's inputs (-target chooses the target column)`},
 		{[]string{"eval", writeFile(t, dir, "xyt.csv", "x,y,target\n1,2,3\n")},

@@ -1,7 +1,8 @@
 // Package data loads regression data sets for the gp packages: CSV and
 // gzip-compressed CSV files, the UCI benchmark files and test-split masks
 // of the SOLVE-GP reproduction, standardization fitted on training data,
-// and seeded train/validation/test splits.
+// seeded train/validation/test splits, and train/test partitions of a
+// file's rows by a mask or a random fraction, written back as CSV.
 //
 // Every malformed input is reported as an error that names the file, the
 // line and the column (a *ParseError), never as a panic: ragged rows,
@@ -155,22 +156,52 @@ func decompress(r io.Reader, name string) (io.Reader, func(), error) {
 	return br, func() {}, nil
 }
 
-// LoadCSV reads the CSV or gzip CSV file at path (gzip is detected from
-// the file's first bytes, not its name). See ReadCSV.
-func LoadCSV(path string, opts Options) (*Table, error) {
+// MaxLineBytes is the longest line, and the longest record (a row,
+// including any line breaks inside quoted fields), that ReadCSV,
+// ReadTestMasks and the loaders built on them accept: 1 MiB, enough for
+// tens of thousands of numeric columns. A longer line is refused with a
+// *ParseError as soon as the limit is passed, so that a hostile or
+// mistaken input (a large file without line breaks) costs at most a few
+// MiB of memory and the time to read 1 MiB.
+const MaxLineBytes = 1 << 20
+
+// Stdin is the path that LoadCSV and LoadTestMasks read as standard input;
+// errors then name the file "stdin".
+const Stdin = "-"
+
+// openInput opens path, or standard input when path is Stdin, and returns
+// the name to use in error messages.
+func openInput(path string) (io.ReadCloser, string, error) {
+	if path == Stdin {
+		return io.NopCloser(os.Stdin), "stdin", nil
+	}
 	f, err := os.Open(path)
+	if err != nil {
+		return nil, path, err
+	}
+	return f, path, nil
+}
+
+// LoadCSV reads the CSV or gzip CSV file at path (gzip is detected from
+// the file's first bytes, not its name), or standard input if path is
+// "-" (Stdin). See ReadCSV.
+func LoadCSV(path string, opts Options) (*Table, error) {
+	f, name, err := openInput(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	return ReadCSV(f, path, opts)
+	return ReadCSV(f, name, opts)
 }
 
 // ReadCSV reads a comma-separated table of numbers from r, which may be
 // gzip-compressed. name is used in error messages. Blank lines, including
 // lines of spaces and tabs only, are skipped; spaces around fields are
 // allowed. Every row must have the same
-// number of fields and every field must be a finite number.
+// number of fields and every field must be a finite number. Lines and
+// records longer than MaxLineBytes are refused, and so are headers that
+// give two columns the same (non-empty) name, which would make matching
+// columns by name ambiguous.
 func ReadCSV(r io.Reader, name string, opts Options) (*Table, error) {
 	switch opts.Header {
 	case HeaderAuto, HeaderPresent, HeaderAbsent:
@@ -231,7 +262,7 @@ func readNumeric(r io.Reader, name string, header HeaderMode, check func(col int
 	}
 	// tee keeps the text of the current record (from the end of the
 	// previous one), for whitespace-only lines and error positions.
-	tee := &recordTee{r: br, line: 1}
+	tee := &recordTee{r: br, line: 1, max: MaxLineBytes}
 	cr := csv.NewReader(tee)
 	cr.FieldsPerRecord = -1 // ragged rows are reported by us, with the line
 	cr.ReuseRecord = true
@@ -243,6 +274,10 @@ func readNumeric(r io.Reader, name string, header HeaderMode, check func(col int
 			break
 		}
 		if rerr != nil {
+			var long *longLineError
+			if errors.As(rerr, &long) {
+				return nil, nil, nil, 0, &ParseError{File: name, Line: long.line, Msg: long.msg}
+			}
 			var pe *csv.ParseError
 			if errors.As(rerr, &pe) {
 				return nil, nil, nil, 0, &ParseError{File: name, Line: pe.Line, Column: tee.field(pe), Msg: "malformed CSV", Err: pe.Err}
@@ -274,6 +309,10 @@ func readNumeric(r io.Reader, name string, header HeaderMode, check func(col int
 				names = make([]string, len(rec))
 				for i, f := range rec {
 					names[i] = strings.TrimSpace(f)
+				}
+				if i, j := duplicateName(names); j >= 0 {
+					return nil, nil, nil, 0, &ParseError{File: name, Line: line, Column: j + 1,
+						Msg: fmt.Sprintf("duplicate column name %q (columns %d and %d); names must differ so that columns can be matched by name", truncate(names[j], 40), i+1, j+1)}
 				}
 				continue
 			}
@@ -316,6 +355,23 @@ func readNumeric(r io.Reader, name string, header HeaderMode, check func(col int
 	return vals, names, lines, cols, nil
 }
 
+// duplicateName returns the 0-based columns i < j of the first pair of
+// equal non-empty names, or (-1, -1). Empty names are missing names, not
+// clashing ones.
+func duplicateName(names []string) (i, j int) {
+	seen := make(map[string]int, len(names))
+	for j, n := range names {
+		if n == "" {
+			continue
+		}
+		if i, ok := seen[n]; ok {
+			return i, j
+		}
+		seen[n] = j
+	}
+	return -1, -1
+}
+
 // truncate shortens s to at most n bytes for error messages.
 func truncate(s string, n int) string {
 	if len(s) <= n {
@@ -327,17 +383,78 @@ func truncate(s string, n int) string {
 // recordTee passes the bytes of r through and keeps those from the end of
 // the last record the csv.Reader returned, so that the raw text of the
 // current record is at hand.
+//
+// It also enforces the length limit max: a line, or the text of a record,
+// longer than max bytes makes Read fail with a *longLineError, before
+// csv.Reader has buffered more than that.
 type recordTee struct {
-	r    io.Reader
-	buf  []byte // bytes read from r from offset base on
-	base int64  // offset in r of buf[0]: the end of the last record
-	line int    // 1-based line of buf[0]
+	r       io.Reader
+	buf     []byte // bytes read from r from offset base on
+	base    int64  // offset in r of buf[0]: the end of the last record
+	line    int    // 1-based line of buf[0]
+	max     int    // longest line or record accepted, in bytes
+	lineLen int    // bytes read since the last '\n'
 }
+
+// readAhead bounds how far past the end of a record csv.Reader's buffer
+// reads, so that buf may exceed the record by that much.
+const readAhead = 1 << 16
+
+// longLineError is returned by recordTee.Read when the limit is passed.
+type longLineError struct {
+	line int
+	msg  string
+}
+
+func (e *longLineError) Error() string { return e.msg }
 
 func (t *recordTee) Read(p []byte) (int, error) {
 	n, err := t.r.Read(p)
 	t.buf = append(t.buf, p[:n]...)
+	if k := bytes.LastIndexByte(p[:n], '\n'); k >= 0 {
+		// The longest line ending in p may have begun before it.
+		first := bytes.IndexByte(p[:n], '\n')
+		if t.lineLen+first > t.max {
+			return n, t.tooLong("line", len(t.buf)-n+first)
+		}
+		t.lineLen = n - k - 1
+	} else {
+		t.lineLen += n
+	}
+	if t.lineLen > t.max {
+		return n, t.tooLong("line", len(t.buf))
+	}
+	t.dropBlankLines()
+	if len(t.buf) > t.max+readAhead {
+		return n, t.tooLong("record (a row, with the line breaks inside its quoted fields)", t.max+1)
+	}
 	return n, err
+}
+
+// dropBlankLines drops the empty lines at the start of buf, which
+// csv.Reader skips without returning a record, so that a run of them
+// does not count as one long record.
+func (t *recordTee) dropBlankLines() {
+	k := 0
+	for {
+		if k < len(t.buf) && t.buf[k] == '\n' {
+			k++
+		} else if k+1 < len(t.buf) && t.buf[k] == '\r' && t.buf[k+1] == '\n' {
+			k += 2
+		} else {
+			break
+		}
+		t.line++
+	}
+	t.buf = t.buf[k:]
+	t.base += int64(k)
+}
+
+// tooLong reports the limit passed on the line that holds buf[at-1].
+func (t *recordTee) tooLong(what string, at int) error {
+	at = min(max(at, 1), len(t.buf))
+	line := t.line + bytes.Count(t.buf[:at-1], []byte{'\n'})
+	return &longLineError{line: line, msg: fmt.Sprintf("%s longer than %d bytes, the limit (data.MaxLineBytes); is this a CSV file with one row per line?", what, t.max)}
 }
 
 // advance drops the text up to offset end (csv.Reader.InputOffset after a

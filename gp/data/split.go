@@ -1,12 +1,14 @@
 package data
 
 import (
+	"bufio"
+	"encoding/csv"
 	"fmt"
 	"io"
 	"math"
 	"math/rand/v2"
-	"os"
 	"sort"
+	"strconv"
 
 	"gonum.org/v1/gonum/mat"
 )
@@ -140,6 +142,58 @@ func Rows(x *mat.Dense, y []float64, idx []int) (*mat.Dense, []float64, error) {
 // more columns, is an error naming its line and row. A file with a single
 // column must therefore hold only ones.
 func ReadTestMasks(r io.Reader, name string) ([][]bool, error) {
+	m, err := ReadMaskFile(r, name)
+	if err != nil {
+		return nil, err
+	}
+	n := len(m.Lines)
+	cols := len(m.Masks)
+	split := func(k int) string {
+		if m.Names != nil {
+			return fmt.Sprintf("%q", m.Names[k])
+		}
+		return fmt.Sprintf("column %d", k+1)
+	}
+	for i := 0; i < n; i++ {
+		first := -1
+		for k := 0; k < cols; k++ {
+			if !m.Masks[k][i] {
+				continue
+			}
+			if first >= 0 {
+				return nil, &ParseError{File: name, Line: m.Lines[i], Column: k + 1,
+					Msg: fmt.Sprintf("row %d (from 0) is a test row in both split %s and split %s; each row must be a test row in exactly one split", i, split(first), split(k))}
+			}
+			first = k
+		}
+		if first < 0 {
+			return nil, &ParseError{File: name, Line: m.Lines[i],
+				Msg: fmt.Sprintf("row %d (from 0) is a test row in no split; each row must be a test row in exactly one split", i)}
+		}
+	}
+	return m.Masks, nil
+}
+
+// MaskFile is a file of 0/1 columns, one row per row of a data set, such
+// as the UCI test masks: column k marks the test rows of split k.
+type MaskFile struct {
+	// Masks holds one mask per column: Masks[k][i] reports whether row
+	// i is marked (a test row) in column k.
+	Masks [][]bool
+	// Names holds the header names, or nil if the file had none.
+	Names []string
+	// Lines holds the 1-based file line of each row.
+	Lines []int
+	// File is the name used in error messages.
+	File string
+}
+
+// ReadMaskFile reads a mask file: CSV or gzip CSV, an optional header,
+// and one row of 0/1 values per data row (a value other than 0 or 1 is
+// an error naming its line and column). Unlike ReadTestMasks it does not
+// require each row to be marked in exactly one column, so that a single
+// column of 0/1 (test or not) is a valid mask file.
+func ReadMaskFile(r io.Reader, name string) (*MaskFile, error) {
 	vals, names, lines, cols, err := readNumeric(r, name, HeaderAuto, func(_ int, v float64) string {
 		if v != 0 && v != 1 {
 			return fmt.Sprintf("mask value %v is not 0 or 1", v)
@@ -150,29 +204,6 @@ func ReadTestMasks(r io.Reader, name string) ([][]bool, error) {
 		return nil, err
 	}
 	n := len(vals) / cols
-	split := func(k int) string {
-		if names != nil {
-			return fmt.Sprintf("%q", names[k])
-		}
-		return fmt.Sprintf("column %d", k+1)
-	}
-	for i := 0; i < n; i++ {
-		first := -1
-		for k, v := range vals[i*cols : (i+1)*cols] {
-			if v != 1 {
-				continue
-			}
-			if first >= 0 {
-				return nil, &ParseError{File: name, Line: lines[i], Column: k + 1,
-					Msg: fmt.Sprintf("row %d (from 0) is a test row in both split %s and split %s; each row must be a test row in exactly one split", i, split(first), split(k))}
-			}
-			first = k
-		}
-		if first < 0 {
-			return nil, &ParseError{File: name, Line: lines[i],
-				Msg: fmt.Sprintf("row %d (from 0) is a test row in no split; each row must be a test row in exactly one split", i)}
-		}
-	}
 	masks := make([][]bool, cols)
 	for k := range masks {
 		masks[k] = make([]bool, n)
@@ -182,15 +213,153 @@ func ReadTestMasks(r io.Reader, name string) ([][]bool, error) {
 			masks[k][i] = vals[i*cols+k] == 1
 		}
 	}
-	return masks, nil
+	return &MaskFile{Masks: masks, Names: names, Lines: lines, File: name}, nil
 }
 
-// LoadTestMasks reads the test-mask file at path. See ReadTestMasks.
-func LoadTestMasks(path string) ([][]bool, error) {
-	f, err := os.Open(path)
+// LoadMaskFile reads the mask file at path, or standard input if path is
+// "-" (Stdin). See ReadMaskFile.
+func LoadMaskFile(path string) (*MaskFile, error) {
+	f, name, err := openInput(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	return ReadTestMasks(f, path)
+	return ReadMaskFile(f, name)
+}
+
+// TrainTest returns the rows of a data set of n rows that column k
+// (0-based; "split0" is 0) of the mask file marks as test rows, and the
+// others as training rows, each in increasing order. It is an error if
+// the file does not have n rows, k is not one of its columns, or either
+// part would be empty.
+func (m *MaskFile) TrainTest(n, k int) (train, test []int, err error) {
+	if len(m.Masks) == 0 {
+		return nil, nil, &ParseError{File: m.File, Msg: "no mask columns"}
+	}
+	if k < 0 || k >= len(m.Masks) {
+		return nil, nil, &ParseError{File: m.File, Msg: fmt.Sprintf("split %d out of range: the file has %s, splits 0 to %d", k, columns(len(m.Masks)), len(m.Masks)-1)}
+	}
+	if rows := len(m.Masks[k]); rows != n {
+		return nil, nil, &ParseError{File: m.File, Msg: fmt.Sprintf("%d mask rows, but the data have %d rows; the mask must have one row per data row", rows, n)}
+	}
+	for i, t := range m.Masks[k] {
+		if t {
+			test = append(test, i)
+		} else {
+			train = append(train, i)
+		}
+	}
+	col := fmt.Sprintf("column %d", k+1)
+	if m.Names != nil {
+		col = fmt.Sprintf("column %d (%q)", k+1, m.Names[k])
+	}
+	switch {
+	case len(test) == 0:
+		return nil, nil, &ParseError{File: m.File, Column: k + 1, Msg: col + " marks no test rows"}
+	case len(train) == 0:
+		return nil, nil, &ParseError{File: m.File, Column: k + 1, Msg: col + " marks every row as a test row, leaving none to train on"}
+	}
+	return train, test, nil
+}
+
+// RandomTrainTest partitions the rows 0..n-1 at random into a training and
+// a test part: round(testFrac·n) test rows, the rest training rows, each in
+// increasing order. The same n, testFrac and seed always give the same
+// partition (it is RandomSplit's test set with no validation rows). Both
+// parts must be non-empty.
+func RandomTrainTest(n int, testFrac float64, seed uint64) (train, test []int, err error) {
+	if !(testFrac > 0 && testFrac < 1) {
+		return nil, nil, fmt.Errorf("data: RandomTrainTest: test fraction must lie in (0, 1), got %v", testFrac)
+	}
+	s, err := RandomSplit(n, testFrac, 0, seed)
+	if err != nil {
+		return nil, nil, err
+	}
+	if len(s.Test) == 0 {
+		return nil, nil, fmt.Errorf("data: RandomTrainTest: a test fraction of %v of %d rows rounds to no test rows", testFrac, n)
+	}
+	return s.Train, s.Test, nil
+}
+
+// WriteRows writes the rows idx of t to w as CSV, in the order given: the
+// header line first if t has names, then one line per row with the target
+// in its original column (t.TargetColumn; last if that is 0). Values are
+// written in the shortest form that reads back as the same float64, so
+// that ReadCSV of the output gives exactly the selected rows.
+func WriteRows(w io.Writer, t *Table, idx []int) error {
+	if t == nil || t.X == nil {
+		return fmt.Errorf("data: WriteRows: nil table")
+	}
+	n, d := t.X.Dims()
+	if t.Y != nil && len(t.Y) != n {
+		return fmt.Errorf("data: WriteRows: %d rows in X but %d targets", n, len(t.Y))
+	}
+	cols := d
+	tc := -1 // 0-based column of the target in the output
+	if t.Y != nil {
+		cols++
+		tc = d
+		if t.TargetColumn > 0 && t.TargetColumn <= cols {
+			tc = t.TargetColumn - 1
+		}
+	}
+	bw := bufio.NewWriterSize(w, 1<<16)
+	if t.Names != nil {
+		if len(t.Names) != cols {
+			return fmt.Errorf("data: WriteRows: %d names for %s", len(t.Names), columns(cols))
+		}
+		names := t.Names
+		if tc >= 0 {
+			// Names lists the inputs, then the target.
+			names = append(append(append([]string(nil), t.Names[:tc]...), t.Names[d]), t.Names[tc:d]...)
+		}
+		if err := writeCSVLine(bw, names); err != nil {
+			return err
+		}
+	}
+	var buf []byte
+	for _, i := range idx {
+		if i < 0 || i >= n {
+			return fmt.Errorf("data: WriteRows: index %d out of range [0, %d)", i, n)
+		}
+		buf = buf[:0]
+		row := t.X.RawRowView(i)
+		for c, j := 0, 0; c < cols; c++ {
+			if c > 0 {
+				buf = append(buf, ',')
+			}
+			if c == tc {
+				buf = strconv.AppendFloat(buf, t.Y[i], 'g', -1, 64)
+				continue
+			}
+			buf = strconv.AppendFloat(buf, row[j], 'g', -1, 64)
+			j++
+		}
+		buf = append(buf, '\n')
+		if _, err := bw.Write(buf); err != nil {
+			return err
+		}
+	}
+	return bw.Flush()
+}
+
+// writeCSVLine writes fields as one CSV line, quoting where needed.
+func writeCSVLine(w io.Writer, fields []string) error {
+	cw := csv.NewWriter(w)
+	if err := cw.Write(fields); err != nil {
+		return err
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+// LoadTestMasks reads the test-mask file at path, or standard input if
+// path is "-" (Stdin). See ReadTestMasks.
+func LoadTestMasks(path string) ([][]bool, error) {
+	f, name, err := openInput(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return ReadTestMasks(f, name)
 }
