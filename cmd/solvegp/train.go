@@ -131,6 +131,10 @@ them (there is no best-model keeping).`, stderr)
 		return exitUsage
 	}
 	path := fs.Arg(0)
+	if err := checkM2(fs, &spec); err != nil {
+		fmt.Fprintf(stderr, "solvegp train: %v\n", err)
+		return exitUsage
+	}
 	if err := spec.check(); err != nil {
 		return fail(stderr, "train", err)
 	}
