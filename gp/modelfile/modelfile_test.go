@@ -417,8 +417,8 @@ func TestBadFiles(t *testing.T) {
 		{"not json", []byte("hello"), "line 1, column 1"},
 		{"syntax line", edit(`"kind": "solvegp"`, `"kind": solvegp`), "line 4"},
 		{"other format", edit(`"solvegp-model"`, `"something"`), `format is "something"`},
-		{"newer", edit(`"version": 1`, `"version": 2`), "version 2"},
-		{"zero version", edit(`"version": 1`, `"version": 0`), "version 0"},
+		{"newer", edit(`"version": 2`, `"version": 3`), "version 3"},
+		{"zero version", edit(`"version": 2`, `"version": 0`), "version 0"},
 		{"kind", edit(`"kind": "solvegp"`, `"kind": "gpr"`), `unknown model kind "gpr"`},
 		{"unknown field", edit(`"whitened"`, `"colour": 1, "whitened"`), "unknown field"},
 		{"digest", edit(firstParam+",", "0.125,"), "params_sha256"},
@@ -523,8 +523,8 @@ func TestEditedValues(t *testing.T) {
 	s := string(validFile(t))
 	i := strings.Index(s, `"variance": `)
 	j := i + strings.IndexAny(s[i:], ",\n}")
-	bad := s[:i] + `"variance": 7.5` + s[j:]
-	if _, err := Unmarshal([]byte(bad)); err == nil || !strings.Contains(err.Error(), "variance is 7.5") {
+	bad := resign(t, []byte(s[:i]+`"variance": 7.5`+s[j:]))
+	if _, err := Unmarshal(bad); err == nil || !strings.Contains(err.Error(), "variance is 7.5") {
 		t.Fatalf("edited variance: %v", err)
 	}
 }

@@ -1,0 +1,129 @@
+package modelfile
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"hash"
+	"math"
+	"sort"
+	"strconv"
+)
+
+// uncheckedV1 is Bundle.Unchecked for a version 1 file, whose only digest,
+// params_sha256, covers the parameter vector alone.
+const uncheckedV1 = "format version 1: its checksum covers the parameters only, so the standardization, " +
+	"the kernel family, the likelihood's settings and the parameterization are unchecked (save the model again to check them)"
+
+// notDigested are the top-level fields model_sha256 leaves out: the
+// digests themselves and meta, which does not affect predictions.
+var notDigested = []string{"model_sha256", "params_sha256", "meta"}
+
+// modelDigest returns model_sha256 of the JSON document buf: the SHA-256
+// of the canonical encoding (see canonical) of the document without the
+// fields of notDigested. It covers everything that affects a prediction,
+// the standardization included, and is independent of whitespace, key
+// order and the spelling of numbers, so that any JSON writer reproduces it.
+func modelDigest(buf []byte) (string, error) {
+	dec := json.NewDecoder(bytes.NewReader(buf))
+	dec.UseNumber()
+	var doc map[string]any
+	if err := dec.Decode(&doc); err != nil {
+		return "", err
+	}
+	for _, k := range notDigested {
+		delete(doc, k)
+	}
+	h := sha256.New()
+	if err := canonical(h, doc); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// canonical writes the canonical encoding of a decoded JSON value v to h:
+// null as "n"; true and false as "t" and "f"; a number as "d" and its
+// float64 (integers included) in little-endian binary64; a string as "s",
+// its UTF-8 length as a little-endian uint64, and its bytes; an array as
+// "a", its length as uint64 and its elements; an object as "o", its number
+// of keys as uint64, then each key (as a string) and its value in the byte
+// order of the keys.
+func canonical(h hash.Hash, v any) error {
+	var n [8]byte
+	putLen := func(tag string, l int) {
+		h.Write([]byte(tag))
+		binary.LittleEndian.PutUint64(n[:], uint64(l))
+		h.Write(n[:])
+	}
+	switch v := v.(type) {
+	case nil:
+		h.Write([]byte("n"))
+	case bool:
+		if v {
+			h.Write([]byte("t"))
+		} else {
+			h.Write([]byte("f"))
+		}
+	case json.Number:
+		f, err := strconv.ParseFloat(string(v), 64)
+		if err != nil || math.IsInf(f, 0) {
+			return fmt.Errorf("number %s out of float64 range", v)
+		}
+		h.Write([]byte("d"))
+		binary.LittleEndian.PutUint64(n[:], math.Float64bits(f))
+		h.Write(n[:])
+	case string:
+		putLen("s", len(v))
+		h.Write([]byte(v))
+	case []any:
+		putLen("a", len(v))
+		for _, e := range v {
+			if err := canonical(h, e); err != nil {
+				return err
+			}
+		}
+	case map[string]any:
+		keys := make([]string, 0, len(v))
+		for k := range v {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		putLen("o", len(v))
+		for _, k := range keys {
+			putLen("s", len(k))
+			h.Write([]byte(k))
+			if err := canonical(h, v[k]); err != nil {
+				return err
+			}
+		}
+	default:
+		return fmt.Errorf("unexpected JSON value of type %T", v)
+	}
+	return nil
+}
+
+// checkModelDigest checks the file's model_sha256 against its content buf
+// for a file of version 2 or later, which must have one, and returns
+// Bundle.Unchecked for the file's version.
+func (f *file) checkModelDigest(buf []byte) (string, error) {
+	if f.Version < 2 {
+		if f.ModelSHA256 != "" {
+			return "", bad("a version 1 file has no model_sha256")
+		}
+		return uncheckedV1, nil
+	}
+	if f.ModelSHA256 == "" {
+		return "", bad("missing model_sha256")
+	}
+	got, err := modelDigest(buf)
+	if err != nil {
+		return "", bad("model_sha256: %v", err)
+	}
+	if got != f.ModelSHA256 {
+		return "", bad("model_sha256 does not match the file (file corrupt or edited)")
+	}
+	return "", nil
+}
