@@ -205,6 +205,9 @@ them (there is no best-model keeping).`, stderr)
 	if err := checkLabels(path, tab, lik); err != nil {
 		return fail(stderr, "train", err)
 	}
+	if err := checkDataScale(path, tab); err != nil {
+		return fail(stderr, "train", err)
+	}
 	split, err := data.RandomSplit(n, 0, *validFrac, spec.seed)
 	if err != nil {
 		return fail(stderr, "train", fmt.Errorf("%s: %v", path, err))
