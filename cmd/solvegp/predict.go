@@ -199,11 +199,12 @@ func joinList(items []string, conj string) string {
 
 // inputError names file in an error of prediction on the inputs of tab,
 // and gives an input the model refuses (modelfile.InputError) as
-// file:line:column.
+// file:line:column and a test point whose prediction is not finite
+// (gp.PointError) as file:line.
 func inputError(file string, tab *inputTable, err error) error {
 	var ie *modelfile.InputError
 	if !errors.As(err, &ie) {
-		return fmt.Errorf("%s: %w", file, err)
+		return pointError(file, tab, err)
 	}
 	line, col := tab.Pos(ie.Row, ie.Col)
 	msg := fmt.Sprintf("input %g is beyond the limit of %g", ie.Value, modelfile.MaxInput)
