@@ -3,9 +3,11 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 
 	"github.com/solvegp/solvegp/gp"
 	"github.com/solvegp/solvegp/gp/data"
+	"github.com/solvegp/solvegp/gp/modelfile"
 )
 
 // pointError names file in err, an error of prediction on the inputs of
@@ -24,4 +26,13 @@ func pointError(file string, tab *inputTable, err error) error {
 		msg += " (" + pe.Hint + ")"
 	}
 	return &data.ParseError{File: file, Line: tab.Lines[pe.Point], Msg: msg}
+}
+
+// warnUnchecked warns that the model file at path is of an older format
+// whose checksum does not cover everything that affects a prediction
+// (modelfile.Bundle.Unchecked); the model is used all the same.
+func warnUnchecked(stderr io.Writer, cmd, path string, b *modelfile.Bundle) {
+	if b.Unchecked != "" {
+		fmt.Fprintf(stderr, "solvegp %s: warning: %s: %s\n", cmd, path, b.Unchecked)
+	}
 }

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -23,5 +25,33 @@ func TestEvalNamesLine(t *testing.T) {
 	want := "solvegp eval: " + test + ":8: log predictive prediction is -Inf"
 	if code != exitError || out != "" || !strings.HasPrefix(errOut, want) {
 		t.Errorf("eval: exit %d, stdout %q, stderr %q, want %d and %q", code, out, errOut, exitError, want)
+	}
+}
+
+// TestVersion1ModelWarning checks that predict and eval use a model file of
+// format version 1, whose checksum covers the parameters only, with a
+// warning that its standardization is unchecked.
+func TestVersion1ModelWarning(t *testing.T) {
+	dir := t.TempDir()
+	train := writeRegression(t, dir, 40, 6)
+	model := filepath.Join(dir, "m.json")
+	if code, _, errOut := runCmd(t, "train", "-quiet", "-m", "3", "-m2", "2", "-epochs", "2", "-out", model, train); code != exitOK {
+		t.Fatalf("train: exit %d, %s", code, errOut)
+	}
+	buf, err := os.ReadFile(model)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v1 := regexp.MustCompile(`,\s*"model_sha256": "[0-9a-f]*"`).ReplaceAllString(strings.Replace(string(buf), `"version": 2`, `"version": 1`, 1), "")
+	old := writeFile(t, dir, "v1.json", v1)
+	for _, cmd := range []string{"predict", "eval"} {
+		code, _, errOut := runCmd(t, cmd, "-model", old, train)
+		want := "solvegp " + cmd + ": warning: " + old + ": format version 1: its checksum covers the parameters only, so the standardization"
+		if code != exitOK || !strings.HasPrefix(errOut, want) {
+			t.Errorf("%s: exit %d, stderr %q, want %q", cmd, code, errOut, want)
+		}
+		if code, _, errOut := runCmd(t, cmd, "-model", model, train); code != exitOK || errOut != "" {
+			t.Errorf("%s of a current file: exit %d, stderr %q", cmd, code, errOut)
+		}
 	}
 }

@@ -255,6 +255,7 @@ For a single latent function the output columns are
 	if err != nil {
 		return fail(stderr, "predict", wrongFile(*modelPath, kindRegression, err))
 	}
+	warnUnchecked(stderr, "predict", *modelPath, b)
 	tab, err := loadInputs(b, fs.Arg(0), &csv, false)
 	if err != nil {
 		return fail(stderr, "predict", err)
@@ -337,6 +338,7 @@ by name, in any order, as in predict.`, stderr)
 	if err != nil {
 		return fail(stderr, "eval", wrongFile(*modelPath, kindRegression, err))
 	}
+	warnUnchecked(stderr, "eval", *modelPath, b)
 	tab, err := loadInputs(b, fs.Arg(0), &csv, true)
 	if err != nil {
 		return fail(stderr, "eval", err)
