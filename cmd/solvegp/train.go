@@ -276,7 +276,7 @@ them (there is no best-model keeping).`, stderr)
 		}
 		if ck != nil {
 			if ck.Fingerprint != fingerprint {
-				return fail(stderr, "train", fmt.Errorf("%s: the checkpoint comes from a run with other data or training flags; remove it to start afresh", *ckPath))
+				return fail(stderr, "train", fingerprintMismatch(*ckPath, ck.Flags, trainingFlags(fs)))
 			}
 			if len(ck.Params) != model.NumParams() {
 				return fail(stderr, "train", fmt.Errorf("%s: checkpoint has %d parameters, the model %d", *ckPath, len(ck.Params), model.NumParams()))
@@ -312,7 +312,7 @@ them (there is no best-model keeping).`, stderr)
 	lastSave := time.Now()
 	var ckErr error // a failed checkpoint write, reported after training
 	saveCk := func(step int, elapsed time.Duration, state func() train.Checkpoint) {
-		ck := &trainCheckpoint{Version: trainCheckpointVersion, Fingerprint: fingerprint, Params: make([]float64, model.NumParams()),
+		ck := &trainCheckpoint{Version: trainCheckpointVersion, Fingerprint: fingerprint, Flags: trainingFlags(fs), Params: make([]float64, model.NumParams()),
 			Train: state(), History: append([]epochRecord(nil), history...), Seconds: priorSeconds + elapsed.Seconds()}
 		model.Params(ck.Params)
 		ckErr = saveTrainCheckpoint(*ckPath, ck)
