@@ -55,3 +55,15 @@ func TestVersion1ModelWarning(t *testing.T) {
 		}
 	}
 }
+
+// TestValidationLineUnits checks that train's validation line says its
+// metrics are in the original units of the target (the bound line above
+// it is on standardized data, and nothing told the two apart).
+func TestValidationLineUnits(t *testing.T) {
+	dir := t.TempDir()
+	data := writeRegression(t, dir, 50, 8)
+	code, out, errOut := runCmd(t, "train", "-quiet", "-m", "3", "-m2", "2", "-epochs", "2", "-valid", "0.2", "-out", filepath.Join(dir, "m.json"), data)
+	if code != exitOK || !strings.Contains(out, "\nvalidation (original units) log-lik ") || !strings.Contains(out, "  RMSE ") {
+		t.Errorf("train: exit %d, stderr %q, stdout\n%s", code, errOut, out)
+	}
+}

@@ -613,7 +613,7 @@ func printTrainSummary(w io.Writer, s *trainSummary) {
 		fmt.Fprintf(w, "bound      %.6g (training data, standardized%s)\n", *s.Bound, mcNote(s.BoundMC))
 	}
 	if v := s.Valid; v != nil {
-		fmt.Fprintf(w, "validation log-lik %.4f", v.LogLik)
+		fmt.Fprintf(w, "validation (original units) log-lik %.4f", v.LogLik)
 		if v.RMSE != nil {
 			fmt.Fprintf(w, "  RMSE %.4g", *v.RMSE)
 		}
