@@ -27,19 +27,50 @@ var notDigested = []string{"model_sha256", "params_sha256", "meta"}
 // fields of notDigested. It covers everything that affects a prediction,
 // the standardization included, and is independent of whitespace, key
 // order and the spelling of numbers, so that any JSON writer reproduces it.
-func modelDigest(buf []byte) (string, error) {
-	dec := json.NewDecoder(bytes.NewReader(buf))
-	dec.UseNumber()
-	var doc map[string]any
-	if err := dec.Decode(&doc); err != nil {
+// params must be the document's "params" as decoded into float64s: the
+// largest field is encoded from them rather than decoded a second time.
+func modelDigest(buf []byte, params []float64) (string, error) {
+	var top map[string]json.RawMessage
+	if err := json.Unmarshal(buf, &top); err != nil {
 		return "", err
 	}
 	for _, k := range notDigested {
-		delete(doc, k)
+		delete(top, k)
 	}
+	keys := make([]string, 0, len(top))
+	for k := range top {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
 	h := sha256.New()
-	if err := canonical(h, doc); err != nil {
-		return "", err
+	var n [8]byte
+	putLen := func(tag string, l int) {
+		h.Write([]byte(tag))
+		binary.LittleEndian.PutUint64(n[:], uint64(l))
+		h.Write(n[:])
+	}
+	putLen("o", len(keys))
+	for _, k := range keys {
+		putLen("s", len(k))
+		h.Write([]byte(k))
+		if k == "params" && params != nil {
+			putLen("a", len(params))
+			for _, v := range params {
+				h.Write([]byte("d"))
+				binary.LittleEndian.PutUint64(n[:], math.Float64bits(v))
+				h.Write(n[:])
+			}
+			continue
+		}
+		dec := json.NewDecoder(bytes.NewReader(top[k]))
+		dec.UseNumber()
+		var v any
+		if err := dec.Decode(&v); err != nil {
+			return "", err
+		}
+		if err := canonical(h, v); err != nil {
+			return "", err
+		}
 	}
 	return hex.EncodeToString(h.Sum(nil)), nil
 }
@@ -118,7 +149,7 @@ func (f *file) checkModelDigest(buf []byte) (string, error) {
 	if f.ModelSHA256 == "" {
 		return "", bad("missing model_sha256")
 	}
-	got, err := modelDigest(buf)
+	got, err := modelDigest(buf, f.Params)
 	if err != nil {
 		return "", bad("model_sha256: %v", err)
 	}

@@ -18,7 +18,7 @@ import (
 // content, as a writer of the edited file would.
 func resign(t *testing.T, file []byte) []byte {
 	t.Helper()
-	sum, err := modelDigest(file)
+	sum, err := modelDigest(file, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -324,7 +324,7 @@ func Marshal(b *Bundle) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("modelfile: %w", err)
 	}
-	if f.ModelSHA256, err = modelDigest(out); err != nil {
+	if f.ModelSHA256, err = modelDigest(out, params); err != nil {
 		return nil, fmt.Errorf("modelfile: %w", err)
 	}
 	if out, err = json.MarshalIndent(&f, "", "  "); err != nil {
