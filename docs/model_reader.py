@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Reference reader for solvegp model files (docs/model-format.md, version 2).
+"""Reference reader for solvegp model files (docs/model-format.md, versions 1 to 3).
 
 Usage:
 
@@ -18,6 +18,8 @@ a file with d + 1 columns (d inputs) having its last column (the target)
 dropped. Numbers are printed with Python's repr, the shortest decimal that
 reads back as the same float64. With --jitter, the diagonal jitters added to
 K_uu and C_vv are printed to standard error as "jitter <K_uu> <C_vv>".
+A version 1 or 2 file, whose checksum covers the parameters only, is read with a
+warning on standard error (after the jitter line).
 
 As a module: `Model(path)` loads and checks a file; `Model.predict(x)` takes
 a row of raw inputs and returns the output row above.
@@ -39,7 +41,7 @@ import struct
 import sys
 
 FORMAT = "solvegp-model"
-VERSION = 2
+VERSION = 3
 
 # The jitter policy (model-format.md, "Jitter").
 JITTER_START = 1e-10
@@ -305,6 +307,42 @@ def digest(params):
     return hashlib.sha256(struct.pack("<%dd" % len(params), *params)).hexdigest()
 
 
+# Top-level fields that model_sha256 leaves out.
+NOT_DIGESTED = ("model_sha256", "params_sha256", "meta")
+
+
+def _canonical(v, out):
+    # The canonical encoding of model-format.md, "Integrity".
+    if v is None:
+        out.append(b"n")
+    elif v is True:
+        out.append(b"t")
+    elif v is False:
+        out.append(b"f")
+    elif isinstance(v, (int, float)):
+        out.append(b"d" + struct.pack("<d", float(v)))
+    elif isinstance(v, str):
+        b = v.encode("utf-8")
+        out.append(b"s" + struct.pack("<Q", len(b)) + b)
+    elif isinstance(v, list):
+        out.append(b"a" + struct.pack("<Q", len(v)))
+        for e in v:
+            _canonical(e, out)
+    elif isinstance(v, dict):
+        out.append(b"o" + struct.pack("<Q", len(v)))
+        for k in sorted(v, key=lambda k: k.encode("utf-8")):
+            _canonical(k, out)
+            _canonical(v[k], out)
+    else:
+        raise FormatError("unexpected JSON value %r" % (v,))
+
+
+def model_digest(doc):
+    out = []
+    _canonical({k: v for k, v in doc.items() if k not in NOT_DIGESTED}, out)
+    return hashlib.sha256(b"".join(out)).hexdigest()
+
+
 class Model:
     def __init__(self, path):
         with open(path, encoding="utf-8") as f:
@@ -317,6 +355,13 @@ class Model:
         if version > VERSION:
             raise FormatError("the file has format version %d but this reader reads versions up to %d"
                               % (version, VERSION))
+        self.version = version
+        self.unchecked = version < 3
+        if self.unchecked:
+            if "model_sha256" in doc:
+                raise FormatError("a version %d file has no model_sha256" % version)
+        elif model_digest(doc) != doc.get("model_sha256"):
+            raise FormatError("model_sha256 does not match the file")
         p = [float(v) for v in doc["params"]]
         if digest(p) != doc["params_sha256"]:
             raise FormatError("params_sha256 does not match the parameters")
@@ -499,6 +544,9 @@ def main(argv):
     model = Model(argv[1])
     if show_jitter:
         sys.stderr.write("jitter %r %r\n" % (model.jitter_u, model.jitter_v))
+    if model.unchecked:
+        sys.stderr.write("model_reader: warning: format version %d: its checksum covers the parameters only; " % model.version +
+                         "the standardization and other settings are unchecked\n")
     if model.lik_type == "softmax":
         sys.stderr.write("model_reader: softmax probabilities are Monte Carlo estimates "
                          "(%d draws); solvegp's differ within Monte Carlo error\n" % SOFTMAX_SAMPLES)

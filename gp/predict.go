@@ -280,7 +280,7 @@ func (p *Predictor) PredictF(x mat.Matrix) (mean, variance *mat.Dense, err error
 	return mat.NewDense(n, L, mu), mat.NewDense(n, L, vr), nil
 }
 
-// finitePredictions returns an error wrapping ErrValue naming the first
+// finitePredictions returns a *PointError (wrapping ErrValue) naming the first
 // test point whose prediction in one of vs (point-major, L values per
 // point) is NaN or infinite, which extreme inputs or hyperparameters can
 // cause; predictions are never returned silently corrupt.
@@ -288,7 +288,7 @@ func finitePredictions(what string, L int, vs ...[]float64) error {
 	for _, v := range vs {
 		for i, x := range v {
 			if math.IsNaN(x) || math.IsInf(x, 0) {
-				return fmt.Errorf("%w: %s prediction at test point %d is %g (extreme inputs or hyperparameters)", ErrValue, what, i/L, x)
+				return &PointError{Point: i / L, What: what + " prediction", Value: x, Hint: "extreme inputs or hyperparameters"}
 			}
 		}
 	}

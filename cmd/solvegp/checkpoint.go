@@ -11,7 +11,6 @@ import (
 	"io"
 	"math"
 	"os"
-	"sort"
 
 	"github.com/solvegp/solvegp/gp/data"
 	"github.com/solvegp/solvegp/gp/train"
@@ -27,6 +26,7 @@ import (
 type trainCheckpoint struct {
 	Version     int
 	Fingerprint [32]byte // of the training flags and the data (runFingerprint)
+	Flags       []string // the training flags (trainingFlags), to name those a resumed run changes
 	Params      []float64
 	Train       train.Checkpoint
 	History     []epochRecord
@@ -61,14 +61,7 @@ var notTraining = map[string]bool{"out": true, "plot": true, "json": true, "quie
 // that wrote it.
 func runFingerprint(fs *flag.FlagSet, tab *data.Table) [32]byte {
 	h := sha256.New()
-	var names []string
-	fs.VisitAll(func(f *flag.Flag) {
-		if !notTraining[f.Name] {
-			names = append(names, f.Name+"="+f.Value.String())
-		}
-	})
-	sort.Strings(names)
-	for _, s := range names {
+	for _, s := range trainingFlags(fs) {
 		fmt.Fprintf(h, "%q\n", s)
 	}
 	r, c := tab.X.Dims()

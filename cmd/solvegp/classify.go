@@ -8,6 +8,7 @@ import (
 	"io"
 	"math"
 	"strconv"
+	"strings"
 
 	"gonum.org/v1/gonum/mat"
 
@@ -102,8 +103,9 @@ func checkPixelFlags(mean, sd optionalFloat) error {
 // them against the model's configuration: for IDX files the header first,
 // so that a file of the wrong size is refused before its data is read.
 // Labels are read when a label file is given or the format holds them
-// (cifar10), unless ignoreLabels. If first > 0, only the first images (at
-// most first) are kept, as bench/convgp -test keeps its test images.
+// (cifar10), unless ignoreLabels. If first > 0, only the first `first`
+// images are kept, as bench/convgp -test keeps its test images; asking for
+// more images than there are is an error rather than a silent "all".
 func loadImages(format string, paths []string, labels string, ignoreLabels bool, first int, cfg convgp.DeepConfig) (*dataset.Images, error) {
 	shapeErr := func(h, w, c int) error {
 		return fmt.Errorf("%s: images are %d×%d×%d (height×width×channels), the model takes %d×%d×%d",
@@ -148,6 +150,9 @@ func loadImages(format string, paths []string, labels string, ignoreLabels bool,
 	if ignoreLabels {
 		im.Labels, im.Classes = nil, 0
 	}
+	if first > im.N {
+		return nil, fmt.Errorf("-first %d: there are only %d images (%s)", first, im.N, strings.Join(paths, ", "))
+	}
 	if first > 0 && first < im.N {
 		im.N, im.Pixels = first, im.Pixels[:first*im.ImageSize()]
 		if im.Labels != nil {
@@ -188,7 +193,8 @@ as CSV to -out (the results then go to standard error if -out is -), with the co
 repeats exactly; the draws are made batch by batch, so that their numbers
 depend on -batch (and on which images are classified) too.
 
--first N classifies only the first N images of the file(s), which are
+-first N classifies only the first N images of the file(s) (an error if there
+are fewer), which are
 bench/convgp's test images for a run with -test N: with its -samples and the
 default -batch, the numbers are the ones it reports for them. (Classifying
 all the images and keeping the first N rows draws the samples of other

@@ -384,10 +384,15 @@ func TestClassifyFirst(t *testing.T) {
 	if same {
 		t.Error("the first rows of all the images' probabilities are those of the first images alone: the test does not tell them apart")
 	}
-	// More than the file holds: all of them, as bench/convgp -test does.
+	// More than the file holds is an error, not a silent "all of them".
 	code, out, errOut = runCmd(t, "classify", "-model", f.model, "-labels", f.labels, "-json", "-first", "1000", f.images)
+	if want := fmt.Sprintf("solvegp classify: -first 1000: there are only %d images (%s)\n", len(f.y), f.images); code != exitError || out != "" || errOut != want {
+		t.Errorf("-first 1000: exit %d, stdout %q, stderr %q, want %q", code, out, errOut, want)
+	}
+	// Exactly as many as the file holds is fine.
+	code, out, errOut = runCmd(t, "classify", "-model", f.model, "-labels", f.labels, "-json", "-first", strconv.Itoa(len(f.y)), f.images)
 	if code != exitOK || !strings.Contains(out, fmt.Sprintf(`"n": %d`, len(f.y))) {
-		t.Errorf("-first 1000: exit %d, stdout %q, stderr %q", code, out, errOut)
+		t.Errorf("-first %d: exit %d, stdout %q, stderr %q", len(f.y), code, out, errOut)
 	}
 }
 
@@ -575,6 +580,8 @@ func TestWrongKindOfFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	images := writeFile(t, dir, "images-idx3", string(idxFile([]int{10, side, side}, px)))
+	// The magic line of bench/convgp's checkpoints, then binary.
+	convCk := writeFile(t, dir, "convgp.ckpt", "convgp-ckpt-v2\n\x0f\xff\x81\x03\x01")
 	for _, tc := range []struct {
 		args []string
 		want string // the whole of stderr after "solvegp <command>: "
@@ -583,6 +590,12 @@ func TestWrongKindOfFile(t *testing.T) {
 		{[]string{"eval", "-model", ck, data}, ck + " is a training checkpoint (solvegp train -checkpoint resumes from it), not a model file"},
 		{[]string{"classify", "-model", ck, images}, ck + " is a training checkpoint (solvegp train -checkpoint resumes from it), not a model file"},
 		{[]string{"predict", "-model", cgp, data}, cgp + " is a convolutional model file: use solvegp classify"},
+		{[]string{"predict", "-model", images, data}, images + " is not a model file: it does not begin with a JSON object, as the files of solvegp train and bench/convgp do"},
+		{[]string{"eval", "-model", images, data}, images + " is not a model file: it does not begin with a JSON object, as the files of solvegp train and bench/convgp do"},
+		{[]string{"predict", "-model", convCk, data}, convCk + " is a bench/convgp training checkpoint (go run ./bench/convgp -checkpoint resumes from it), not a model file"},
+		{[]string{"classify", "-model", convCk, images}, convCk + " is a bench/convgp training checkpoint (go run ./bench/convgp -checkpoint resumes from it), not a model file"},
+		{[]string{"train", "-quiet", "-m", "3", "-m2", "2", "-checkpoint", convCk, "-out", filepath.Join(dir, "new.json"), data},
+			convCk + " is a bench/convgp training checkpoint, not one of solvegp train: give -checkpoint another file"},
 		{[]string{"eval", "-model", cgp, data}, cgp + " is a convolutional model file: use solvegp classify"},
 		{[]string{"classify", "-model", sn, images}, sn + " is a regression model file from solvegp train: use solvegp predict or eval"},
 		{[]string{"train", "-quiet", "-m", "3", "-m2", "2", "-checkpoint", sn, "-out", filepath.Join(dir, "new.json"), data},

@@ -991,7 +991,7 @@ func testCheckpointResume(t *testing.T, batch, epochs, marker string, stopped in
 			a[i] = "0.02"
 		}
 	}
-	if code, _, errOut := runCmd(t, a...); code != exitError || !strings.Contains(errOut, "other data or training flags") {
+	if code, _, errOut := runCmd(t, a...); code != exitError || !strings.Contains(errOut, "other training flags (-lr was 0.05, is 0.02)") {
 		t.Fatalf("checkpoint with another -lr: exit %d: %s", code, errOut)
 	}
 

@@ -200,11 +200,12 @@ func joinList(items []string, conj string) string {
 
 // inputError names file in an error of prediction on the inputs of tab,
 // and gives an input the model refuses (modelfile.InputError) as
-// file:line:column.
+// file:line:column and a test point whose prediction is not finite
+// (gp.PointError) as file:line.
 func inputError(file string, tab *inputTable, err error) error {
 	var ie *modelfile.InputError
 	if !errors.As(err, &ie) {
-		return fmt.Errorf("%s: %w", file, err)
+		return pointError(file, tab, err)
 	}
 	line, col := tab.Pos(ie.Row, ie.Col)
 	msg := fmt.Sprintf("input %g is beyond the limit of %g", ie.Value, modelfile.MaxInput)
@@ -255,6 +256,7 @@ For a single latent function the output columns are
 	if err != nil {
 		return fail(stderr, "predict", wrongFile(*modelPath, kindRegression, err))
 	}
+	warnUnchecked(stderr, "predict", *modelPath, b)
 	tab, err := loadInputs(b, fs.Arg(0), &csv, false)
 	if err != nil {
 		return fail(stderr, "predict", err)
@@ -337,6 +339,7 @@ by name, in any order, as in predict.`, stderr)
 	if err != nil {
 		return fail(stderr, "eval", wrongFile(*modelPath, kindRegression, err))
 	}
+	warnUnchecked(stderr, "eval", *modelPath, b)
 	tab, err := loadInputs(b, fs.Arg(0), &csv, true)
 	if err != nil {
 		return fail(stderr, "eval", err)

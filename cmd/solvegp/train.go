@@ -131,6 +131,10 @@ them (there is no best-model keeping).`, stderr)
 		return exitUsage
 	}
 	path := fs.Arg(0)
+	if err := checkM2(fs, &spec); err != nil {
+		fmt.Fprintf(stderr, "solvegp train: %v\n", err)
+		return exitUsage
+	}
 	if err := spec.check(); err != nil {
 		return fail(stderr, "train", err)
 	}
@@ -202,6 +206,9 @@ them (there is no best-model keeping).`, stderr)
 	if err := checkLabels(path, tab, lik); err != nil {
 		return fail(stderr, "train", err)
 	}
+	if err := checkDataScale(path, tab); err != nil {
+		return fail(stderr, "train", err)
+	}
 	split, err := data.RandomSplit(n, 0, *validFrac, spec.seed)
 	if err != nil {
 		return fail(stderr, "train", fmt.Errorf("%s: %v", path, err))
@@ -270,7 +277,7 @@ them (there is no best-model keeping).`, stderr)
 		}
 		if ck != nil {
 			if ck.Fingerprint != fingerprint {
-				return fail(stderr, "train", fmt.Errorf("%s: the checkpoint comes from a run with other data or training flags; remove it to start afresh", *ckPath))
+				return fail(stderr, "train", fingerprintMismatch(*ckPath, ck.Flags, trainingFlags(fs)))
 			}
 			if len(ck.Params) != model.NumParams() {
 				return fail(stderr, "train", fmt.Errorf("%s: checkpoint has %d parameters, the model %d", *ckPath, len(ck.Params), model.NumParams()))
@@ -306,7 +313,7 @@ them (there is no best-model keeping).`, stderr)
 	lastSave := time.Now()
 	var ckErr error // a failed checkpoint write, reported after training
 	saveCk := func(step int, elapsed time.Duration, state func() train.Checkpoint) {
-		ck := &trainCheckpoint{Version: trainCheckpointVersion, Fingerprint: fingerprint, Params: make([]float64, model.NumParams()),
+		ck := &trainCheckpoint{Version: trainCheckpointVersion, Fingerprint: fingerprint, Flags: trainingFlags(fs), Params: make([]float64, model.NumParams()),
 			Train: state(), History: append([]epochRecord(nil), history...), Seconds: priorSeconds + elapsed.Seconds()}
 		model.Params(ck.Params)
 		ckErr = saveTrainCheckpoint(*ckPath, ck)
@@ -607,7 +614,7 @@ func printTrainSummary(w io.Writer, s *trainSummary) {
 		fmt.Fprintf(w, "bound      %.6g (training data, standardized%s)\n", *s.Bound, mcNote(s.BoundMC))
 	}
 	if v := s.Valid; v != nil {
-		fmt.Fprintf(w, "validation log-lik %.4f", v.LogLik)
+		fmt.Fprintf(w, "validation (original units) log-lik %.4f", v.LogLik)
 		if v.RMSE != nil {
 			fmt.Fprintf(w, "  RMSE %.4g", *v.RMSE)
 		}

@@ -9,9 +9,11 @@
 //
 // Round trips are exact: every float64 is written as the shortest decimal
 // that parses back to the same bits, so a loaded model predicts bit-for-bit
-// what the saved one did. A SHA-256 digest of the parameter vector detects
-// corrupted parameters (it covers nothing else); a file of a newer format version, or one that is not
-// valid, is rejected with an error that says why (and, for syntax errors,
+// what the saved one did. SHA-256 digests of the parameter vector and of
+// everything else that affects a prediction, the standardization included,
+// detect corrupted or edited files (files of format versions 1 and 2 have only the
+// first, and load with Bundle.Unchecked saying so); a file of a newer
+// format version, or one that is not valid, is rejected with an error that says why (and, for syntax errors,
 // where: line and column).
 //
 // Save writes atomically: the document goes to a temporary file in the

@@ -26,7 +26,7 @@ const Format = "solvegp-model"
 
 // Version is the format version this package writes. It reads files of
 // this version and older ones; newer files are rejected with ErrVersion.
-const Version = 2
+const Version = 3
 
 // MaxFileSize bounds the size of a model file Load and Read accept
 // (1 GiB), so that a corrupt or hostile file cannot exhaust memory.
@@ -52,6 +52,11 @@ type Bundle struct {
 	Standardizer *data.Standardizer
 	// Meta holds optional descriptive information.
 	Meta Meta
+	// Unchecked is set by Load and Unmarshal for a file of an older format
+	// version whose checksum does not cover everything that affects a
+	// prediction: it says what was not checked, for a warning. It is empty
+	// for current files and ignored by Marshal.
+	Unchecked string
 }
 
 // Meta is descriptive information stored with a model. It does not affect
@@ -130,6 +135,7 @@ type file struct {
 	Layout       *layoutJSON   `json:"layout"`
 	Params       []float64     `json:"params"`
 	ParamsSHA256 string        `json:"params_sha256"`
+	ModelSHA256  string        `json:"model_sha256,omitempty"`
 	Standardizer *standardJSON `json:"standardizer"`
 	Meta         *Meta         `json:"meta,omitempty"`
 }
@@ -256,6 +262,12 @@ func Marshal(b *Bundle) ([]byte, error) {
 	}
 	out, err := json.MarshalIndent(&f, "", "  ")
 	if err != nil {
+		return nil, fmt.Errorf("modelfile: %w", err)
+	}
+	if f.ModelSHA256, err = modelDigest(out, params); err != nil {
+		return nil, fmt.Errorf("modelfile: %w", err)
+	}
+	if out, err = json.MarshalIndent(&f, "", "  "); err != nil {
 		return nil, fmt.Errorf("modelfile: %w", err)
 	}
 	return append(compactNumbers(out), '\n'), nil
@@ -473,7 +485,16 @@ func Unmarshal(buf []byte) (*Bundle, error) {
 	if err := checkHead(f.Format, f.Version); err != nil {
 		return nil, err
 	}
-	return f.build()
+	// The digest is checked after the structural checks of build, whose
+	// errors say more about what is wrong with a file.
+	b, err := f.build()
+	if err != nil {
+		return nil, err
+	}
+	if b.Unchecked, err = f.checkModelDigest(buf); err != nil {
+		return nil, err
+	}
+	return b, nil
 }
 
 func checkHead(format string, version int) error {

@@ -523,8 +523,8 @@ func TestEditedValues(t *testing.T) {
 	s := string(validFile(t))
 	i := strings.Index(s, `"variance": `)
 	j := i + strings.IndexAny(s[i:], ",\n}")
-	bad := s[:i] + `"variance": 7.5` + s[j:]
-	if _, err := Unmarshal([]byte(bad)); err == nil || !strings.Contains(err.Error(), "variance is 7.5") {
+	bad := resign(t, []byte(s[:i]+`"variance": 7.5`+s[j:]))
+	if _, err := Unmarshal(bad); err == nil || !strings.Contains(err.Error(), "variance is 7.5") {
 		t.Fatalf("edited variance: %v", err)
 	}
 }

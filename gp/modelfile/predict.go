@@ -201,9 +201,10 @@ func (p *Predictor) Predict(x mat.Matrix) (*Prediction, error) {
 		if m == nil {
 			continue
 		}
-		for _, v := range m.RawMatrix().Data {
+		stride := m.RawMatrix().Stride
+		for i, v := range m.RawMatrix().Data {
 			if math.IsNaN(v) || math.IsInf(v, 0) {
-				return nil, fmt.Errorf("%w: a prediction is %g (extreme inputs, hyperparameters or target scale)", gp.ErrValue, v)
+				return nil, &gp.PointError{Point: i / stride, What: "a prediction", Value: v, Hint: "extreme inputs, hyperparameters or target scale"}
 			}
 		}
 	}
@@ -233,7 +234,7 @@ func (p *Predictor) LogPredictive(x mat.Matrix, y []float64) ([]float64, error) 
 	for i := range lp {
 		lp[i] += offset
 		if math.IsNaN(lp[i]) || math.IsInf(lp[i], 0) {
-			return nil, fmt.Errorf("%w: log predictive density at test point %d is %g", gp.ErrValue, i, lp[i])
+			return nil, &gp.PointError{Point: i, What: "log predictive density", Value: lp[i]}
 		}
 	}
 	return lp, nil

@@ -172,7 +172,7 @@ func extraReaderFixtures(t *testing.T, rng *rand.Rand) []readerFixture {
 				if bytes.Equal(edited, file) {
 					t.Fatal("no quadrature_points field to remove")
 				}
-				return edited
+				return resign(t, edited)
 			}
 		}
 		out = append(out, f)
