@@ -490,9 +490,50 @@ func (dr *distRows) prepare(xd, zd []float64) {
 func (dr *distRows) rows(s []float64, lds, i0, i1, j0, m int) {
 	if dr.fast {
 		sqDistProduct(s, lds, dr.xd, dr.zd, dr.d, i0, i1, j0, m)
-		return
+	} else {
+		sqDistRows(s, lds, dr.xs, dr.zs, dr.nx, dr.nz, dr.d, i0, i1, j0, m)
 	}
-	sqDistRows(s, lds, dr.xs, dr.zs, dr.nx, dr.nz, dr.d, i0, i1, j0, m)
+	refineNear(s, lds, dr.xs, dr.zs, dr.nx, dr.nz, dr.d, i0, i1, j0, m)
+}
+
+// nearRefine is τ/(d+2) for refineNear's threshold τ·(‖x̃‖² + ‖z̃‖²).
+// The expansion's absolute error is at most about 2(d+2)·ε·(‖x̃‖² + ‖z̃‖²)
+// (ε = 2⁻⁵³), so every distance left as the product gave it keeps a
+// relative error below about 2⁻²⁰, while for ordinary data only pairs
+// closer than about 10⁻⁴ lengthscales are recomputed.
+const nearRefine = 0x1p-30
+
+// refineNear recomputes, as Σ_k (x̃_ik − z̃_jk)², the squared distances
+// among rows [i0, i1) and columns [j0, m) of s (laid out as in
+// sqDistRows) that the expansion ‖x̃‖² + ‖z̃‖² − 2x̃ᵀz̃ cannot resolve:
+// those below nearRefine·(d+2)·(‖x̃_i‖² + ‖z̃_j‖²). The expansion's rounding
+// is absolute, so for near-coincident pairs it would swamp the distance
+// itself — and with it the small entries of differences of covariances
+// such as C_vv = K_vv − K_vu K_uu⁻¹ K_uv, whose accuracy depends on
+// k(o, z) for o close to z. Exact differences give such pairs full
+// relative accuracy; the pass costs one comparison per element, and the
+// recomputation d flops per refined pair. Rows or columns whose squared
+// norm overflowed are left alone (sqDistRows already summed their
+// differences directly).
+func refineNear(s []float64, lds int, xs, zs, nx, nz []float64, d, i0, i1, j0, m int) {
+	tau := nearRefine * float64(d+2)
+	nzs := nz[j0:m]
+	for i := i0; i < i1; i++ {
+		ni := nx[i]
+		if math.IsInf(ni, 0) {
+			continue
+		}
+		row := s[(i-i0)*lds+j0 : (i-i0)*lds+m]
+		row = row[:len(nzs)]
+		xi := xs[i*d : i*d+d]
+		for j, v := range row {
+			if v < tau*(ni+nzs[j]) {
+				if nj := nzs[j]; !math.IsInf(nj, 0) {
+					row[j] = directSqDist(xi, zs[(j0+j)*d:(j0+j)*d+d])
+				}
+			}
+		}
+	}
 }
 
 // directSqDist returns Σ_k (a_k − b_k)², summed term by term.
