@@ -41,16 +41,16 @@ func newNearCase() *nearCase {
 		dst[0] = src[0] + dist*c.ls*math.Cos(th)
 		dst[1] = src[1] + dist*c.ls*math.Sin(th)
 	}
-	c.z = unif(c.m, 2, 12)
-	c.o = unif(c.m2, 2, 12)
+	c.z = unif(c.m, 2, 40)
+	c.o = unif(c.m2, 2, 40)
 	near(c.o.RawRowView(0), c.z.RawRowView(2), 1e-7)
 	near(c.o.RawRowView(1), c.z.RawRowView(4), 0.4e-7)
-	c.x = unif(10, 2, 12)
+	c.x = unif(10, 2, 40)
 	c.y = make([]float64, 10)
 	for i := range c.y {
 		c.y[i] = math.Sin(c.x.At(i, 0)) + math.Cos(c.x.At(i, 1)/2) + 0.2*rng.NormFloat64()
 	}
-	c.xt = unif(6, 2, 12)
+	c.xt = unif(6, 2, 40)
 	near(c.xt.RawRowView(0), c.z.RawRowView(2), 0.7e-7)
 	near(c.xt.RawRowView(1), c.o.RawRowView(1), 0.5e-7)
 	return c

@@ -1,6 +1,7 @@
 package kernel
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math"
@@ -474,14 +475,17 @@ type distRows struct {
 	xd, zd         []float64 // distOperands
 	d              int
 	fast           bool
+	near           *[]normIdx // the columns sorted by squared norm (prepareNear)
 }
 
 // prepare forms the augmented operands in xd and zd ((n+m)·(d+2) values
-// between them) and chooses the method.
+// between them), chooses the method and sorts the columns for
+// refineNear; release must follow once the rows are done.
 func (dr *distRows) prepare(xd, zd []float64) {
 	n, m := len(dr.nx), len(dr.nz)
 	dr.xd, dr.zd = xd[:n*(dr.d+2)], zd[:m*(dr.d+2)]
 	dr.fast = distOperands(dr.xd, dr.zd, dr.xs, dr.zs, dr.nx, dr.nz, dr.d)
+	dr.prepareNear()
 }
 
 // rows writes the distances of rows [i0, i1) and columns [j0, m) into s
@@ -493,7 +497,7 @@ func (dr *distRows) rows(s []float64, lds, i0, i1, j0, m int) {
 	} else {
 		sqDistRows(s, lds, dr.xs, dr.zs, dr.nx, dr.nz, dr.d, i0, i1, j0, m)
 	}
-	refineNear(s, lds, dr.xs, dr.zs, dr.nx, dr.nz, dr.d, i0, i1, j0, m)
+	dr.refineNear(s, lds, i0, i1, j0, m)
 }
 
 // nearRefine is τ/(d+2) for refineNear's threshold τ·(‖x̃‖² + ‖z̃‖²).
@@ -503,35 +507,76 @@ func (dr *distRows) rows(s []float64, lds, i0, i1, j0, m int) {
 // closer than about 10⁻⁴ lengthscales are recomputed.
 const nearRefine = 0x1p-30
 
+// normIdx is a column's squared norm and index, sorted by norm for
+// refineNear's search.
+type normIdx struct {
+	n float64
+	j int
+}
+
+var normIdxPool = sync.Pool{New: func() any { return new([]normIdx) }}
+
+// prepareNear sorts the columns by squared norm for refineNear (m log m
+// work, a few per cent of a kernel matrix's at m = 1024). release gives
+// the sorted list back.
+func (dr *distRows) prepareNear() {
+	p := normIdxPool.Get().(*[]normIdx)
+	s := (*p)[:0]
+	for j, v := range dr.nz {
+		s = append(s, normIdx{v, j})
+	}
+	slices.SortFunc(s, func(a, b normIdx) int { return cmp.Compare(a.n, b.n) })
+	*p = s
+	dr.near = p
+}
+
+// release returns the scratch prepareNear took.
+func (dr *distRows) release() {
+	if dr.near != nil {
+		normIdxPool.Put(dr.near)
+		dr.near = nil
+	}
+}
+
 // refineNear recomputes, as Σ_k (x̃_ik − z̃_jk)², the squared distances
 // among rows [i0, i1) and columns [j0, m) of s (laid out as in
 // sqDistRows) that the expansion ‖x̃‖² + ‖z̃‖² − 2x̃ᵀz̃ cannot resolve:
-// those below nearRefine·(d+2)·(‖x̃_i‖² + ‖z̃_j‖²). The expansion's rounding
-// is absolute, so for near-coincident pairs it would swamp the distance
-// itself — and with it the small entries of differences of covariances
-// such as C_vv = K_vv − K_vu K_uu⁻¹ K_uv, whose accuracy depends on
-// k(o, z) for o close to z. Exact differences give such pairs full
-// relative accuracy; the pass costs one comparison per element, and the
-// recomputation d flops per refined pair. Rows or columns whose squared
-// norm overflowed are left alone (sqDistRows already summed their
-// differences directly).
-func refineNear(s []float64, lds int, xs, zs, nx, nz []float64, d, i0, i1, j0, m int) {
+// those below τ·(‖x̃_i‖² + ‖z̃_j‖²), τ = nearRefine·(d+2). The expansion's
+// rounding is absolute, so for near-coincident pairs it would swamp the
+// distance itself — and with it the small entries of differences of
+// covariances such as C_vv = K_vv − K_vu K_uu⁻¹ K_uv, whose accuracy
+// depends on k(o, z) for o close to z. Exact differences give such pairs
+// full relative accuracy.
+//
+// Only columns whose norm is within a relative 2√τ′ of the row's can
+// qualify (τ′ = τ plus the expansion's error: ‖x̃ − z̃‖ ≥ |‖x̃‖ − ‖z̃‖|), so
+// each row looks up that window in the columns sorted by norm instead of
+// scanning its m entries; for ordinary data it holds a column or two.
+// Rows or columns whose squared norm overflowed are left alone
+// (sqDistRows already summed their differences directly).
+func (dr *distRows) refineNear(s []float64, lds, i0, i1, j0, m int) {
+	d := dr.d
 	tau := nearRefine * float64(d+2)
-	nzs := nz[j0:m]
+	w := 2 * math.Sqrt(tau+4*float64(d+2)*0x1p-53)
+	lo, hi := (1-w)/(1+w), (1+w)/(1-w)
+	lo, hi = lo*lo, hi*hi
+	sorted := *dr.near
 	for i := i0; i < i1; i++ {
-		ni := nx[i]
-		if math.IsInf(ni, 0) {
+		ni := dr.nx[i]
+		if !(ni > 0) || math.IsInf(ni, 0) {
+			// A row at the origin has no cancellation to lose.
 			continue
 		}
-		row := s[(i-i0)*lds+j0 : (i-i0)*lds+m]
-		row = row[:len(nzs)]
-		xi := xs[i*d : i*d+d]
-		for j, v := range row {
-			if v < tau*(ni+nzs[j]) {
-				if nj := nzs[j]; !math.IsInf(nj, 0) {
-					row[j] = directSqDist(xi, zs[(j0+j)*d:(j0+j)*d+d])
-				}
+		row := s[(i-i0)*lds : (i-i0)*lds+m]
+		xi := dr.xs[i*d : i*d+d]
+		a, b := ni*lo, ni*hi
+		k, _ := slices.BinarySearchFunc(sorted, a, func(e normIdx, t float64) int { return cmp.Compare(e.n, t) })
+		for ; k < len(sorted) && sorted[k].n <= b; k++ {
+			j := sorted[k].j
+			if j < j0 || !(row[j] < tau*(ni+sorted[k].n)) {
+				continue
 			}
+			row[j] = directSqDist(xi, dr.zs[j*d:j*d+d])
 		}
 	}
 }
@@ -604,6 +649,7 @@ func (k *Stationary) Matrix(dst *mat.Dense, x, z mat.Matrix) {
 	*mt = matrixTask{k: k, data: raw.Data, ld: ld, dr: distRows{xs: xs, zs: zs, nx: nx, nz: nz, d: d}, m: m, same: same}
 	mt.dr.prepare(xd, zd)
 	forChunks(n, work, k.workers, mt)
+	mt.dr.release()
 	*mt = matrixTask{}
 	matrixTasks.Put(mt)
 	if same {
@@ -754,6 +800,7 @@ func (k *Stationary) MatrixGrad(dK, K *mat.Dense, x, z mat.Matrix, dx, dz *mat.D
 		d1: d1, xa: xa, za: za, needP: needP, needR: needR, pm: pm, rmPart: rmPart}
 	gt.dr.prepare(xd, zd)
 	forChunks(n, n*m, k.workers, gt)
+	gt.dr.release()
 	*gt = weightTask{}
 	weightTasks.Put(gt)
 	var sumKdK, sumWs float64
