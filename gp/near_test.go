@@ -115,17 +115,22 @@ func (e nearErrors) String() string {
 // the rounding of its O(σ²) terms, so the default policy adds a jitter of
 // 1e-10·σ²), and its entries are differences of kernel values that the
 // squared-distance expansion would carry with absolute errors of
-// ~ε·‖x/ℓ‖² rather than ε. The bounds are those of a float64 evaluation of
-// the formulas with exact differences (the loop kernel refRBF through the
-// same model), which the test also measures.
+// ~ε·‖x/ℓ‖² rather than ε (here ‖x/ℓ‖² ~ 10²). The errors must meet the
+// targets of issue 35 (relative: mean 2e-6 and bound 1e-7 unwhitened,
+// 2e-9 and 1e-10 whitened) and be within 4× of those of a float64
+// evaluation of the same formulas with exact differences (the loop kernel
+// refRBF through the same model), which the test also measures. That
+// evaluation is itself limited by C_vv's conditioning: its gradient is
+// off by ~6e-7 (unwhitened) and ~3e-7 (whitened) relative to the largest
+// component, its bound and mean by ~1e-11 to 1e-10.
 func TestNearCoincidentReference(t *testing.T) {
 	c := newNearCase()
 	for _, tc := range []struct {
-		whiten                 bool
-		mean, bound, vari, grd float64
+		whiten      bool
+		mean, bound float64
 	}{
-		{false, 2e-6, 1e-7, 2e-6, 1e-5},
-		{true, 2e-9, 1e-10, 2e-9, 1e-8},
+		{false, 2e-6, 1e-7},
+		{true, 2e-9, 1e-10},
 	} {
 		mod := c.model(t, nil, tc.whiten)
 		lay := mod.Layout()
@@ -241,9 +246,22 @@ func TestNearCoincidentReference(t *testing.T) {
 		})
 		t.Logf("whiten=%v: plain float64, exact differences: %v", tc.whiten, pe)
 
-		if got.bound > tc.bound || got.mean > tc.mean || got.variance > tc.vari || got.grad > tc.grd {
-			t.Errorf("whiten=%v: errors %v exceed bound %.2g, mean %.2g, variance %.2g, gradient %.2g",
-				tc.whiten, got, tc.bound, tc.mean, tc.vari, tc.grd)
+		if got.bound > tc.bound || got.mean > tc.mean {
+			t.Errorf("whiten=%v: errors %v; the targets are bound %.2g, mean %.2g", tc.whiten, got, tc.bound, tc.mean)
+		}
+		for _, q := range []struct {
+			name      string
+			got, want float64
+		}{
+			{"bound", got.bound, pe.bound},
+			{"mean", got.mean, pe.mean},
+			{"variance", got.variance, pe.variance},
+			{"gradient", got.grad, pe.gradVar},
+			{"gradient in Z, O and q", got.gradVar, pe.gradVar},
+		} {
+			if q.got > 4*q.want+1e-13 {
+				t.Errorf("whiten=%v: %s error %.2g, more than 4× that of float64 with exact differences (%.2g)", tc.whiten, q.name, q.got, q.want)
+			}
 		}
 	}
 }

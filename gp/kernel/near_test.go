@@ -99,3 +99,109 @@ func naiveKFromSq(f Family, s float64) float64 {
 	}
 	return math.Exp(-s / 2)
 }
+
+// TestRefineNearWindow checks that refineNear's search by norm finds every
+// pair that a scan of all entries with the same criterion would refine:
+// pairs at separations from 1e-9 to 1e-3 (around the threshold), points of
+// one common norm (every column in the window) and a row at the origin.
+func TestRefineNearWindow(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 5))
+	for _, d := range []int{1, 3, 8} {
+		const n, m = 40, 50
+		xs := make([]float64, n*d)
+		zs := make([]float64, m*d)
+		for i := range xs {
+			xs[i] = 10 * rng.NormFloat64()
+		}
+		for i := range zs {
+			zs[i] = 10 * rng.NormFloat64()
+		}
+		for j := 0; j < 30; j++ {
+			i := rng.IntN(n - 1)
+			sep := math.Pow(10, -9+6*rng.Float64())
+			for k := 0; k < d; k++ {
+				zs[j*d+k] = xs[i*d+k] + sep*rng.NormFloat64()
+			}
+		}
+		// Rows 30..35 of x and columns 40..45 of z on one sphere.
+		for i := 30; i < 46; i++ {
+			var dst []float64
+			if i < 36 {
+				dst = xs[i*d : i*d+d]
+			} else {
+				dst = zs[(i-36+40)*d : (i-36+40)*d+d]
+			}
+			s := 0.0
+			for k := range dst {
+				dst[k] = rng.NormFloat64()
+				s += dst[k] * dst[k]
+			}
+			for k := range dst {
+				dst[k] *= 5 / math.Sqrt(s)
+			}
+		}
+		clear(xs[(n-1)*d:]) // the origin
+		nx, nz := make([]float64, n), make([]float64, m)
+		rowSqNorms(nx, xs, d)
+		rowSqNorms(nz, zs, d)
+		for _, j0 := range []int{0, 17} {
+			dr := distRows{xs: xs, zs: zs, nx: nx, nz: nz, d: d}
+			dr.prepare(make([]float64, n*(d+2)), make([]float64, m*(d+2)))
+			got := make([]float64, n*m)
+			dr.rows(got, m, 0, n, j0, m)
+			dr.release()
+			want := make([]float64, n*m)
+			sqDistProduct(want, m, dr.xd, dr.zd, d, 0, n, j0, m)
+			tau := nearRefine * float64(d+2)
+			refined := 0
+			for i := 0; i < n; i++ {
+				for j := j0; j < m; j++ {
+					if v := want[i*m+j]; v < tau*(nx[i]+nz[j]) {
+						want[i*m+j] = directSqDist(xs[i*d:i*d+d], zs[j*d:j*d+d])
+						refined++
+					}
+				}
+			}
+			for i := 0; i < n; i++ {
+				for j := j0; j < m; j++ {
+					if got[i*m+j] != want[i*m+j] {
+						t.Fatalf("d=%d j0=%d: s[%d][%d] = %g, a full scan gives %g", d, j0, i, j, got[i*m+j], want[i*m+j])
+					}
+				}
+			}
+			if refined == 0 {
+				t.Fatalf("d=%d: no pair refined; the case does not exercise refineNear", d)
+			}
+		}
+	}
+}
+
+// BenchmarkRefineNear measures refineNear's share of a kernel matrix: its
+// sort and per-row searches over the distances of BenchmarkMatrix's
+// 1024×1024, d = 8 case (compare BenchmarkMatrix/RBF/cross/1024x1024 at
+// -cpu 1).
+func BenchmarkRefineNear(b *testing.B) {
+	rng := rand.New(rand.NewPCG(1, 1))
+	const n, m, d = 1024, 1024, 8
+	k, _ := NewStationary(RBF, d, 1.2, 1, ARD())
+	x := randDense(rng, n, d, 1)
+	z := randDense(rng, m, d, 1)
+	xs, zs := make([]float64, n*d), make([]float64, m*d)
+	nx, nz, shift := make([]float64, n), make([]float64, m), make([]float64, d)
+	k.prepInputs(x, z, false, xs, zs, shift, nx, nz)
+	dr := distRows{xs: xs, zs: zs, nx: nx, nz: nz, d: d}
+	dr.prepare(make([]float64, n*(d+2)), make([]float64, m*(d+2)))
+	s := make([]float64, n*m)
+	dr.rows(s, m, 0, n, 0, m)
+	dr.release()
+	b.ResetTimer()
+	cpu0 := processCPUTime()
+	for i := 0; i < b.N; i++ {
+		dr.prepareNear()
+		for i0 := 0; i0 < n; i0 += rowChunk {
+			dr.refineNear(s[i0*m:], m, i0, i0+rowChunk, 0, m)
+		}
+		dr.release()
+	}
+	b.ReportMetric(float64(processCPUTime()-cpu0)/float64(b.N), "cpu-ns/op")
+}

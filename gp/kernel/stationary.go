@@ -1,10 +1,10 @@
 package kernel
 
 import (
-	"cmp"
 	"errors"
 	"fmt"
 	"math"
+	"math/bits"
 	"slices"
 	"sync"
 
@@ -68,8 +68,12 @@ func (f Family) String() string {
 //
 // Accuracy: kernel values carry the rounding of the distance identity,
 // an absolute error in r² of about ε·spread²/ℓ² for data spread "spread"
-// around its mean (the inputs are centred first), which is invisible at
-// ordinary scales. The gradients with respect to inputs and ARD
+// around its median (the inputs are centred first), which is invisible at
+// ordinary scales; pairs whose r² that error would swamp are recomputed
+// as sums of squared differences of the scaled inputs (see refineNear),
+// whose relative error ~ε·‖x/ℓ‖/r comes only from the rounding of x/ℓ —
+// the accuracy that differences of covariances of near-coincident points,
+// such as C_vv's, need. The gradients with respect to inputs and ARD
 // lengthscales come from matrix products whose terms cancel; their
 // absolute error is about ε·Σ|dK|·σ²·spread²/ℓ³, so they lose accuracy
 // (and can overflow) only for lengthscales many orders of magnitude below
@@ -475,7 +479,7 @@ type distRows struct {
 	xd, zd         []float64 // distOperands
 	d              int
 	fast           bool
-	near           *[]normIdx // the columns sorted by squared norm (prepareNear)
+	near           *nearKeys // the columns sorted by squared norm (prepareNear)
 }
 
 // prepare forms the augmented operands in xd and zd ((n+m)·(d+2) values
@@ -507,33 +511,34 @@ func (dr *distRows) rows(s []float64, lds, i0, i1, j0, m int) {
 // closer than about 10⁻⁴ lengthscales are recomputed.
 const nearRefine = 0x1p-30
 
-// normIdx is a column's squared norm and index, sorted by norm for
-// refineNear's search.
-type normIdx struct {
-	n float64
-	j int
+// nearKeys holds refineNear's sorted column keys: the bits of each
+// column's squared norm (non-negative, so ordered as integers) with the
+// low bits replaced by the column index.
+type nearKeys struct {
+	keys []uint64
+	mask uint64 // the index bits
 }
 
-var normIdxPool = sync.Pool{New: func() any { return new([]normIdx) }}
+var nearKeysPool = sync.Pool{New: func() any { return new(nearKeys) }}
 
 // prepareNear sorts the columns by squared norm for refineNear (m log m
-// work, a few per cent of a kernel matrix's at m = 1024). release gives
-// the sorted list back.
+// integer comparisons, about 1% of a kernel matrix's work at m = 1024).
+// release gives the sorted keys back.
 func (dr *distRows) prepareNear() {
-	p := normIdxPool.Get().(*[]normIdx)
-	s := (*p)[:0]
+	nk := nearKeysPool.Get().(*nearKeys)
+	nk.mask = 1<<bits.Len(uint(len(dr.nz))) - 1
+	nk.keys = nk.keys[:0]
 	for j, v := range dr.nz {
-		s = append(s, normIdx{v, j})
+		nk.keys = append(nk.keys, math.Float64bits(v)&^nk.mask|uint64(j))
 	}
-	slices.SortFunc(s, func(a, b normIdx) int { return cmp.Compare(a.n, b.n) })
-	*p = s
-	dr.near = p
+	slices.Sort(nk.keys)
+	dr.near = nk
 }
 
 // release returns the scratch prepareNear took.
 func (dr *distRows) release() {
 	if dr.near != nil {
-		normIdxPool.Put(dr.near)
+		nearKeysPool.Put(dr.near)
 		dr.near = nil
 	}
 }
@@ -560,7 +565,7 @@ func (dr *distRows) refineNear(s []float64, lds, i0, i1, j0, m int) {
 	w := 2 * math.Sqrt(tau+4*float64(d+2)*0x1p-53)
 	lo, hi := (1-w)/(1+w), (1+w)/(1-w)
 	lo, hi = lo*lo, hi*hi
-	sorted := *dr.near
+	keys, mask := dr.near.keys, dr.near.mask
 	for i := i0; i < i1; i++ {
 		ni := dr.nx[i]
 		if !(ni > 0) || math.IsInf(ni, 0) {
@@ -569,11 +574,13 @@ func (dr *distRows) refineNear(s []float64, lds, i0, i1, j0, m int) {
 		}
 		row := s[(i-i0)*lds : (i-i0)*lds+m]
 		xi := dr.xs[i*d : i*d+d]
-		a, b := ni*lo, ni*hi
-		k, _ := slices.BinarySearchFunc(sorted, a, func(e normIdx, t float64) int { return cmp.Compare(e.n, t) })
-		for ; k < len(sorted) && sorted[k].n <= b; k++ {
-			j := sorted[k].j
-			if j < j0 || !(row[j] < tau*(ni+sorted[k].n)) {
+		// The keys' norms, truncated to the index bits, from ni·lo up to
+		// ni·hi: a superset of the window.
+		a, b := math.Float64bits(ni*lo)&^mask, math.Float64bits(ni*hi)
+		k, _ := slices.BinarySearch(keys, a)
+		for ; k < len(keys) && keys[k]&^mask <= b; k++ {
+			j := int(keys[k] & mask)
+			if j < j0 || !(row[j] < tau*(ni+dr.nz[j])) {
 				continue
 			}
 			row[j] = directSqDist(xi, dr.zs[j*d:j*d+d])
