@@ -178,30 +178,44 @@ func TestRefineNearWindow(t *testing.T) {
 
 // BenchmarkRefineNear measures refineNear's share of a kernel matrix: its
 // sort and per-row searches over the distances of BenchmarkMatrix's
-// 1024×1024, d = 8 case (compare BenchmarkMatrix/RBF/cross/1024x1024 at
-// -cpu 1).
+// 1024×1024, d = 8 cases (compare BenchmarkMatrix/RBF/cross/1024x1024 and
+// /sym/1024 at -cpu 1).
 func BenchmarkRefineNear(b *testing.B) {
 	rng := rand.New(rand.NewPCG(1, 1))
 	const n, m, d = 1024, 1024, 8
 	k, _ := NewStationary(RBF, d, 1.2, 1, ARD())
 	x := randDense(rng, n, d, 1)
 	z := randDense(rng, m, d, 1)
-	xs, zs := make([]float64, n*d), make([]float64, m*d)
-	nx, nz, shift := make([]float64, n), make([]float64, m), make([]float64, d)
-	k.prepInputs(x, z, false, xs, zs, shift, nx, nz)
-	dr := distRows{xs: xs, zs: zs, nx: nx, nz: nz, d: d}
-	dr.prepare(make([]float64, n*(d+2)), make([]float64, m*(d+2)))
-	s := make([]float64, n*m)
-	dr.rows(s, m, 0, n, 0, m)
-	dr.release()
-	b.ResetTimer()
-	cpu0 := processCPUTime()
-	for i := 0; i < b.N; i++ {
-		dr.prepareNear()
-		for i0 := 0; i0 < n; i0 += rowChunk {
-			dr.refineNear(s[i0*m:], m, i0, i0+rowChunk, 0, m)
+	for _, same := range []bool{false, true} {
+		xs, zs := make([]float64, n*d), make([]float64, m*d)
+		nx, nz, shift := make([]float64, n), make([]float64, m), make([]float64, d)
+		zs = k.prepInputs(x, z, same, xs, zs, shift, nx, nz)
+		if same {
+			nz = nx
 		}
+		dr := distRows{xs: xs, zs: zs, nx: nx, nz: nz, d: d}
+		dr.prepare(make([]float64, n*(d+2)), make([]float64, m*(d+2)))
+		s := make([]float64, n*m)
+		dr.rows(s, m, 0, n, 0, m)
 		dr.release()
+		name := "cross"
+		if same {
+			name = "sym"
+		}
+		b.Run(name, func(b *testing.B) {
+			cpu0 := processCPUTime()
+			for i := 0; i < b.N; i++ {
+				dr.prepareNear()
+				for i0 := 0; i0 < n; i0 += rowChunk {
+					j0 := 0
+					if same {
+						j0 = i0
+					}
+					dr.refineNear(s[i0*m:], m, i0, i0+rowChunk, j0, m)
+				}
+				dr.release()
+			}
+			b.ReportMetric(float64(processCPUTime()-cpu0)/float64(b.N), "cpu-ns/op")
+		})
 	}
-	b.ReportMetric(float64(processCPUTime()-cpu0)/float64(b.N), "cpu-ns/op")
 }
