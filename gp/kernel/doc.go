@@ -22,7 +22,12 @@
 // covariances to W — runs in the fused SIMD kernels vecmath.RadialProfile and
 // vecmath.RadialWeights. To limit cancellation in the distance formula, inputs
 // are centred on the median of both arguments before the product;
-// distances are invariant under the shift.
+// distances are invariant under the shift. Pairs closer than the formula
+// can resolve (a squared distance below about 2⁻³⁰(d+2)(‖x‖² + ‖z‖²),
+// i.e. within ~10⁻⁴ lengthscales for ordinary data) are recomputed from
+// differences of the scaled inputs, so near-coincident points — an
+// orthogonal inducing point on an inducing point — keep their distances'
+// relative accuracy.
 //
 // When the two arguments of Matrix or MatrixGrad are the same *mat.Dense,
 // only the upper triangle of the kernel matrix is computed, its diagonal

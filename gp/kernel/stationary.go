@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/bits"
 	"slices"
 	"sync"
 
@@ -67,8 +68,12 @@ func (f Family) String() string {
 //
 // Accuracy: kernel values carry the rounding of the distance identity,
 // an absolute error in r² of about ε·spread²/ℓ² for data spread "spread"
-// around its mean (the inputs are centred first), which is invisible at
-// ordinary scales. The gradients with respect to inputs and ARD
+// around its median (the inputs are centred first), which is invisible at
+// ordinary scales; pairs whose r² that error would swamp are recomputed
+// as sums of squared differences of the scaled inputs (see refineNear),
+// whose relative error ~ε·‖x/ℓ‖/r comes only from the rounding of x/ℓ —
+// the accuracy that differences of covariances of near-coincident points,
+// such as C_vv's, need. The gradients with respect to inputs and ARD
 // lengthscales come from matrix products whose terms cancel; their
 // absolute error is about ε·Σ|dK|·σ²·spread²/ℓ³, so they lose accuracy
 // (and can overflow) only for lengthscales many orders of magnitude below
@@ -474,14 +479,17 @@ type distRows struct {
 	xd, zd         []float64 // distOperands
 	d              int
 	fast           bool
+	near           *nearKeys // the columns sorted by squared norm (prepareNear)
 }
 
 // prepare forms the augmented operands in xd and zd ((n+m)·(d+2) values
-// between them) and chooses the method.
+// between them), chooses the method and sorts the columns for
+// refineNear; release must follow once the rows are done.
 func (dr *distRows) prepare(xd, zd []float64) {
 	n, m := len(dr.nx), len(dr.nz)
 	dr.xd, dr.zd = xd[:n*(dr.d+2)], zd[:m*(dr.d+2)]
 	dr.fast = distOperands(dr.xd, dr.zd, dr.xs, dr.zs, dr.nx, dr.nz, dr.d)
+	dr.prepareNear()
 }
 
 // rows writes the distances of rows [i0, i1) and columns [j0, m) into s
@@ -490,9 +498,94 @@ func (dr *distRows) prepare(xd, zd []float64) {
 func (dr *distRows) rows(s []float64, lds, i0, i1, j0, m int) {
 	if dr.fast {
 		sqDistProduct(s, lds, dr.xd, dr.zd, dr.d, i0, i1, j0, m)
-		return
+	} else {
+		sqDistRows(s, lds, dr.xs, dr.zs, dr.nx, dr.nz, dr.d, i0, i1, j0, m)
 	}
-	sqDistRows(s, lds, dr.xs, dr.zs, dr.nx, dr.nz, dr.d, i0, i1, j0, m)
+	dr.refineNear(s, lds, i0, i1, j0, m)
+}
+
+// nearRefine is τ/(d+2) for refineNear's threshold τ·(‖x̃‖² + ‖z̃‖²).
+// The expansion's absolute error is at most about 2(d+2)·ε·(‖x̃‖² + ‖z̃‖²)
+// (ε = 2⁻⁵³), so every distance left as the product gave it keeps a
+// relative error below about 2⁻²⁰, while for ordinary data only pairs
+// closer than about 10⁻⁴ lengthscales are recomputed.
+const nearRefine = 0x1p-30
+
+// nearKeys holds refineNear's sorted column keys: the bits of each
+// column's squared norm (non-negative, so ordered as integers) with the
+// low bits replaced by the column index.
+type nearKeys struct {
+	keys []uint64
+	mask uint64 // the index bits
+}
+
+var nearKeysPool = sync.Pool{New: func() any { return new(nearKeys) }}
+
+// prepareNear sorts the columns by squared norm for refineNear (m log m
+// integer comparisons, about 1% of a kernel matrix's work at m = 1024).
+// release gives the sorted keys back.
+func (dr *distRows) prepareNear() {
+	nk := nearKeysPool.Get().(*nearKeys)
+	nk.mask = 1<<bits.Len(uint(len(dr.nz))) - 1
+	nk.keys = nk.keys[:0]
+	for j, v := range dr.nz {
+		nk.keys = append(nk.keys, math.Float64bits(v)&^nk.mask|uint64(j))
+	}
+	slices.Sort(nk.keys)
+	dr.near = nk
+}
+
+// release returns the scratch prepareNear took.
+func (dr *distRows) release() {
+	if dr.near != nil {
+		nearKeysPool.Put(dr.near)
+		dr.near = nil
+	}
+}
+
+// refineNear recomputes, as Σ_k (x̃_ik − z̃_jk)², the squared distances
+// among rows [i0, i1) and columns [j0, m) of s (laid out as in
+// sqDistRows) that the expansion ‖x̃‖² + ‖z̃‖² − 2x̃ᵀz̃ cannot resolve:
+// those below τ·(‖x̃_i‖² + ‖z̃_j‖²), τ = nearRefine·(d+2). The expansion's
+// rounding is absolute, so for near-coincident pairs it would swamp the
+// distance itself — and with it the small entries of differences of
+// covariances such as C_vv = K_vv − K_vu K_uu⁻¹ K_uv, whose accuracy
+// depends on k(o, z) for o close to z. Exact differences give such pairs
+// full relative accuracy.
+//
+// Only columns whose norm is within a relative 2√τ′ of the row's can
+// qualify (τ′ = τ plus the expansion's error: ‖x̃ − z̃‖ ≥ |‖x̃‖ − ‖z̃‖|), so
+// each row looks up that window in the columns sorted by norm instead of
+// scanning its m entries; for ordinary data it holds a column or two.
+// Rows or columns whose squared norm overflowed are left alone
+// (sqDistRows already summed their differences directly).
+func (dr *distRows) refineNear(s []float64, lds, i0, i1, j0, m int) {
+	d := dr.d
+	tau := nearRefine * float64(d+2)
+	w := 2 * math.Sqrt(tau+4*float64(d+2)*0x1p-53)
+	lo, hi := (1-w)/(1+w), (1+w)/(1-w)
+	lo, hi = lo*lo, hi*hi
+	keys, mask := dr.near.keys, dr.near.mask
+	for i := i0; i < i1; i++ {
+		ni := dr.nx[i]
+		if !(ni > 0) || math.IsInf(ni, 0) {
+			// A row at the origin has no cancellation to lose.
+			continue
+		}
+		row := s[(i-i0)*lds : (i-i0)*lds+m]
+		xi := dr.xs[i*d : i*d+d]
+		// The keys' norms, truncated to the index bits, from ni·lo up to
+		// ni·hi: a superset of the window.
+		a, b := math.Float64bits(ni*lo)&^mask, math.Float64bits(ni*hi)
+		k, _ := slices.BinarySearch(keys, a)
+		for ; k < len(keys) && keys[k]&^mask <= b; k++ {
+			j := int(keys[k] & mask)
+			if j < j0 || !(row[j] < tau*(ni+dr.nz[j])) {
+				continue
+			}
+			row[j] = directSqDist(xi, dr.zs[j*d:j*d+d])
+		}
+	}
 }
 
 // directSqDist returns Σ_k (a_k − b_k)², summed term by term.
@@ -563,6 +656,7 @@ func (k *Stationary) Matrix(dst *mat.Dense, x, z mat.Matrix) {
 	*mt = matrixTask{k: k, data: raw.Data, ld: ld, dr: distRows{xs: xs, zs: zs, nx: nx, nz: nz, d: d}, m: m, same: same}
 	mt.dr.prepare(xd, zd)
 	forChunks(n, work, k.workers, mt)
+	mt.dr.release()
 	*mt = matrixTask{}
 	matrixTasks.Put(mt)
 	if same {
@@ -713,6 +807,7 @@ func (k *Stationary) MatrixGrad(dK, K *mat.Dense, x, z mat.Matrix, dx, dz *mat.D
 		d1: d1, xa: xa, za: za, needP: needP, needR: needR, pm: pm, rmPart: rmPart}
 	gt.dr.prepare(xd, zd)
 	forChunks(n, n*m, k.workers, gt)
+	gt.dr.release()
 	*gt = weightTask{}
 	weightTasks.Put(gt)
 	var sumKdK, sumWs float64
