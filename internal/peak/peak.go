@@ -88,9 +88,9 @@ func (u Unit) MeasureCores(threads int, d time.Duration) float64 {
 // scalarAccumulators is the number of independent chains of the scalar loop.
 const scalarAccumulators = 8
 
-// scalarSink keeps the scalar loop's result alive; scalarX and scalarY are
-// variables so that the compiler cannot fold the chains.
-var scalarSink, scalarX, scalarY = 0.0, 1.0000001, 0.9999999
+// scalarX and scalarY are variables so that the compiler cannot fold the
+// chains.
+var scalarX, scalarY = 1.0000001, 0.9999999
 
 var scalarUnit = Unit{Name: "scalar", Flops: 2 * scalarAccumulators, loop: fmaScalar}
 
@@ -104,7 +104,7 @@ func fmaScalar(n int) {
 			a[j] = math.FMA(x, y, a[j])
 		}
 	}
-	scalarSink = a[0]
+	runtime.KeepAlive(a) // the chains' results are used
 }
 
 // Machine describes the running CPU in one line: brand, x86 family and
