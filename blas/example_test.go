@@ -6,7 +6,6 @@ import (
 	gblas "gonum.org/v1/gonum/blas"
 
 	"github.com/solvegp/solvegp/blas"
-	"github.com/solvegp/solvegp/internal/gemm"
 )
 
 // Dgemm computes C = alpha·op(A)·op(B) + beta·C on row-major matrices with
@@ -40,13 +39,13 @@ func ExampleImplementation_backends() {
 	for i := 0; i < n; i++ {
 		id[i*n+i] = 1
 	}
-	for _, be := range gemm.Backends() {
-		impl := blas.Implementation{Backend: be, Threads: 1}
+	for _, k := range blas.Kernels() {
+		impl := k.Implementation(1)
 		c := make([]float64, n*n)
 		impl.Dgemm(gblas.NoTrans, gblas.NoTrans, n, n, n, 1, a, n, id, n, 0, c, n)
 		for i := range c {
 			if c[i] != a[i] {
-				fmt.Println(be.Name(), "differs at", i)
+				fmt.Println(k.Name(), "differs at", i)
 				break
 			}
 		}
