@@ -133,8 +133,6 @@ const (
 	// kernelArgs: the pure-Go twin or Go dispatcher of an assembly kernel,
 	// with the kernel's argument list, which the tests compare bit for bit.
 	kernelArgs = "assembly kernel's argument list"
-	// pending: a parameter list to be grouped into a struct.
-	pending = "to be grouped into a struct"
 )
 
 // manyParams lists, as "dir Func" (dir relative to the module root, Func
@@ -175,17 +173,12 @@ var manyParams = map[string]string{
 	"blas trsmRightSmall":                   blasArgs,
 	"blas Implementation.trsmRightTiles":    blasArgs,
 	"blas Implementation.trsmLeftTiles":     blasArgs,
-	"chol adjoint":                          pending,
-	"chol Cholesky.checkSolveAdjoint":       pending,
+	"chol adjoint":                          blasArgs,
 	"chol Implementation.Dtrtrs":            blasSignature,
-	"chol rowPassRun":                       pending,
+	"chol rowPassRun":                       blasArgs,
 	"chol gemmtLower":                       blasArgs,
 	"convgp gemm":                           blasArgs,
 	"gp tileMul":                            blasArgs,
-	"gp/kernel Product.scaledGrad":          pending,
-	"gp/kernel pairMatrixGrad":              pending,
-	"gp/kernel sqDistRows":                  pending,
-	"gp/kernel sqDistProduct":               pending,
 	"gp la.gemm":                            blasArgs,
 	"gp la.gemmLowerNT":                     blasArgs,
 	"gp la.syrkT":                           blasArgs,
@@ -202,7 +195,6 @@ var manyParams = map[string]string{
 	"internal/vecmath rbfPairsGeneric":      kernelArgs,
 	"internal/vecmath rbfPairsBlocked":      kernelArgs,
 	"internal/vecmath rbfPairsKernel":       kernelArgs,
-	"internal/vecmath radialWeightsTail":    pending,
 }
 
 // countFields counts the parameters of a list, one per name (or one per
