@@ -57,7 +57,7 @@ func benchDgemmAll(b *testing.B, name string, tA, tB blas.Transpose, m, n, k int
 	}
 	for _, be := range gemm.Backends() {
 		for _, threads := range []int{1, 2} {
-			impl := Implementation{Backend: be, Threads: threads}
+			impl := Implementation{backend: be, Threads: threads}
 			b.Run(fmt.Sprintf("%s/%s/threads=%d", name, be.Name(), threads), func(b *testing.B) {
 				if be.Name() == "generic" {
 					slowSkip(b)

@@ -6,7 +6,6 @@ import (
 	gblas "gonum.org/v1/gonum/blas"
 
 	"github.com/solvegp/solvegp/blas"
-	"github.com/solvegp/solvegp/internal/gemm"
 )
 
 // Dgemm computes C = alpha·op(A)·op(B) + beta·C on row-major matrices with
@@ -40,13 +39,13 @@ func ExampleImplementation_backends() {
 	for i := 0; i < n; i++ {
 		id[i*n+i] = 1
 	}
-	for _, be := range gemm.Backends() {
-		impl := blas.Implementation{Backend: be, Threads: 1}
+	for _, k := range blas.Kernels() {
+		impl := k.Implementation(1)
 		c := make([]float64, n*n)
 		impl.Dgemm(gblas.NoTrans, gblas.NoTrans, n, n, n, 1, a, n, id, n, 0, c, n)
 		for i := range c {
 			if c[i] != a[i] {
-				fmt.Println(be.Name(), "differs at", i)
+				fmt.Println(k.Name(), "differs at", i)
 				break
 			}
 		}
@@ -54,6 +53,35 @@ func ExampleImplementation_backends() {
 	fmt.Println("ok")
 	// Output:
 	// ok
+}
+
+// Small cache blocks make a small product cross every block edge, which is
+// how the tests reach those edges without large matrices. The blocking
+// changes the order of the work, not the sum of any element: with integer
+// data the result is the same bit for bit.
+func ExampleKernel_WithBlocking() {
+	const m, n, k = 9, 11, 13
+	a := make([]float64, m*k)
+	b := make([]float64, k*n)
+	for i := range a {
+		a[i] = float64(i%5) - 2
+	}
+	for i := range b {
+		b[i] = float64(i%3) - 1
+	}
+	want := make([]float64, m*n)
+	blas.Implementation{}.Dgemm(gblas.NoTrans, gblas.NoTrans, m, n, k, 1, a, k, b, n, 0, want, n)
+	same := true
+	for _, kern := range blas.Kernels() {
+		got := make([]float64, m*n)
+		kern.WithBlocking(1, 2, 1).Implementation(2).Dgemm(gblas.NoTrans, gblas.NoTrans, m, n, k, 1, a, k, b, n, 0, got, n)
+		for i := range got {
+			same = same && got[i] == want[i]
+		}
+	}
+	fmt.Println("same:", same)
+	// Output:
+	// same: true
 }
 
 // Dgemmt computes only one triangle of a product: here the lower triangle of

@@ -27,7 +27,7 @@ func FuzzDgemm(f *testing.F) {
 		if conf&0x10 != 0 {
 			be = be.WithBlocking(gemm.Blocking{MC: 1 + int(conf>>5), KC: 1 + int(seed%17), NC: 1 + int(seed>>8)%40})
 		}
-		impl := Implementation{Backend: be, Threads: 1 + int(conf>>2)%3}
+		impl := Implementation{backend: be, Threads: 1 + int(conf>>2)%3}
 		dgemmCheck(t, rng, impl, tA, tB, int(m)%97, int(n)%97, int(k)%97, alpha, beta)
 	})
 }

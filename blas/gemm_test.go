@@ -31,12 +31,12 @@ func gemmImpls() []struct {
 		out = append(out, struct {
 			name string
 			impl Implementation
-		}{be.Name(), Implementation{Backend: be}})
+		}{be.Name(), Implementation{backend: be}})
 		small := be.WithBlocking(gemm.Blocking{MC: 2 * be.MR(), KC: 7, NC: 3 * be.NR()})
 		out = append(out, struct {
 			name string
 			impl Implementation
-		}{be.Name() + "-smallblocks", Implementation{Backend: small, Threads: 3}})
+		}{be.Name() + "-smallblocks", Implementation{backend: small, Threads: 3}})
 	}
 	return out
 }
@@ -219,7 +219,7 @@ func TestDgemmThreads(t *testing.T) {
 	rng := rand.New(rand.NewPCG(15, 16))
 	be := gemm.Default()
 	for _, threads := range []int{1, 2, 3, 8} {
-		impl := Implementation{Backend: be, Threads: threads}
+		impl := Implementation{backend: be, Threads: threads}
 		dgemmCheck(t, rng, impl, blas.NoTrans, blas.NoTrans, 200, 150, 120, 1, 0.5)
 		dgemmCheck(t, rng, impl, blas.Trans, blas.NoTrans, 20, 700, 90, 1, 0)
 		dgemmCheck(t, rng, impl, blas.NoTrans, blas.Trans, 700, 20, 90, 1, 0)
@@ -262,7 +262,7 @@ func TestDgemmThreadsBitwise(t *testing.T) {
 					}
 					for _, threads := range threadCounts {
 						c := append([]float64(nil), c0...)
-						Implementation{Backend: b, Threads: threads}.Dgemm(tr[0], tr[1], m, n, k, 1.5, a, lda, bb, ldb, 0.5, c, n)
+						Implementation{backend: b, Threads: threads}.Dgemm(tr[0], tr[1], m, n, k, 1.5, a, lda, bb, ldb, 0.5, c, n)
 						if threads == 1 {
 							want = c
 							continue
@@ -364,7 +364,7 @@ func TestDgemmtThreadsBitwise(t *testing.T) {
 						}
 						var want, wantSyrk []float64
 						for _, threads := range threadCounts {
-							impl := Implementation{Backend: b, Threads: threads}
+							impl := Implementation{backend: b, Threads: threads}
 							c := append([]float64(nil), c0...)
 							impl.Dgemmt(ul, tr[0], tr[1], n, k, 1.5, a, lda, bb, ldb, 0.5, c, n)
 							cs := append([]float64(nil), c0...)

@@ -25,7 +25,7 @@ func TestDgemmtRandom(t *testing.T) {
 		backends := []*gemm.Backend{be, be.WithBlocking(gemm.Blocking{MC: be.MR(), KC: 7, NC: 2 * be.NR()})}
 		for bi, bk := range backends {
 			for _, threads := range []int{1, 2, 3} {
-				impl := Implementation{Threads: threads, Backend: bk}
+				impl := Implementation{Threads: threads, backend: bk}
 				for _, nk := range [][2]int{{1, 1}, {2, 5}, {7, 3}, {16, 16}, {33, 9}, {70, 41}, {131, 64}, {200, 257}} {
 					n, k := nk[0], nk[1]
 					for _, ul := range level3Uplos {

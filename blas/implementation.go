@@ -25,9 +25,10 @@ type Implementation struct {
 	// Zero or a negative value means runtime.GOMAXPROCS(0).
 	Threads int
 
-	// Backend selects the micro-kernel; nil means gemm.Default(). Tests and
-	// benchmarks set it to each element of gemm.Backends() in turn.
-	Backend *gemm.Backend
+	// backend is the micro-kernel; nil means gemm.Default(). Kernel's
+	// Implementation method sets it, so that callers choose among Kernels()
+	// without naming the internal backend type.
+	backend *gemm.Backend
 }
 
 // threads returns the effective goroutine budget of impl.
@@ -39,10 +40,10 @@ func (impl Implementation) threads() int {
 }
 
 // KernelBackend returns the micro-kernel backend impl's calls run on:
-// impl.Backend, or gemm.Default() when it is nil.
+// impl.backend, or gemm.Default() when it is nil.
 func (impl Implementation) KernelBackend() *gemm.Backend {
-	if impl.Backend != nil {
-		return impl.Backend
+	if impl.backend != nil {
+		return impl.backend
 	}
 	return gemm.Default()
 }

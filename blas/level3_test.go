@@ -697,7 +697,7 @@ func TestDsyrkSmallBlocks(t *testing.T) {
 		} {
 			small := be.WithBlocking(bl)
 			for _, threads := range []int{1, 2, 3} {
-				impl := Implementation{Threads: threads, Backend: small}
+				impl := Implementation{Threads: threads, backend: small}
 				for _, n := range []int{65, 66 + mr, 97, 131} {
 					for _, ul := range level3Uplos {
 						for _, tA := range []blas.Transpose{blas.NoTrans, blas.Trans} {
@@ -765,7 +765,7 @@ func TestDtrmmLeftSmallBlocks(t *testing.T) {
 		} {
 			small := be.WithBlocking(bl)
 			for _, threads := range []int{1, 2, 3} {
-				impl := Implementation{Threads: threads, Backend: small}
+				impl := Implementation{Threads: threads, backend: small}
 				for _, m := range []int{64, 65 + mr, 97} {
 					for _, ul := range level3Uplos {
 						for _, tA := range []blas.Transpose{blas.NoTrans, blas.Trans} {

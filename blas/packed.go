@@ -75,7 +75,15 @@ func (k Kernel) NR() int { return k.be.NR() }
 // Implementation returns an Implementation whose level-3 routines run on k
 // with at most threads goroutines (see Implementation.Threads).
 func (k Kernel) Implementation(threads int) Implementation {
-	return Implementation{Threads: threads, Backend: k.be}
+	return Implementation{Threads: threads, backend: k.be}
+}
+
+// WithBlocking returns the kernel with the cache blocking MC×KC×NC instead
+// of the tuned one, for tests that need small blocks to cross the block
+// edges on small matrices. MC is rounded up to a multiple of MR and NC to a
+// multiple of NR; values below one keep the tuned ones.
+func (k Kernel) WithBlocking(mc, kc, nc int) Kernel {
+	return Kernel{k.be.WithBlocking(gemm.Blocking{MC: mc, KC: kc, NC: nc})}
 }
 
 // MulTile computes the first rows rows (1 ≤ rows ≤ MR) of one register tile

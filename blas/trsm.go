@@ -172,7 +172,7 @@ func trsmParallel(impl Implementation, mul bool, s blas.Side, ul blas.Uplo, tA b
 	}
 	t := trsmThreads(impl, s, m, n, k)
 	task := trsmTasks.Get().(*trsmTask)
-	*task = trsmTask{backend: impl.Backend, mul: mul, s: s, ul: ul, tA: tA, d: d, m: m, n: n, rhs: rhs, t: t, alpha: alpha, a: a, lda: lda, b: b, ldb: ldb}
+	*task = trsmTask{backend: impl.backend, mul: mul, s: s, ul: ul, tA: tA, d: d, m: m, n: n, rhs: rhs, t: t, alpha: alpha, a: a, lda: lda, b: b, ldb: ldb}
 	parallel.For(t, t, task)
 	*task = trsmTask{}
 	trsmTasks.Put(task)
@@ -223,7 +223,7 @@ func (tk *trsmTask) Run(w int) {
 	if tk.s == blas.Right {
 		m, n, b = hi-lo, tk.n, tk.b[lo*tk.ldb:]
 	}
-	serial := Implementation{Threads: 1, Backend: tk.backend}
+	serial := Implementation{Threads: 1, backend: tk.backend}
 	switch {
 	case tk.s == blas.Left && !tk.mul:
 		serial.trsmLeft(tk.ul, tk.tA, tk.d, m, n, tk.alpha, tk.a, tk.lda, b, tk.ldb)

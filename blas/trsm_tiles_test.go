@@ -25,7 +25,7 @@ func TestTrsmTiles(t *testing.T) {
 		bes = append(bes, be, be.Twin())
 	}
 	for _, be := range bes {
-		impl := Implementation{Threads: 1, Backend: be}
+		impl := Implementation{Threads: 1, backend: be}
 		mr, nr := be.MR(), be.NR()
 		for _, order := range []int{1, mr - 1, mr + 1, 2*mr + 3, 37} {
 			for _, rhs := range []int{nr, nr + 3, 3*nr + 1} {

@@ -48,7 +48,7 @@ func TestTune(t *testing.T) {
 			continue
 		}
 		rate := func(bl gemm.Blocking) float64 {
-			impl := Implementation{Threads: 1, Backend: be.WithBlocking(bl)}
+			impl := Implementation{Threads: 1, backend: be.WithBlocking(bl)}
 			best := 0.0
 			for range *tuneReps {
 				for _, tA := range []gblas.Transpose{gblas.NoTrans, gblas.Trans} {

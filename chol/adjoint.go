@@ -298,7 +298,7 @@ func (c *Cholesky) AdjointFromProduct(alpha float64, q []float64, ldq int) error
 // the lower triangle of the n×n (lbar, ldlbar) (the strict upper triangle is
 // untouched).
 func (c *Cholesky) SolveLAdjoint(nrhs int, x []float64, ldx int, xbar []float64, ldxbar int, lbar []float64, ldlbar int) error {
-	if err := c.checkSolveAdjoint(nrhs, x, ldx, "Xbar", xbar, ldxbar, "Lbar", lbar, ldlbar); err != nil {
+	if err := c.checkSolveAdjoint(nrhs, x, ldx, namedMat{"Xbar", xbar, ldxbar}, namedMat{"Lbar", lbar, ldlbar}); err != nil {
 		return err
 	}
 	if c.n == 0 || nrhs == 0 {
@@ -317,7 +317,7 @@ func (c *Cholesky) SolveLAdjoint(nrhs int, x []float64, ldx int, xbar []float64,
 // B̄ = L⁻¹·Ȳ and, if lbar is not nil, accumulates L̄ −= tril(Y·B̄ᵀ) into the
 // lower triangle of the n×n (lbar, ldlbar).
 func (c *Cholesky) SolveLTAdjoint(nrhs int, y []float64, ldy int, ybar []float64, ldybar int, lbar []float64, ldlbar int) error {
-	if err := c.checkSolveAdjoint(nrhs, y, ldy, "Ybar", ybar, ldybar, "Lbar", lbar, ldlbar); err != nil {
+	if err := c.checkSolveAdjoint(nrhs, y, ldy, namedMat{"Ybar", ybar, ldybar}, namedMat{"Lbar", lbar, ldlbar}); err != nil {
 		return err
 	}
 	if c.n == 0 || nrhs == 0 {
@@ -331,18 +331,26 @@ func (c *Cholesky) SolveLTAdjoint(nrhs int, y []float64, ldy int, ybar []float64
 	return nil
 }
 
+// namedMat is a row-major matrix argument (a, lda) with the name errors
+// give it.
+type namedMat struct {
+	name string
+	a    []float64
+	lda  int
+}
+
 // checkSolveAdjoint validates the arguments of the solve adjoints: the
-// n×nrhs solution (x, ldx), its n×nrhs adjoint named xname, and, unless
-// nil, the n×n adjoint named mname of the factor or matrix.
-func (c *Cholesky) checkSolveAdjoint(nrhs int, x []float64, ldx int, xname string, xbar []float64, ldxbar int, mname string, mbar []float64, ldmbar int) error {
+// n×nrhs solution (x, ldx), its n×nrhs adjoint xbar, and, unless its
+// slice is nil, the n×n adjoint mbar of the factor or matrix.
+func (c *Cholesky) checkSolveAdjoint(nrhs int, x []float64, ldx int, xbar, mbar namedMat) error {
 	if err := c.checkRHS(nrhs, x, ldx); err != nil {
 		return err
 	}
-	if err := checkMat(xname, c.n, nrhs, xbar, ldxbar); err != nil {
+	if err := checkMat(xbar.name, c.n, nrhs, xbar.a, xbar.lda); err != nil {
 		return err
 	}
-	if mbar != nil {
-		return checkMat(mname, c.n, c.n, mbar, ldmbar)
+	if mbar.a != nil {
+		return checkMat(mbar.name, c.n, c.n, mbar.a, mbar.lda)
 	}
 	return nil
 }
@@ -354,7 +362,7 @@ func (c *Cholesky) checkSolveAdjoint(nrhs int, x []float64, ldx int, xname strin
 // symmetric convention of Adjoint. Only the lower triangle of abar is read;
 // both triangles are written (abar is assumed symmetric on entry).
 func (c *Cholesky) SolveAdjoint(nrhs int, x []float64, ldx int, xbar []float64, ldxbar int, abar []float64, ldabar int) error {
-	if err := c.checkSolveAdjoint(nrhs, x, ldx, "Xbar", xbar, ldxbar, "Abar", abar, ldabar); err != nil {
+	if err := c.checkSolveAdjoint(nrhs, x, ldx, namedMat{"Xbar", xbar, ldxbar}, namedMat{"Abar", abar, ldabar}); err != nil {
 		return err
 	}
 	if c.n == 0 || nrhs == 0 {

@@ -16,8 +16,8 @@ import (
 
 // updateGolden rewrites the golden model file and its predictions:
 // go test ./convgp -run TestGoldenModel -update-golden. Do so only to add
-// a file; the point of the existing one is that an earlier version of the
-// code wrote it.
+// a file: the existing one stands for the files users already have, which
+// must keep loading as they are.
 var updateGolden = flag.Bool("update-golden", false, "rewrite testdata/golden-*")
 
 const (
@@ -32,10 +32,10 @@ type goldenPred struct {
 	X, Probs       [][]float64
 }
 
-// TestGoldenModel loads a model file written by an earlier version of the
-// code (a two-layer SOLVE-GP with TICK and a linear mean) and checks that
-// it predicts what it did then, so that a change of the format or the
-// reader keeps old files working. The tolerance allows for another
+// TestGoldenModel loads a committed model file (a two-layer SOLVE-GP with
+// TICK and a linear mean) and checks that it predicts what it predicted
+// when it was written, so that a change of the format or the reader keeps
+// existing files working. The tolerance allows for another
 // summation order or fused multiply-adds, not for a misread parameter.
 func TestGoldenModel(t *testing.T) {
 	if *updateGolden {

@@ -138,8 +138,8 @@ func TestModelFileErrors(t *testing.T) {
 		{"other size", withHeader(t, good, func(h map[string]any) { h["config"].(map[string]any)["Output"].(map[string]any)["M"] = 5 }), ErrModelFile, "configuration that has"},
 		{"bad config", withHeader(t, good, func(h map[string]any) { h["config"].(map[string]any)["Variance"] = -1 }), ErrConfig, "kernel parameter"},
 		{"no latent functions", withHeader(t, good, func(h map[string]any) { h["config"].(map[string]any)["Classes"] = 0 }), ErrModelFile, "latent"},
-		// Sizes that overflowed int in an earlier version, cancelling in the
-		// sum: a 1 KB file then allocated without bound.
+		// Sizes whose products overflow int and cancel in the sum: a reader
+		// that trusted them would allocate without bound for a 1 KB file.
 		{"overflow", withHeader(t, good, func(h map[string]any) {
 			c := h["config"].(map[string]any)
 			c["Height"], c["Width"], c["Channels"], c["Kind"] = 1, 1, 1, int(gp.SOLVEGP)

@@ -10,7 +10,6 @@ import (
 	"gonum.org/v1/gonum/blas/gonum"
 
 	"github.com/solvegp/solvegp/blas"
-	"github.com/solvegp/solvegp/internal/gemm"
 )
 
 // The BLAS targets compare the level-3 routines of package blas with
@@ -71,12 +70,13 @@ func (s *blasSetup) exact() bool { return s.mode == 1 }
 func blasNewSetup(r *blasBytes, seed uint64) *blasSetup {
 	s := &blasSetup{}
 	conf := r.byte()
-	bs := gemm.Backends()
-	be := bs[int(conf)%len(bs)]
+	ks := blas.Kernels()
+	k := ks[int(conf)%len(ks)]
 	if conf&0x40 != 0 {
-		be = be.WithBlocking(gemm.Blocking{MC: 1 + int(r.byte()%40), KC: 1 + int(r.byte()%40), NC: 1 + int(r.byte()%48)})
+		mc, kc, nc := 1+int(r.byte()%40), 1+int(r.byte()%40), 1+int(r.byte()%48)
+		k = k.WithBlocking(mc, kc, nc)
 	}
-	s.impl = blas.Implementation{Backend: be, Threads: 1 + int(conf>>2)%3}
+	s.impl = k.Implementation(1 + int(conf>>2)%3)
 	sc := r.byte()
 	s.mode = sc % 4
 	s.rng = rand.New(rand.NewPCG(seed, uint64(sc)))

@@ -658,7 +658,7 @@ func trainSegment(o options, model *convgp.Deep, x *mat.Dense, y []float64, st s
 			logger("interrupted at step %d; checkpoint saved", done)
 			return done, trainSec, errInterrupted
 		}
-		logger("trained %d steps (%d this session, %.2f s/iter)", done, steps, time.Since(segStart).Seconds()/math.Max(1, float64(steps)))
+		logger("trained %d steps (%d in this process, %.2f s/iter)", done, steps, time.Since(segStart).Seconds()/math.Max(1, float64(steps)))
 	}
 
 	return done, trainSec, nil

@@ -124,81 +124,13 @@ the paper's Figure 7 plots. -png writes that figure.`, stderr)
 	if *odvgp {
 		specs = append(specs, benchModel{Name: "ODVGP (M, M2)", M: *m, M2: *m2, kind: gp.ODVGP})
 	}
-	mm := float64(*m)
-	// One operation of a class on M×M matrices, the unit of the paper's
-	// Figure 7: each operation counts as its size m·n·k (Op.Dims) over M³,
-	// so that a triangular product, a general one and a Cholesky
-	// factorization of order M each count 1, whatever their flops.
-	unit := mm * mm * mm
 	for i := range specs {
 		if err := ctx.Err(); err != nil {
 			fmt.Fprintln(stderr, "solvegp bench: interrupted")
 			return exitInterrupted
 		}
-		bm := &specs[i]
-		k, _ := kernel.NewMatern32(*d, float64(*d), 1)
-		lik, _ := likelihood.NewGaussian(0.1)
-		opts := []gp.Option{gp.WithWhitening(*whiten), gp.WithThreads(*threads)}
-		var model *gp.Model
-		var err error
-		switch {
-		case bm.kind == gp.SVGP && bm.M == *m:
-			model, err = gp.NewSVGP(k, lik, z, opts...)
-		case bm.kind == gp.SVGP:
-			model, err = gp.NewSVGP(k, lik, zBig, opts...)
-		case bm.kind == gp.SOLVEGP:
-			model, err = gp.NewSOLVEGP(k, lik, z, o, opts...)
-		default:
-			model, err = gp.NewODVGP(k, lik, z, o, opts...)
-		}
-		if err != nil {
+		if err := measureModel(&specs[i], benchInputs{x: x, y: y, z: z, zBig: zBig, o: o}, *m, *reps, benchOptions(*whiten, *threads)); err != nil {
 			return fail(stderr, "bench", err)
-		}
-		grad := make([]float64, model.NumParams())
-		if _, err := model.Objective(x, y, *n, grad); err != nil { // warm-up
-			return fail(stderr, "bench", err)
-		}
-		type rep struct {
-			d    time.Duration
-			prof gp.CostProfile
-		}
-		var rs []rep
-		for r := 0; r < *reps; r++ {
-			start := time.Now()
-			if _, err := model.Objective(x, y, *n, grad); err != nil {
-				return fail(stderr, "bench", err)
-			}
-			rs = append(rs, rep{time.Since(start), model.LastProfile()})
-		}
-		sort.Slice(rs, func(a, b int) bool { return rs[a].d < rs[b].d })
-		med := rs[len(rs)/2]
-		bm.StepMS, bm.BestMS = ms(med.d), ms(rs[0].d)
-		for _, pass := range []gp.Pass{gp.Forward, gp.Backward} {
-			for ci, c := range opClasses {
-				bc := benchClass{Class: c.String(), Pass: pass.String(), Count: med.prof.Count(c, pass), Milliseconds: ms(med.prof.Time(c, pass))}
-				var fl, size float64
-				for _, op := range med.prof.Ops {
-					if op.Class == c && op.Pass == pass {
-						fl += op.Flops
-						size += float64(op.Dims[0]) * float64(op.Dims[1]) * float64(op.Dims[2])
-					}
-				}
-				bc.GFlop = fl / 1e9
-				bm.CubicMS += bc.Milliseconds
-				if pass == gp.Forward {
-					if pc, ok := paperCounts[bm.kind]; ok {
-						v := pc[ci]
-						bc.PaperCount = &v
-					}
-					f := size / unit
-					bc.Factor = &f
-					bm.fwdFactor[ci] = f
-					bm.fwdMS[ci] = bc.Milliseconds
-				} else {
-					bm.bwdMS[ci] = bc.Milliseconds
-				}
-				bm.Classes = append(bm.Classes, bc)
-			}
 		}
 	}
 	if *asJSON {
@@ -219,24 +151,7 @@ the paper's Figure 7 plots. -png writes that figure.`, stderr)
 			return fail(stderr, "bench", err)
 		}
 	} else {
-		fmt.Fprintf(stdout, "Cubic-cost operations per bound+gradient evaluation: M = %d, M2 = %d, N = %d, d = %d, whitened %v (median of %d)\n\n", *m, *m2, *n, *d, *whiten, *reps)
-		fmt.Fprintf(stdout, "| model | class | Table 3 count (fwd) | count fwd | count bwd | GFlop fwd | GFlop bwd | ms fwd | ms bwd | factor vs one M×M op (fwd) |\n")
-		fmt.Fprintf(stdout, "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|\n")
-		for _, bm := range specs {
-			for ci := range opClasses {
-				f, b := bm.Classes[ci], bm.Classes[ci+3]
-				paper := "–"
-				if f.PaperCount != nil {
-					paper = fmt.Sprint(*f.PaperCount)
-				}
-				fmt.Fprintf(stdout, "| %s | %s | %s | %d | %d | %.3f | %.3f | %.2f | %.2f | %.2f |\n",
-					bm.Name, f.Class, paper, f.Count, b.Count, f.GFlop, b.GFlop, f.Milliseconds, b.Milliseconds, *f.Factor)
-			}
-		}
-		fmt.Fprintf(stdout, "\n| model | step ms (median) | step ms (best) | of which cubic ops ms |\n|---|---:|---:|---:|\n")
-		for _, bm := range specs {
-			fmt.Fprintf(stdout, "| %s | %.2f | %.2f | %.2f |\n", bm.Name, bm.StepMS, bm.BestMS, bm.CubicMS)
-		}
+		printBenchTable(stdout, specs, fmt.Sprintf("M = %d, M2 = %d, N = %d, d = %d, whitened %v (median of %d)", *m, *m2, *n, *d, *whiten, *reps))
 	}
 	if *pngPath != "" {
 		if err := plotCost(*pngPath, specs, *m, *m2, *n); err != nil {
@@ -247,6 +162,125 @@ the paper's Figure 7 plots. -png writes that figure.`, stderr)
 		}
 	}
 	return exitOK
+}
+
+// benchInputs are the synthetic data of bench: a mini-batch x, y and the
+// inducing inputs Z (M rows), zBig (M + M2 rows) and O (M2 rows).
+type benchInputs struct {
+	x          *mat.Dense
+	y          []float64
+	z, zBig, o *mat.Dense
+}
+
+// benchOptions are the model options of bench.
+func benchOptions(whiten bool, threads int) []gp.Option {
+	return []gp.Option{gp.WithWhitening(whiten), gp.WithThreads(threads)}
+}
+
+// measureModel builds bm's model on in (m: the size of Z), times reps
+// evaluations of the bound and its gradient after a warm-up, and fills bm
+// with the median step's costs per class.
+func measureModel(bm *benchModel, in benchInputs, m, reps int, opts []gp.Option) error {
+	_, d := in.x.Dims()
+	n := len(in.y)
+	k, _ := kernel.NewMatern32(d, float64(d), 1)
+	lik, _ := likelihood.NewGaussian(0.1)
+	var model *gp.Model
+	var err error
+	switch {
+	case bm.kind == gp.SVGP && bm.M == m:
+		model, err = gp.NewSVGP(k, lik, in.z, opts...)
+	case bm.kind == gp.SVGP:
+		model, err = gp.NewSVGP(k, lik, in.zBig, opts...)
+	case bm.kind == gp.SOLVEGP:
+		model, err = gp.NewSOLVEGP(k, lik, in.z, in.o, opts...)
+	default:
+		model, err = gp.NewODVGP(k, lik, in.z, in.o, opts...)
+	}
+	if err != nil {
+		return err
+	}
+	grad := make([]float64, model.NumParams())
+	if _, err := model.Objective(in.x, in.y, n, grad); err != nil { // warm-up
+		return err
+	}
+	type rep struct {
+		d    time.Duration
+		prof gp.CostProfile
+	}
+	var rs []rep
+	for r := 0; r < reps; r++ {
+		start := time.Now()
+		if _, err := model.Objective(in.x, in.y, n, grad); err != nil {
+			return err
+		}
+		rs = append(rs, rep{time.Since(start), model.LastProfile()})
+	}
+	sort.Slice(rs, func(a, b int) bool { return rs[a].d < rs[b].d })
+	med := rs[len(rs)/2]
+	bm.StepMS, bm.BestMS = ms(med.d), ms(rs[0].d)
+	mm := float64(m)
+	// One operation of a class on M×M matrices, the unit of the paper's
+	// Figure 7: each operation counts as its size m·n·k (Op.Dims) over M³,
+	// so that a triangular product, a general one and a Cholesky
+	// factorization of order M each count 1, whatever their flops.
+	bm.addClasses(med.prof, mm*mm*mm)
+	return nil
+}
+
+// addClasses fills bm's per-class rows, forward then backward, from the
+// profile of one evaluation; unit is the size of one M×M operation.
+func (bm *benchModel) addClasses(prof gp.CostProfile, unit float64) {
+	for _, pass := range []gp.Pass{gp.Forward, gp.Backward} {
+		for ci, c := range opClasses {
+			bc := benchClass{Class: c.String(), Pass: pass.String(), Count: prof.Count(c, pass), Milliseconds: ms(prof.Time(c, pass))}
+			var fl, size float64
+			for _, op := range prof.Ops {
+				if op.Class == c && op.Pass == pass {
+					fl += op.Flops
+					size += float64(op.Dims[0]) * float64(op.Dims[1]) * float64(op.Dims[2])
+				}
+			}
+			bc.GFlop = fl / 1e9
+			bm.CubicMS += bc.Milliseconds
+			if pass == gp.Forward {
+				if pc, ok := paperCounts[bm.kind]; ok {
+					v := pc[ci]
+					bc.PaperCount = &v
+				}
+				f := size / unit
+				bc.Factor = &f
+				bm.fwdFactor[ci] = f
+				bm.fwdMS[ci] = bc.Milliseconds
+			} else {
+				bm.bwdMS[ci] = bc.Milliseconds
+			}
+			bm.Classes = append(bm.Classes, bc)
+		}
+	}
+}
+
+// printBenchTable prints bench's results as Markdown tables; setup
+// describes the run.
+func printBenchTable(w io.Writer, specs []benchModel, setup string) {
+	fmt.Fprintf(w, "Cubic-cost operations per bound+gradient evaluation: %s\n\n", setup)
+	fmt.Fprintf(w, "| model | class | Table 3 count (fwd) | count fwd | count bwd | GFlop fwd | GFlop bwd | ms fwd | ms bwd | factor vs one M×M op (fwd) |\n")
+	fmt.Fprintf(w, "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	for _, bm := range specs {
+		for ci := range opClasses {
+			f, b := bm.Classes[ci], bm.Classes[ci+3]
+			paper := "–"
+			if f.PaperCount != nil {
+				paper = fmt.Sprint(*f.PaperCount)
+			}
+			fmt.Fprintf(w, "| %s | %s | %s | %d | %d | %.3f | %.3f | %.2f | %.2f | %.2f |\n",
+				bm.Name, f.Class, paper, f.Count, b.Count, f.GFlop, b.GFlop, f.Milliseconds, b.Milliseconds, *f.Factor)
+		}
+	}
+	fmt.Fprintf(w, "\n| model | step ms (median) | step ms (best) | of which cubic ops ms |\n|---|---:|---:|---:|\n")
+	for _, bm := range specs {
+		fmt.Fprintf(w, "| %s | %.2f | %.2f | %.2f |\n", bm.Name, bm.StepMS, bm.BestMS, bm.CubicMS)
+	}
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }

@@ -171,9 +171,8 @@ func loadImages(format string, paths []string, labels string, ignoreLabels bool,
 // and before it predicts.
 var testHookBeforePredict func()
 
-func runClassify(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("classify", "-model model.cgp [flags] images.idx | cifar10-batch.bin...",
-		`Classifies images with a convolutional GP model file (written by bench/convgp
+// classifyDescription is classify's help text.
+const classifyDescription = `Classifies images with a convolutional GP model file (written by bench/convgp
 as <out>/<name>.cgp, or by convgp.SaveModel). Images are an IDX file (MNIST,
 Fashion-MNIST; -format idx) or CIFAR-10 binary batches (-format cifar10), each
 optionally gzip-compressed, of the size the model was trained on. Pixels are
@@ -198,7 +197,11 @@ are fewer), which are
 bench/convgp's test images for a run with -test N: with its -samples and the
 default -batch, the numbers are the ones it reports for them. (Classifying
 all the images and keeping the first N rows draws the samples of other
-batches, and gives other numbers for deep models.)`, stderr)
+batches, and gives other numbers for deep models.)`
+
+func runClassify(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := newFlags("classify", "-model model.cgp [flags] images.idx | cifar10-batch.bin...",
+		classifyDescription, stderr)
 	modelPath := fs.String("model", "model.cgp", "convolutional model file")
 	labels := fs.String("labels", "", "IDX label file for IDX images")
 	format := fs.String("format", "idx", "image file format: idx or cifar10")
@@ -309,17 +312,8 @@ batches, and gives other numbers for deep models.)`, stderr)
 	if *out == "" && im.Labels == nil {
 		*out = "-"
 	}
-	if *out != "" {
-		var buf bytes.Buffer
-		writeClassProbs(&buf, probs, im.Labels)
-		if *out == "-" {
-			_, err = stdout.Write(buf.Bytes())
-		} else {
-			err = atomicfile.WriteFile(*out, buf.Bytes(), 0o644)
-		}
-		if err != nil {
-			return fail(stderr, "classify", err)
-		}
+	if err := saveClassProbs(*out, stdout, probs, im.Labels); err != nil {
+		return fail(stderr, "classify", err)
 	}
 	if im.Labels == nil {
 		return exitOK
@@ -334,18 +328,39 @@ batches, and gives other numbers for deep models.)`, stderr)
 	if *out == "-" {
 		stdout = stderr // standard output holds the CSV
 	}
-	if *asJSON {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(m); err != nil {
-			return fail(stderr, "classify", err)
-		}
-		return exitOK
+	if err := writeClassifyMetrics(stdout, m, *asJSON); err != nil {
+		return fail(stderr, "classify", err)
 	}
-	fmt.Fprintf(stdout, "n          %d\n", m.N)
-	fmt.Fprintf(stdout, "accuracy   %.6g\n", m.Accuracy)
-	fmt.Fprintf(stdout, "log-lik    %.6g (mean per image)\n", m.LogLik)
 	return exitOK
+}
+
+// saveClassProbs writes the class probabilities as CSV to out: a file,
+// "-" for stdout, or nowhere if out is empty.
+func saveClassProbs(out string, stdout io.Writer, probs *mat.Dense, labels []int) error {
+	if out == "" {
+		return nil
+	}
+	var buf bytes.Buffer
+	writeClassProbs(&buf, probs, labels)
+	if out == "-" {
+		_, err := stdout.Write(buf.Bytes())
+		return err
+	}
+	return atomicfile.WriteFile(out, buf.Bytes(), 0o644)
+}
+
+// writeClassifyMetrics prints classify's accuracy and log-likelihood as
+// indented JSON or as text.
+func writeClassifyMetrics(w io.Writer, m classifyMetrics, asJSON bool) error {
+	if asJSON {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(m)
+	}
+	fmt.Fprintf(w, "n          %d\n", m.N)
+	fmt.Fprintf(w, "accuracy   %.6g\n", m.Accuracy)
+	fmt.Fprintf(w, "log-lik    %.6g (mean per image)\n", m.LogLik)
+	return nil
 }
 
 // argmax returns the index of the largest value of v, the first of equal

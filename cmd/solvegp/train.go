@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"math"
@@ -64,9 +65,8 @@ type trainSummary struct {
 	Plot        string        `json:"plot,omitempty"`
 }
 
-func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("train", "[flags] data.csv[.gz]",
-		`Trains an SVGP, ODVGP or SOLVE-GP model on a CSV or gzip CSV file (one row per
+// trainDescription is train's help text.
+const trainDescription = `Trains an SVGP, ODVGP or SOLVE-GP model on a CSV or gzip CSV file (one row per
 observation, the target in the last column unless -target says otherwise, an
 optional header line) and saves it as a model file. Inputs, and for the
 Gaussian likelihood the targets, are standardized with statistics of the
@@ -97,29 +97,221 @@ at the optimal q(u) and q(v⊥), unwhitened; Ctrl-C saves it at the best
 bound so far (exit code 130). The mini-batch flags (-epochs, -batch, -lr,
 -natural, -patience, -checkpoint, -plot, ...) are errors with it; -valid holds
 out rows that the fit does not see and reports the final model's metrics on
-them (there is no best-model keeping).`, stderr)
-	var spec modelSpec
-	var csv csvFlags
-	spec.register(fs)
-	csv.register(fs)
-	epochs := fs.Int("epochs", 100, "passes over the training data")
-	maxSteps := fs.Int("steps", 0, "stop after this many optimization steps (0: no limit)")
-	batch := fs.Int("batch", 1024, "mini-batch size (0: full batch)")
-	lr := fs.Float64("lr", 0.01, "Adam learning rate")
-	decay := fs.Float64("decay", 1, "multiply the learning rate by this factor every -decay-every steps (the paper's convolutional runs: 0.25)")
-	decayEvery := fs.Int("decay-every", 0, "steps between learning-rate decays (0: constant rate)")
-	natural := fs.Float64("natural", 0, "natural-gradient step size in (0, 1] for q(u) and SOLVE-GP's q(v⊥), with Adam on the other parameters (0: Adam on everything); with a Gaussian likelihood and -batch 0, 1 puts q at its optimum at every step, with mini-batches try 0.1")
-	naturalFresh := fs.Bool("natural-fresh", false, "with -natural: evaluate the bound again after each natural step for Adam's gradient (twice the cost per step; steadier at a large -lr)")
-	validFrac := fs.Float64("valid", 0, "fraction of the rows held out for validation (enables best-model keeping)")
-	patience := fs.Int("patience", 0, "stop after this many epochs without validation improvement (0: never)")
-	out := fs.String("out", "model.json", "model file to write")
-	plotPath := fs.String("plot", "", "write training curves (bound and validation metrics per epoch) to this PNG")
-	asJSON := fs.Bool("json", false, "print the summary as JSON")
-	quiet := fs.Bool("quiet", false, "no progress bar")
-	ckPath := fs.String("checkpoint", "", "save the training state to this file and resume from it if it exists (see above)")
-	ckEvery := fs.Duration("checkpoint-every", time.Minute, "least wall time between two checkpoints")
-	useCollapsed := fs.Bool("collapsed", false, "fit the collapsed bound by full-batch L-BFGS (see above)")
-	iters := fs.Int("iters", 1000, "with -collapsed: most L-BFGS iterations")
+them (there is no best-model keeping).`
+
+// trainFlags holds train's flags.
+type trainFlags struct {
+	fs                    *flag.FlagSet
+	spec                  modelSpec
+	csv                   csvFlags
+	epochs, maxSteps      int
+	batch                 int
+	lr, decay             float64
+	decayEvery            int
+	natural               float64
+	naturalFresh          bool
+	validFrac             float64
+	patience              int
+	out, plotPath, ckPath string
+	asJSON, quiet         bool
+	ckEvery               time.Duration
+	useCollapsed          bool
+	iters                 int
+}
+
+// newTrainFlags registers train's flags, in the order -h lists them.
+func newTrainFlags(stderr io.Writer) *trainFlags {
+	f := &trainFlags{fs: newFlags("train", "[flags] data.csv[.gz]", trainDescription, stderr)}
+	fs := f.fs
+	f.spec.register(fs)
+	f.csv.register(fs)
+	fs.IntVar(&f.epochs, "epochs", 100, "passes over the training data")
+	fs.IntVar(&f.maxSteps, "steps", 0, "stop after this many optimization steps (0: no limit)")
+	fs.IntVar(&f.batch, "batch", 1024, "mini-batch size (0: full batch)")
+	fs.Float64Var(&f.lr, "lr", 0.01, "Adam learning rate")
+	fs.Float64Var(&f.decay, "decay", 1, "multiply the learning rate by this factor every -decay-every steps (the paper's convolutional runs: 0.25)")
+	fs.IntVar(&f.decayEvery, "decay-every", 0, "steps between learning-rate decays (0: constant rate)")
+	fs.Float64Var(&f.natural, "natural", 0, "natural-gradient step size in (0, 1] for q(u) and SOLVE-GP's q(v⊥), with Adam on the other parameters (0: Adam on everything); with a Gaussian likelihood and -batch 0, 1 puts q at its optimum at every step, with mini-batches try 0.1")
+	fs.BoolVar(&f.naturalFresh, "natural-fresh", false, "with -natural: evaluate the bound again after each natural step for Adam's gradient (twice the cost per step; steadier at a large -lr)")
+	fs.Float64Var(&f.validFrac, "valid", 0, "fraction of the rows held out for validation (enables best-model keeping)")
+	fs.IntVar(&f.patience, "patience", 0, "stop after this many epochs without validation improvement (0: never)")
+	fs.StringVar(&f.out, "out", "model.json", "model file to write")
+	fs.StringVar(&f.plotPath, "plot", "", "write training curves (bound and validation metrics per epoch) to this PNG")
+	fs.BoolVar(&f.asJSON, "json", false, "print the summary as JSON")
+	fs.BoolVar(&f.quiet, "quiet", false, "no progress bar")
+	fs.StringVar(&f.ckPath, "checkpoint", "", "save the training state to this file and resume from it if it exists (see above)")
+	fs.DurationVar(&f.ckEvery, "checkpoint-every", time.Minute, "least wall time between two checkpoints")
+	fs.BoolVar(&f.useCollapsed, "collapsed", false, "fit the collapsed bound by full-batch L-BFGS (see above)")
+	fs.IntVar(&f.iters, "iters", 1000, "with -collapsed: most L-BFGS iterations")
+	return f
+}
+
+// check validates the parsed flags for the data file path and returns the
+// CSV reading options. Outputs go where they are asked to, or the run stops
+// before it trains rather than after.
+func (f *trainFlags) check(path string) (data.Options, error) {
+	if err := f.spec.check(); err != nil {
+		return data.Options{}, err
+	}
+	if err := checkCollapsedFlags(f.fs, &f.spec, f.useCollapsed); err != nil {
+		return data.Options{}, err
+	}
+	opts, err := f.csv.options()
+	if err != nil {
+		return data.Options{}, err
+	}
+	if err := f.checkValues(); err != nil {
+		return data.Options{}, err
+	}
+	if err := distinctFiles(namedFile{what: "the data file", path: path}, namedFile{what: "-out", path: f.out}, namedFile{what: "-plot", path: f.plotPath},
+		namedFile{what: "-checkpoint", path: f.ckPath}); err != nil {
+		return data.Options{}, err
+	}
+	for _, nf := range []namedFile{{what: "-out", path: f.out}, {what: "-plot", path: f.plotPath}, {what: "-checkpoint", path: f.ckPath}} {
+		if err := writableDir(nf); err != nil {
+			return data.Options{}, err
+		}
+	}
+	return opts, nil
+}
+
+// checkValues checks the ranges of the numeric flags and the flags that
+// need one another.
+func (f *trainFlags) checkValues() error {
+	switch {
+	case f.epochs < 0 || f.maxSteps < 0 || f.epochs == 0 && f.maxSteps == 0:
+		return fmt.Errorf("-epochs %d, -steps %d: need a positive limit", f.epochs, f.maxSteps)
+	case f.batch < 0:
+		return fmt.Errorf("-batch %d: must be non-negative", f.batch)
+	case !(f.lr > 0) || math.IsInf(f.lr, 0):
+		return fmt.Errorf("-lr %g: must be positive and finite", f.lr)
+	case !(f.validFrac >= 0 && f.validFrac < 1):
+		return fmt.Errorf("-valid %g: must be in [0, 1)", f.validFrac)
+	case !(f.decay > 0 && f.decay <= 1):
+		return fmt.Errorf("-decay %g: must be in (0, 1]", f.decay)
+	case f.decayEvery < 0:
+		return fmt.Errorf("-decay-every %d: must be non-negative", f.decayEvery)
+	case !(f.natural >= 0 && f.natural <= 1):
+		return fmt.Errorf("-natural %g: must be in [0, 1]", f.natural)
+	case f.naturalFresh && f.natural == 0:
+		return errors.New("-natural-fresh needs -natural")
+	case f.patience < 0:
+		return fmt.Errorf("-patience %d: must be non-negative", f.patience)
+	case f.patience > 0 && f.validFrac == 0:
+		return errors.New("-patience needs a validation set (-valid)")
+	case f.out == "":
+		return errors.New("-out is empty")
+	case f.ckEvery <= 0:
+		return fmt.Errorf("-checkpoint-every %v: must be positive", f.ckEvery)
+	case f.iters < 1:
+		return fmt.Errorf("-iters %d: must be positive", f.iters)
+	}
+	return nil
+}
+
+// notSavedError is an interruption before the first training step: when
+// says at which stage.
+type notSavedError struct{ when string }
+
+func (e notSavedError) Error() string { return "interrupted " + e.when }
+
+// trainFailure reports err and returns the exit code: an interruption
+// before training leaves -out alone (exitInterrupted), anything else is an
+// error.
+func trainFailure(stderr io.Writer, out string, err error) int {
+	var ns notSavedError
+	if errors.As(err, &ns) {
+		return notSaved(stderr, out, ns.when)
+	}
+	return fail(stderr, "train", err)
+}
+
+// trainData is what train fits: the table read, its likelihood, the raw
+// training and validation rows and the standardized training rows.
+type trainData struct {
+	tab            *data.Table
+	lik            gp.Likelihood
+	xTrain, xValid *mat.Dense // xValid is nil without -valid
+	yTrain, yValid []float64
+	std            *data.Standardizer
+	xs             *mat.Dense // standardized training inputs and targets
+	ys             []float64
+}
+
+// loadTrainData reads path, checks its labels and scale for the model,
+// holds out the validation rows and standardizes the training rows. Ctrl-C
+// abandons the reading (a notSavedError).
+func loadTrainData(ctx context.Context, f *trainFlags, path string, opts data.Options) (*trainData, error) {
+	d := &trainData{}
+	if err := interruptible(ctx, func() (err error) {
+		d.tab, err = data.LoadCSV(path, opts)
+		return err
+	}); err != nil {
+		if ctx.Err() != nil {
+			return nil, notSavedError{"while reading " + path}
+		}
+		return nil, err
+	}
+	tab := d.tab
+	n, _ := tab.X.Dims()
+	f.spec.names = tab.Names
+	var err error
+	if d.lik, err = f.spec.likelihood(tab.Y); err != nil {
+		return nil, err
+	}
+	if err := checkLabels(path, tab, d.lik); err != nil {
+		return nil, err
+	}
+	if err := checkDataScale(path, tab); err != nil {
+		return nil, err
+	}
+	split, err := data.RandomSplit(n, 0, f.validFrac, f.spec.seed)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %v", path, err)
+	}
+	if d.xTrain, d.yTrain, err = data.Rows(tab.X, tab.Y, split.Train); err != nil {
+		return nil, err
+	}
+	if f.validFrac > 0 && len(split.Valid) == 0 {
+		return nil, fmt.Errorf("-valid %g holds out no row of %d; use a larger fraction or none", f.validFrac, n)
+	}
+	if len(split.Valid) > 0 {
+		if d.xValid, d.yValid, err = data.Rows(tab.X, tab.Y, split.Valid); err != nil {
+			return nil, err
+		}
+	}
+	spec := &f.spec
+	if len(d.yTrain) < spec.m+spec.m2 {
+		return nil, fmt.Errorf("%s: %d training rows (of %d, after holding out %d for validation), fewer than the %d inducing points asked for (-m %d, -m2 %d)",
+			path, len(d.yTrain), n, len(d.yValid), spec.m+spec.m2, spec.m, spec.m2)
+	}
+	return d, d.standardize(spec.standardizesY())
+}
+
+// standardize fits the standardizer on the training rows (their targets
+// too if withY) and fills xs and ys.
+func (d *trainData) standardize(withY bool) error {
+	var err error
+	if withY {
+		d.std, err = data.FitStandardizer(d.xTrain, d.yTrain)
+	} else {
+		d.std, err = data.FitStandardizer(d.xTrain, nil)
+	}
+	if err != nil {
+		return err
+	}
+	d.xs = mat.DenseCopyOf(d.xTrain)
+	d.ys = append([]float64(nil), d.yTrain...)
+	if err := d.std.TransformX(d.xs); err != nil {
+		return err
+	}
+	d.std.TransformY(d.ys)
+	return nil
+}
+
+func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	f := newTrainFlags(stderr)
+	fs := f.fs
 	if done, code := parse(fs, args); done {
 		return code
 	}
@@ -131,293 +323,249 @@ them (there is no best-model keeping).`, stderr)
 		return exitUsage
 	}
 	path := fs.Arg(0)
-	if err := checkM2(fs, &spec); err != nil {
+	if err := checkM2(fs, &f.spec); err != nil {
 		fmt.Fprintf(stderr, "solvegp train: %v\n", err)
 		return exitUsage
 	}
-	if err := spec.check(); err != nil {
-		return fail(stderr, "train", err)
-	}
-	if err := checkCollapsedFlags(fs, &spec, *useCollapsed); err != nil {
-		return fail(stderr, "train", err)
-	}
-	opts, err := csv.options()
+	opts, err := f.check(path)
 	if err != nil {
 		return fail(stderr, "train", err)
 	}
-	switch {
-	case *epochs < 0 || *maxSteps < 0 || *epochs == 0 && *maxSteps == 0:
-		return fail(stderr, "train", fmt.Errorf("-epochs %d, -steps %d: need a positive limit", *epochs, *maxSteps))
-	case *batch < 0:
-		return fail(stderr, "train", fmt.Errorf("-batch %d: must be non-negative", *batch))
-	case !(*lr > 0) || math.IsInf(*lr, 0):
-		return fail(stderr, "train", fmt.Errorf("-lr %g: must be positive and finite", *lr))
-	case !(*validFrac >= 0 && *validFrac < 1):
-		return fail(stderr, "train", fmt.Errorf("-valid %g: must be in [0, 1)", *validFrac))
-	case !(*decay > 0 && *decay <= 1):
-		return fail(stderr, "train", fmt.Errorf("-decay %g: must be in (0, 1]", *decay))
-	case *decayEvery < 0:
-		return fail(stderr, "train", fmt.Errorf("-decay-every %d: must be non-negative", *decayEvery))
-	case !(*natural >= 0 && *natural <= 1):
-		return fail(stderr, "train", fmt.Errorf("-natural %g: must be in [0, 1]", *natural))
-	case *naturalFresh && *natural == 0:
-		return fail(stderr, "train", errors.New("-natural-fresh needs -natural"))
-	case *patience < 0:
-		return fail(stderr, "train", fmt.Errorf("-patience %d: must be non-negative", *patience))
-	case *patience > 0 && *validFrac == 0:
-		return fail(stderr, "train", errors.New("-patience needs a validation set (-valid)"))
-	case *out == "":
-		return fail(stderr, "train", errors.New("-out is empty"))
-	case *ckEvery <= 0:
-		return fail(stderr, "train", fmt.Errorf("-checkpoint-every %v: must be positive", *ckEvery))
-	case *iters < 1:
-		return fail(stderr, "train", fmt.Errorf("-iters %d: must be positive", *iters))
-	}
-	if err := distinctFiles(namedFile{what: "the data file", path: path}, namedFile{what: "-out", path: *out}, namedFile{what: "-plot", path: *plotPath},
-		namedFile{what: "-checkpoint", path: *ckPath}); err != nil {
-		return fail(stderr, "train", err)
-	}
-	// Outputs go where they are asked to, or the run stops before it
-	// trains rather than after.
-	for _, f := range []namedFile{{what: "-out", path: *out}, {what: "-plot", path: *plotPath}, {what: "-checkpoint", path: *ckPath}} {
-		if err := writableDir(f); err != nil {
-			return fail(stderr, "train", err)
-		}
-	}
-
 	// Ctrl-C before the first training step leaves -out alone: loading
 	// and k-means are abandoned as soon as the context is cancelled.
-	var tab *data.Table
-	if err := interruptible(ctx, func() (err error) {
-		tab, err = data.LoadCSV(path, opts)
-		return err
-	}); err != nil {
-		if ctx.Err() != nil {
-			return notSaved(stderr, *out, "while reading "+path)
-		}
-		return fail(stderr, "train", err)
-	}
-	n, _ := tab.X.Dims()
-	spec.names = tab.Names
-	lik, err := spec.likelihood(tab.Y)
+	d, err := loadTrainData(ctx, f, path, opts)
 	if err != nil {
-		return fail(stderr, "train", err)
+		return trainFailure(stderr, f.out, err)
 	}
-	if err := checkLabels(path, tab, lik); err != nil {
-		return fail(stderr, "train", err)
-	}
-	if err := checkDataScale(path, tab); err != nil {
-		return fail(stderr, "train", err)
-	}
-	split, err := data.RandomSplit(n, 0, *validFrac, spec.seed)
-	if err != nil {
-		return fail(stderr, "train", fmt.Errorf("%s: %v", path, err))
-	}
-	xTrain, yTrain, err := data.Rows(tab.X, tab.Y, split.Train)
-	if err != nil {
-		return fail(stderr, "train", err)
-	}
-	var xValid *mat.Dense
-	var yValid []float64
-	if *validFrac > 0 && len(split.Valid) == 0 {
-		return fail(stderr, "train", fmt.Errorf("-valid %g holds out no row of %d; use a larger fraction or none", *validFrac, n))
-	}
-	if len(split.Valid) > 0 {
-		if xValid, yValid, err = data.Rows(tab.X, tab.Y, split.Valid); err != nil {
-			return fail(stderr, "train", err)
-		}
-	}
-	if len(yTrain) < spec.m+spec.m2 {
-		return fail(stderr, "train", fmt.Errorf("%s: %d training rows (of %d, after holding out %d for validation), fewer than the %d inducing points asked for (-m %d, -m2 %d)",
-			path, len(yTrain), n, len(yValid), spec.m+spec.m2, spec.m, spec.m2))
-	}
-	var std *data.Standardizer
-	if spec.standardizesY() {
-		std, err = data.FitStandardizer(xTrain, yTrain)
-	} else {
-		std, err = data.FitStandardizer(xTrain, nil)
-	}
-	if err != nil {
-		return fail(stderr, "train", err)
-	}
-	xs := mat.DenseCopyOf(xTrain)
-	ys := append([]float64(nil), yTrain...)
-	if err := std.TransformX(xs); err != nil {
-		return fail(stderr, "train", err)
-	}
-	std.TransformY(ys)
-	if *useCollapsed {
-		return trainCollapsed(ctx, &collapsedRun{spec: &spec, lik: lik.(*likelihood.Gaussian), xs: xs, ys: ys,
-			xTrain: xTrain, yTrain: yTrain, xValid: xValid, yValid: yValid, std: std, names: tab.Names,
-			args: args, out: *out, iters: *iters, asJSON: *asJSON, quiet: *quiet}, stdout, stderr)
+	if f.useCollapsed {
+		return trainCollapsed(ctx, &collapsedRun{spec: &f.spec, lik: d.lik.(*likelihood.Gaussian), xs: d.xs, ys: d.ys,
+			xTrain: d.xTrain, yTrain: d.yTrain, xValid: d.xValid, yValid: d.yValid, std: d.std, names: d.tab.Names,
+			args: args, out: f.out, iters: f.iters, asJSON: f.asJSON, quiet: f.quiet}, stdout, stderr)
 	}
 	var model *gp.Model
 	if err := interruptible(ctx, func() (err error) {
-		model, err = spec.build(xs, lik)
+		model, err = f.spec.build(d.xs, d.lik)
 		return err
 	}); err != nil {
 		if ctx.Err() != nil {
-			return notSaved(stderr, *out, "while placing the inducing points")
+			return notSaved(stderr, f.out, "while placing the inducing points")
 		}
 		return fail(stderr, "train", fmt.Errorf("%s: %v", path, err))
 	}
-	bundle := newBundle(model, std, tab.Names)
+	r := &trainRun{ctx: ctx, f: f, d: d, stderr: stderr, model: model, bundle: newBundle(model, d.std, d.tab.Names), lastSaved: -1}
+	if err := r.loadCheckpoint(); err != nil {
+		return fail(stderr, "train", err)
+	}
+	return r.fit(args, stdout)
+}
 
-	var history []epochRecord
-	var resume *train.Checkpoint
-	resumedSteps := 0 // steps taken before this process started
-	lastSaved := -1   // the step of the last checkpoint written
-	var fingerprint [32]byte
-	priorSeconds := 0.0
-	if *ckPath != "" {
-		fingerprint = runFingerprint(fs, tab)
-		ck, err := loadTrainCheckpoint(*ckPath)
-		if err != nil {
-			return fail(stderr, "train", err)
-		}
-		if ck != nil {
-			if ck.Fingerprint != fingerprint {
-				return fail(stderr, "train", fingerprintMismatch(*ckPath, ck.Flags, trainingFlags(fs)))
-			}
-			if len(ck.Params) != model.NumParams() {
-				return fail(stderr, "train", fmt.Errorf("%s: checkpoint has %d parameters, the model %d", *ckPath, len(ck.Params), model.NumParams()))
-			}
-			if err := model.SetParams(ck.Params); err != nil {
-				return fail(stderr, "train", fmt.Errorf("%s: %v", *ckPath, err))
-			}
-			resume, history, priorSeconds = &ck.Train, ck.History, ck.Seconds
-			resumedSteps, lastSaved = ck.Train.Steps, ck.Train.Steps
-			fmt.Fprintf(stderr, "solvegp train: resuming from %s after %d steps\n", *ckPath, ck.Train.Steps)
-		}
+// trainRun is one mini-batch training run: the model, its data, and the
+// state the progress bar, the training curves and the checkpoints share
+// between Fit's callbacks.
+type trainRun struct {
+	ctx    context.Context
+	f      *trainFlags
+	d      *trainData
+	stderr io.Writer
+	model  *gp.Model
+	bundle *modelfile.Bundle
+	bar    *progress
+
+	history      []epochRecord
+	resume       *train.Checkpoint
+	resumedSteps int // steps taken before this process started
+	lastSaved    int // the step of the last checkpoint written, -1 if none
+	fingerprint  [32]byte
+	priorSeconds float64 // training time before this process started
+
+	running  float64 // moving average of the mini-batch bound
+	seeded   bool    // running holds a value of this process
+	lastSave time.Time
+	ckErr    error // a failed checkpoint write, reported after training
+}
+
+// loadCheckpoint, with -checkpoint, resumes from the checkpoint file if it
+// exists and belongs to the same run.
+func (r *trainRun) loadCheckpoint() error {
+	ckPath := r.f.ckPath
+	if ckPath == "" {
+		return nil
 	}
-	bs := *batch
-	if bs == 0 || bs > len(ys) {
-		bs = len(ys)
+	r.fingerprint = runFingerprint(r.f.fs, r.d.tab)
+	ck, err := loadTrainCheckpoint(ckPath)
+	if err != nil || ck == nil {
+		return err
 	}
-	stepsPerEpoch := (len(ys) + bs - 1) / bs
-	total := *epochs * stepsPerEpoch
-	if *maxSteps > 0 && (total == 0 || *maxSteps < total) {
-		total = *maxSteps
+	if ck.Fingerprint != r.fingerprint {
+		return fingerprintMismatch(ckPath, ck.Flags, trainingFlags(r.f.fs))
 	}
-	nEpochs := *epochs
+	if len(ck.Params) != r.model.NumParams() {
+		return fmt.Errorf("%s: checkpoint has %d parameters, the model %d", ckPath, len(ck.Params), r.model.NumParams())
+	}
+	if err := r.model.SetParams(ck.Params); err != nil {
+		return fmt.Errorf("%s: %v", ckPath, err)
+	}
+	r.resume, r.history, r.priorSeconds = &ck.Train, ck.History, ck.Seconds
+	r.resumedSteps, r.lastSaved = ck.Train.Steps, ck.Train.Steps
+	fmt.Fprintf(r.stderr, "solvegp train: resuming from %s after %d steps\n", ckPath, ck.Train.Steps)
+	return nil
+}
+
+// newBar returns the progress bar for the run's step and epoch counts, or
+// nil with -quiet.
+func (r *trainRun) newBar() *progress {
+	if r.f.quiet {
+		return nil
+	}
+	n := len(r.d.ys)
+	bs := r.f.batch
+	if bs == 0 || bs > n {
+		bs = n
+	}
+	stepsPerEpoch := (n + bs - 1) / bs
+	total := r.f.epochs * stepsPerEpoch
+	if r.f.maxSteps > 0 && (total == 0 || r.f.maxSteps < total) {
+		total = r.f.maxSteps
+	}
+	nEpochs := r.f.epochs
 	if nEpochs == 0 {
 		nEpochs = (total + stepsPerEpoch - 1) / stepsPerEpoch
 	}
-	var bar *progress
-	if !*quiet {
-		bar = newProgress(stderr, total, nEpochs)
-		bar.base = resumedSteps
+	bar := newProgress(r.stderr, total, nEpochs)
+	bar.base = r.resumedSteps
+	return bar
+}
+
+// saveCheckpoint writes the training state after step; a failure is kept
+// in ckErr and reported after training.
+func (r *trainRun) saveCheckpoint(step int, elapsed time.Duration, state func() train.Checkpoint) {
+	ck := &trainCheckpoint{Version: trainCheckpointVersion, Fingerprint: r.fingerprint, Flags: trainingFlags(r.f.fs), Params: make([]float64, r.model.NumParams()),
+		Train: state(), History: append([]epochRecord(nil), r.history...), Seconds: r.priorSeconds + elapsed.Seconds()}
+	r.model.Params(ck.Params)
+	r.ckErr = saveTrainCheckpoint(r.f.ckPath, ck)
+	if r.ckErr == nil {
+		r.lastSaved = step
 	}
-	var running float64
-	seeded := false // running holds a value of this process
-	lastSave := time.Now()
-	var ckErr error // a failed checkpoint write, reported after training
-	saveCk := func(step int, elapsed time.Duration, state func() train.Checkpoint) {
-		ck := &trainCheckpoint{Version: trainCheckpointVersion, Fingerprint: fingerprint, Flags: trainingFlags(fs), Params: make([]float64, model.NumParams()),
-			Train: state(), History: append([]epochRecord(nil), history...), Seconds: priorSeconds + elapsed.Seconds()}
-		model.Params(ck.Params)
-		ckErr = saveTrainCheckpoint(*ckPath, ck)
-		if ckErr == nil {
-			lastSaved = step
+	r.lastSave = time.Now()
+}
+
+// onStep updates the progress bar and, with -checkpoint, saves the state
+// when it is due or on Ctrl-C.
+func (r *trainRun) onStep(s train.StepInfo) error {
+	if !r.seeded {
+		r.running, r.seeded = s.Objective, true
+	} else {
+		r.running = 0.95*r.running + 0.05*s.Objective
+	}
+	r.bar.update(s.Step, s.Epoch, r.running, s.Elapsed)
+	if r.f.ckPath != "" {
+		// With -checkpoint, Fit is not cancelled: Ctrl-C is seen here (or
+		// at an epoch's end), after a whole step, so that the checkpoint
+		// holds the state Fit would continue from.
+		stop := r.ctx.Err() != nil
+		if stop || time.Since(r.lastSave) >= r.f.ckEvery {
+			r.saveCheckpoint(s.Step, s.Elapsed, s.Checkpoint)
 		}
-		lastSave = time.Now()
+		if stop {
+			return train.ErrStop
+		}
 	}
+	return nil
+}
+
+// onEpoch records a point of the training curves.
+func (r *trainRun) onEpoch(e train.EpochInfo) error {
+	rec := epochRecord{Epoch: e.Epoch + 1, Steps: e.Steps, Seconds: r.priorSeconds + e.Elapsed.Seconds()}
+	if !math.IsNaN(e.Objective) {
+		rec.Bound = ptr(e.Objective)
+	}
+	if e.Validated {
+		rec.ValidLL = ptr(e.Score)
+		if v, ok := e.Metrics["rmse"]; ok {
+			rec.ValidRMSE = ptr(v)
+		}
+		if v, ok := e.Metrics["accuracy"]; ok {
+			rec.ValidAcc = ptr(v)
+		}
+	}
+	r.history = append(r.history, rec)
+	if r.f.ckPath != "" && r.ctx.Err() != nil {
+		r.saveCheckpoint(e.Steps, e.Elapsed, e.Checkpoint)
+		return train.ErrStop
+	}
+	return nil
+}
+
+// validate scores the model on the validation rows: the log-likelihood,
+// and RMSE or accuracy where the likelihood has them.
+func (r *trainRun) validate() (float64, map[string]float64, error) {
+	m, err := evaluate(r.bundle, r.d.xValid, r.d.yValid, false)
+	if err != nil {
+		return math.NaN(), nil, err
+	}
+	named := map[string]float64{}
+	if m.RMSE != nil {
+		named["rmse"] = *m.RMSE
+	}
+	if m.Accuracy != nil {
+		named["accuracy"] = *m.Accuracy
+	}
+	return m.LogLik, named, nil
+}
+
+// config returns Fit's configuration for the run.
+func (r *trainRun) config() train.Config {
+	f := r.f
 	cfg := train.Config{
-		Epochs:    *epochs,
-		MaxSteps:  *maxSteps,
-		BatchSize: *batch,
-		Schedule:  schedule(*lr, *decay, *decayEvery),
-		Seed:      spec.seed,
-		Patience:  *patience,
+		Epochs:    f.epochs,
+		MaxSteps:  f.maxSteps,
+		BatchSize: f.batch,
+		Schedule:  schedule(f.lr, f.decay, f.decayEvery),
+		Seed:      f.spec.seed,
+		Patience:  f.patience,
 		// Natural-gradient steps: one evaluation per step unless
 		// -natural-fresh.
-		NaturalStep:           *natural,
-		NaturalSharedGradient: *natural > 0 && !*naturalFresh,
-		OnStep: func(s train.StepInfo) error {
-			if !seeded {
-				running, seeded = s.Objective, true
-			} else {
-				running = 0.95*running + 0.05*s.Objective
-			}
-			bar.update(s.Step, s.Epoch, running, s.Elapsed)
-			if *ckPath != "" {
-				// With -checkpoint, Fit is not cancelled: Ctrl-C is seen
-				// here (or at an epoch's end), after a whole step, so
-				// that the checkpoint holds the state Fit would continue
-				// from.
-				stop := ctx.Err() != nil
-				if stop || time.Since(lastSave) >= *ckEvery {
-					saveCk(s.Step, s.Elapsed, s.Checkpoint)
-				}
-				if stop {
-					return train.ErrStop
-				}
-			}
-			return nil
-		},
-		OnEpoch: func(e train.EpochInfo) error {
-			rec := epochRecord{Epoch: e.Epoch + 1, Steps: e.Steps, Seconds: priorSeconds + e.Elapsed.Seconds()}
-			if !math.IsNaN(e.Objective) {
-				rec.Bound = ptr(e.Objective)
-			}
-			if e.Validated {
-				rec.ValidLL = ptr(e.Score)
-				if v, ok := e.Metrics["rmse"]; ok {
-					rec.ValidRMSE = ptr(v)
-				}
-				if v, ok := e.Metrics["accuracy"]; ok {
-					rec.ValidAcc = ptr(v)
-				}
-			}
-			history = append(history, rec)
-			if *ckPath != "" && ctx.Err() != nil {
-				saveCk(e.Steps, e.Elapsed, e.Checkpoint)
-				return train.ErrStop
-			}
-			return nil
-		},
+		NaturalStep:           f.natural,
+		NaturalSharedGradient: f.natural > 0 && !f.naturalFresh,
+		OnStep:                r.onStep,
+		OnEpoch:               r.onEpoch,
 		Logf: func(format string, args ...any) {
-			bar.done()
-			fmt.Fprintf(stderr, "solvegp train: "+format+"\n", args...)
+			r.bar.done()
+			fmt.Fprintf(r.stderr, "solvegp train: "+format+"\n", args...)
 		},
+		Resume: r.resume,
 	}
-	if xValid != nil {
-		cfg.Validate = func() (float64, map[string]float64, error) {
-			m, err := evaluate(bundle, xValid, yValid, false)
-			if err != nil {
-				return math.NaN(), nil, err
-			}
-			named := map[string]float64{}
-			if m.RMSE != nil {
-				named["rmse"] = *m.RMSE
-			}
-			if m.Accuracy != nil {
-				named["accuracy"] = *m.Accuracy
-			}
-			return m.LogLik, named, nil
-		}
+	if r.d.xValid != nil {
+		cfg.Validate = r.validate
 	}
+	return cfg
+}
+
+// fit trains the model, saves it and reports; it returns the exit code.
+func (r *trainRun) fit(args []string, stdout io.Writer) int {
+	r.bar = r.newBar()
+	r.lastSave = time.Now()
+	cfg := r.config()
 	start := time.Now()
 	if testHookBeforeFit != nil {
 		testHookBeforeFit()
 	}
-	cfg.Resume = resume
-	fitCtx := ctx
-	if *ckPath != "" {
-		if ctx.Err() != nil {
-			return notSaved(stderr, *out, "before the first training step")
+	fitCtx := r.ctx
+	if r.f.ckPath != "" {
+		if r.ctx.Err() != nil {
+			return notSaved(r.stderr, r.f.out, "before the first training step")
 		}
-		fitCtx = context.WithoutCancel(ctx) // see OnStep
+		fitCtx = context.WithoutCancel(r.ctx) // see onStep
 	}
-	res, fitErr := train.Fit(fitCtx, model, xs, ys, cfg)
-	bar.done()
+	res, fitErr := train.Fit(fitCtx, r.model, r.d.xs, r.d.ys, cfg)
+	r.bar.done()
 	interrupted := errors.Is(fitErr, context.Canceled) || errors.Is(fitErr, context.DeadlineExceeded) ||
-		fitErr == nil && res.Reason == train.Stopped && ctx.Err() != nil // stopped by OnStep for a checkpoint
-	if ckErr != nil {
-		fmt.Fprintf(stderr, "solvegp train: warning: checkpoint %s not written: %v\n", *ckPath, ckErr)
+		fitErr == nil && res.Reason == train.Stopped && r.ctx.Err() != nil // stopped by onStep for a checkpoint
+	if r.ckErr != nil {
+		fmt.Fprintf(r.stderr, "solvegp train: warning: checkpoint %s not written: %v\n", r.f.ckPath, r.ckErr)
 	}
-	if interrupted && res.Steps == resumedSteps {
-		return notSaved(stderr, *out, "before the first training step")
+	if interrupted && res.Steps == r.resumedSteps {
+		return notSaved(r.stderr, r.f.out, "before the first training step")
 	}
 	if !interrupted && res.Steps == 0 && (fitErr == nil || errors.Is(fitErr, train.ErrDiverged)) {
 		// Every step was rejected (non-finite bound or gradient, or
@@ -427,70 +575,86 @@ them (there is no best-model keeping).`, stderr)
 		if fitErr != nil {
 			why = ": " + fitErr.Error()
 		}
-		return fail(stderr, "train", fmt.Errorf("no training step succeeded (%d rejected; try a smaller -lr or other -variance, -lengthscale or -noise)%s; %s not written", res.Rejected, why, *out))
+		return fail(r.stderr, "train", fmt.Errorf("no training step succeeded (%d rejected; try a smaller -lr or other -variance, -lengthscale or -noise)%s; %s not written", res.Rejected, why, r.f.out))
 	}
 	if fitErr != nil && !interrupted && res.Steps == 0 {
-		return fail(stderr, "train", fitErr)
+		return fail(r.stderr, "train", fitErr)
 	}
+	sum, err := r.save(args, res, interrupted, fitErr)
+	if err != nil {
+		return fail(r.stderr, "train", err)
+	}
+	sum.Seconds = r.priorSeconds + time.Since(start).Seconds() // with the training time before a resume
+	if err := writeTrainSummary(stdout, sum, r.f.asJSON); err != nil {
+		return fail(r.stderr, "train", err)
+	}
+	return r.exitCode(res, interrupted, fitErr)
+}
 
-	sum := trainSummary{
-		Model: *out, Kind: model.Kind().String(), M: spec.m, M2: spec.m2,
-		NTrain: len(ys), NValid: len(yValid), Steps: res.Steps, Epochs: res.Epochs,
-		Stop: stopReason(res.Reason, interrupted), Interrupted: interrupted, Rejected: res.Rejected, Natural: *natural,
-		History: history,
+// save writes the model file and the training curves after Fit, removes a
+// checkpoint that has served its purpose, and returns the summary (without
+// its time).
+func (r *trainRun) save(args []string, res train.Result, interrupted bool, fitErr error) (*trainSummary, error) {
+	f, d := r.f, r.d
+	sum := &trainSummary{
+		Model: f.out, Kind: r.model.Kind().String(), M: f.spec.m, M2: f.spec.m2,
+		NTrain: len(d.ys), NValid: len(d.yValid), Steps: res.Steps, Epochs: res.Epochs,
+		Stop: stopReason(res.Reason, interrupted), Interrupted: interrupted, Rejected: res.Rejected, Natural: f.natural,
+		History: r.history,
 	}
-	if res.BestEpoch >= 0 && xValid != nil {
+	if res.BestEpoch >= 0 && d.xValid != nil {
 		be := res.BestEpoch + 1
 		sum.BestEpoch = &be
 	}
 	if !interrupted {
-		if b, err := fullBound(bundle, xTrain, yTrain); err == nil {
-			sum.Bound, sum.BoundMC = &b, sampledLikelihood(bundle)
+		if b, err := fullBound(r.bundle, d.xTrain, d.yTrain); err == nil {
+			sum.Bound, sum.BoundMC = &b, sampledLikelihood(r.bundle)
 		}
 	}
-	if xValid != nil {
-		if m, err := evaluate(bundle, xValid, yValid, false); err == nil {
+	if d.xValid != nil {
+		if m, err := evaluate(r.bundle, d.xValid, d.yValid, false); err == nil {
 			sum.Valid = &m
 		}
 	}
-	bundle.Meta.Info = trainInfo(args, stopReason(res.Reason, interrupted), sum.Bound, map[string]string{"steps": strconv.Itoa(res.Steps)})
-	if err := modelfile.Save(*out, bundle); err != nil {
-		return fail(stderr, "train", err)
+	r.bundle.Meta.Info = trainInfo(args, stopReason(res.Reason, interrupted), sum.Bound, map[string]string{"steps": strconv.Itoa(res.Steps)})
+	if err := modelfile.Save(f.out, r.bundle); err != nil {
+		return nil, err
 	}
 	switch {
-	case *plotPath == "":
-	case interrupted && len(history) == 0:
-		fmt.Fprintf(stderr, "solvegp train: warning: interrupted during the first epoch; no training curves to plot, %s not written\n", *plotPath)
+	case f.plotPath == "":
+	case interrupted && len(r.history) == 0:
+		fmt.Fprintf(r.stderr, "solvegp train: warning: interrupted during the first epoch; no training curves to plot, %s not written\n", f.plotPath)
 	default:
-		if err := plotCurves(*plotPath, history, model.Kind().String()); err != nil {
-			return fail(stderr, "train", err)
+		if err := plotCurves(f.plotPath, r.history, r.model.Kind().String()); err != nil {
+			return nil, err
 		}
-		sum.Plot = *plotPath
+		sum.Plot = f.plotPath
 	}
-	if *ckPath != "" && !interrupted && fitErr == nil {
+	if f.ckPath != "" && !interrupted && fitErr == nil {
 		// Training ended normally and the model is saved: the checkpoint
 		// has served its purpose.
-		if err := os.Remove(*ckPath); err != nil && !errors.Is(err, os.ErrNotExist) {
-			fmt.Fprintf(stderr, "solvegp train: warning: %v\n", err)
+		if err := os.Remove(f.ckPath); err != nil && !errors.Is(err, os.ErrNotExist) {
+			fmt.Fprintf(r.stderr, "solvegp train: warning: %v\n", err)
 		}
 	}
-	sum.Seconds = priorSeconds + time.Since(start).Seconds() // with the training time before a resume
-	if err := writeTrainSummary(stdout, &sum, *asJSON); err != nil {
-		return fail(stderr, "train", err)
-	}
+	return sum, nil
+}
+
+// exitCode reports how training ended and returns the exit code.
+func (r *trainRun) exitCode(res train.Result, interrupted bool, fitErr error) int {
 	switch {
 	case interrupted:
-		fmt.Fprintf(stderr, "solvegp train: interrupted after %d steps; saved the %s model to %s\n", res.Steps, keptWhich(res.BestEpoch), *out)
+		fmt.Fprintf(r.stderr, "solvegp train: interrupted after %d steps; saved the %s model to %s\n", res.Steps, keptWhich(res.BestEpoch), r.f.out)
 		switch {
-		case *ckPath == "":
-		case lastSaved == res.Steps:
-			fmt.Fprintf(stderr, "solvegp train: training state in %s: run the same command to continue\n", *ckPath)
-		case lastSaved >= 0:
-			fmt.Fprintf(stderr, "solvegp train: training state after step %d in %s: run the same command to continue from there\n", lastSaved, *ckPath)
+		case r.f.ckPath == "":
+		case r.lastSaved == res.Steps:
+			fmt.Fprintf(r.stderr, "solvegp train: training state in %s: run the same command to continue\n", r.f.ckPath)
+		case r.lastSaved >= 0:
+			fmt.Fprintf(r.stderr, "solvegp train: training state after step %d in %s: run the same command to continue from there\n", r.lastSaved, r.f.ckPath)
 		}
 		return exitInterrupted
 	case fitErr != nil:
-		fmt.Fprintf(stderr, "solvegp train: %v\nsolvegp train: saved the last good parameters to %s\n", fitErr, *out)
+		fmt.Fprintf(r.stderr, "solvegp train: %v\nsolvegp train: saved the last good parameters to %s\n", fitErr, r.f.out)
 		return exitError
 	}
 	return exitOK

@@ -441,7 +441,9 @@ func (pr *Product) MatrixGrad(dK, K *mat.Dense, x, z mat.Matrix, dx, dz *mat.Den
 		if direct {
 			part.MatrixGrad(adjM, ks[i], x, z, dx, dz, pr.sub(dparams, i))
 		} else {
-			pr.scaledGrad(part, scale, adjM, ks[i], x, z, dx, dz, pr.sub(dparams, i))
+			addScaledGrad(scale, dx, dz, pr.sub(dparams, i), func(tx, tz *mat.Dense, tp []float64) {
+				part.MatrixGrad(adjM, ks[i], x, z, tx, tz, tp)
+			})
 		}
 	}
 }
@@ -464,10 +466,11 @@ func maxExp(s []float64) int {
 	return e
 }
 
-// scaledGrad runs part.MatrixGrad on an adjoint scaled by 2^−scale into
-// zeroed scratch destinations and adds 2^scale times them into dx, dz and
-// dparams (each may be nil; dz may be dx).
-func (pr *Product) scaledGrad(part Kernel, scale int, adj, kp *mat.Dense, x, z mat.Matrix, dx, dz *mat.Dense, dparams []float64) {
+// addScaledGrad runs grad (a MatrixGrad on an adjoint scaled by
+// 2^−scale) into zeroed scratch destinations shaped like dx, dz and
+// dparams, and adds 2^scale times them into dx, dz and dparams (each may be
+// nil, and then grad gets nil for it; dz may be dx).
+func addScaledGrad(scale int, dx, dz *mat.Dense, dparams []float64, grad func(tx, tz *mat.Dense, tp []float64)) {
 	var tx, tz *mat.Dense
 	if dx != nil {
 		r, c := dx.Dims()
@@ -484,7 +487,7 @@ func (pr *Product) scaledGrad(part Kernel, scale int, adj, kp *mat.Dense, x, z m
 	if dparams != nil {
 		tp = make([]float64, len(dparams))
 	}
-	part.MatrixGrad(adj, kp, x, z, tx, tz, tp)
+	grad(tx, tz, tp)
 	addScaled := func(dst, src *mat.Dense) {
 		r, c := dst.Dims()
 		for i := 0; i < r; i++ {

@@ -124,13 +124,13 @@ func (k *Polynomial) Diag(dst []float64, x mat.Matrix) { pairDiag(k, k.dim, dst,
 // MatrixGrad adds the gradients of Σ dK ⊙ k(x, z) into dx, dz and dparams
 // (see gp.Kernel); K is not used.
 func (k *Polynomial) MatrixGrad(dK, K *mat.Dense, x, z mat.Matrix, dx, dz *mat.Dense, dparams []float64) {
-	pairMatrixGrad(k, &k.hyper, k.dim, dK, K, x, z, dx, dz, dparams)
+	pairGrad{k, &k.hyper, k.dim}.matrix(dK, K, x, z, dx, dz, dparams)
 }
 
 // DiagGrad adds the gradients of Σ dDiag ⊙ diag k(x, x) into dx and
 // dparams.
 func (k *Polynomial) DiagGrad(dDiag []float64, x mat.Matrix, dx *mat.Dense, dparams []float64) {
-	pairDiagGrad(k, &k.hyper, k.dim, dDiag, x, dx, dparams)
+	pairGrad{k, &k.hyper, k.dim}.diag(dDiag, x, dx, dparams)
 }
 
 // Constant is the kernel k(x, z) = σ² for all x and z: a constant offset of
@@ -185,7 +185,7 @@ func (k *Constant) Diag(dst []float64, x mat.Matrix) { pairDiag(k, k.dim, dst, x
 
 // MatrixGrad adds Σ dK times dσ²/du into dparams; the input gradients are 0.
 func (k *Constant) MatrixGrad(dK, K *mat.Dense, x, z mat.Matrix, dx, dz *mat.Dense, dparams []float64) {
-	pairMatrixGrad(k, &k.hyper, k.dim, dK, K, x, z, nil, nil, dparams)
+	pairGrad{k, &k.hyper, k.dim}.matrix(dK, K, x, z, nil, nil, dparams)
 	if dx != nil {
 		checkShape("dx", dx, checkInput("x", x, k.dim), k.dim)
 	}
@@ -196,7 +196,7 @@ func (k *Constant) MatrixGrad(dK, K *mat.Dense, x, z mat.Matrix, dx, dz *mat.Den
 
 // DiagGrad adds Σ dDiag times dσ²/du into dparams.
 func (k *Constant) DiagGrad(dDiag []float64, x mat.Matrix, dx *mat.Dense, dparams []float64) {
-	pairDiagGrad(k, &k.hyper, k.dim, dDiag, x, nil, dparams)
+	pairGrad{k, &k.hyper, k.dim}.diag(dDiag, x, nil, dparams)
 	if dx != nil {
 		checkShape("dx", dx, checkInput("x", x, k.dim), k.dim)
 	}

@@ -151,7 +151,7 @@ func TestRefineNearWindow(t *testing.T) {
 			dr.rows(got, m, 0, n, j0, m)
 			dr.release()
 			want := make([]float64, n*m)
-			sqDistProduct(want, m, dr.xd, dr.zd, d, 0, n, j0, m)
+			dr.sqDistProduct(want, m, 0, n, j0, m)
 			tau := nearRefine * float64(d+2)
 			refined := 0
 			for i := 0; i < n; i++ {

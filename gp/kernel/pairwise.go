@@ -164,9 +164,18 @@ func pairDiag(k pairKernel, dim int, dst []float64, x mat.Matrix) {
 	}
 }
 
-// pairMatrixGrad back-propagates dK through k(x, z) pair by pair; see
-// gp.Kernel.MatrixGrad. h supplies the chain factors dv/du.
-func pairMatrixGrad(k pairKernel, h *hyper, dim int, dK, K *mat.Dense, x, z mat.Matrix, dx, dz *mat.Dense, dparams []float64) {
+// pairGrad back-propagates adjoints through a pair kernel k on dim
+// inputs, with h supplying the chain factors dv/du.
+type pairGrad struct {
+	k   pairKernel
+	h   *hyper
+	dim int
+}
+
+// matrix back-propagates dK through k(x, z) pair by pair; see
+// gp.Kernel.MatrixGrad.
+func (pg pairGrad) matrix(dK, K *mat.Dense, x, z mat.Matrix, dx, dz *mat.Dense, dparams []float64) {
+	k, h, dim := pg.k, pg.h, pg.dim
 	n := checkInput("x", x, dim)
 	m := checkInput("z", z, dim)
 	checkShape("dK", dK, n, m)
@@ -210,9 +219,10 @@ func pairMatrixGrad(k pairKernel, h *hyper, dim int, dK, K *mat.Dense, x, z mat.
 	}
 }
 
-// pairDiagGrad back-propagates dDiag through k(x_i, x_i); both arguments
-// depend on x_i, so both input gradients land in dx.
-func pairDiagGrad(k pairKernel, h *hyper, dim int, dDiag []float64, x mat.Matrix, dx *mat.Dense, dparams []float64) {
+// diag back-propagates dDiag through k(x_i, x_i); both arguments depend
+// on x_i, so both input gradients land in dx.
+func (pg pairGrad) diag(dDiag []float64, x mat.Matrix, dx *mat.Dense, dparams []float64) {
+	k, h, dim := pg.k, pg.h, pg.dim
 	n := checkInput("x", x, dim)
 	if len(dDiag) != n {
 		panic(fmt.Sprintf("kernel: DiagGrad adjoint has length %d, want %d", len(dDiag), n))

@@ -195,13 +195,13 @@ func (k *Periodic) Diag(dst []float64, x mat.Matrix) { pairDiag(k, k.dim, dst, x
 // MatrixGrad adds the gradients of Σ dK ⊙ k(x, z) into dx, dz and dparams
 // (see gp.Kernel); K is not used.
 func (k *Periodic) MatrixGrad(dK, K *mat.Dense, x, z mat.Matrix, dx, dz *mat.Dense, dparams []float64) {
-	pairMatrixGrad(k, &k.hyper, k.dim, dK, K, x, z, dx, dz, dparams)
+	pairGrad{k, &k.hyper, k.dim}.matrix(dK, K, x, z, dx, dz, dparams)
 }
 
 // DiagGrad adds the gradients of Σ dDiag ⊙ diag k(x, x) (only the
 // variance's is nonzero).
 func (k *Periodic) DiagGrad(dDiag []float64, x mat.Matrix, dx *mat.Dense, dparams []float64) {
-	pairDiagGrad(k, &k.hyper, k.dim, dDiag, x, dx, dparams)
+	pairGrad{k, &k.hyper, k.dim}.diag(dDiag, x, dx, dparams)
 }
 
 // RationalQuadratic is the rational quadratic kernel
@@ -331,11 +331,11 @@ func (k *RationalQuadratic) Diag(dst []float64, x mat.Matrix) { pairDiag(k, k.di
 // MatrixGrad adds the gradients of Σ dK ⊙ k(x, z) into dx, dz and dparams
 // (see gp.Kernel); K is not used.
 func (k *RationalQuadratic) MatrixGrad(dK, K *mat.Dense, x, z mat.Matrix, dx, dz *mat.Dense, dparams []float64) {
-	pairMatrixGrad(k, &k.hyper, k.dim, dK, K, x, z, dx, dz, dparams)
+	pairGrad{k, &k.hyper, k.dim}.matrix(dK, K, x, z, dx, dz, dparams)
 }
 
 // DiagGrad adds the gradients of Σ dDiag ⊙ diag k(x, x) (only the
 // variance's is nonzero).
 func (k *RationalQuadratic) DiagGrad(dDiag []float64, x mat.Matrix, dx *mat.Dense, dparams []float64) {
-	pairDiagGrad(k, &k.hyper, k.dim, dDiag, x, dx, dparams)
+	pairGrad{k, &k.hyper, k.dim}.diag(dDiag, x, dx, dparams)
 }

@@ -345,10 +345,11 @@ func (k *Stationary) prepInputs(x, z mat.Matrix, same bool, xs, zs, shift, nx, n
 }
 
 // sqDistRows writes the clamped squared distances between rows [i0, i1)
-// of x̃ and rows [j0, m) of z̃ into s (row stride lds; row i of the matrix
-// is row i − i0 of s, column j is column j), with one single-threaded
-// matrix product.
-func sqDistRows(s []float64, lds int, xs, zs, nx, nz []float64, d, i0, i1, j0, m int) {
+// of x̃ (dr.xs) and rows [j0, m) of z̃ (dr.zs) into s (row stride lds; row
+// i of the matrix is row i − i0 of s, column j is column j), with one
+// single-threaded matrix product.
+func (dr *distRows) sqDistRows(s []float64, lds, i0, i1, j0, m int) {
+	xs, zs, nx, nz, d := dr.xs, dr.zs, dr.nx, dr.nz, dr.d
 	if i1 <= i0 || m <= j0 {
 		return
 	}
@@ -438,7 +439,8 @@ func distOperands(xd, zd, xs, zs, nx, nz []float64, d int) bool {
 // which is also how rowSqNorms forms the norms. So coincident points get
 // (−2‖x̃‖² + ‖x̃‖²) + ‖x̃‖² = 0 exactly, however large the norms
 // (TestDistProductCoincident).
-func sqDistProduct(s []float64, lds int, xd, zd []float64, d, i0, i1, j0, m int) {
+func (dr *distRows) sqDistProduct(s []float64, lds, i0, i1, j0, m int) {
+	xd, zd, d := dr.xd, dr.zd, dr.d
 	if i1 <= i0 || m <= j0 {
 		return
 	}
@@ -497,9 +499,9 @@ func (dr *distRows) prepare(xd, zd []float64) {
 // sqDistRows path.
 func (dr *distRows) rows(s []float64, lds, i0, i1, j0, m int) {
 	if dr.fast {
-		sqDistProduct(s, lds, dr.xd, dr.zd, dr.d, i0, i1, j0, m)
+		dr.sqDistProduct(s, lds, i0, i1, j0, m)
 	} else {
-		sqDistRows(s, lds, dr.xs, dr.zs, dr.nx, dr.nz, dr.d, i0, i1, j0, m)
+		dr.sqDistRows(s, lds, i0, i1, j0, m)
 	}
 	dr.refineNear(s, lds, i0, i1, j0, m)
 }

@@ -17,8 +17,8 @@ import (
 
 // updateGolden rewrites the golden model files and their predictions:
 // go test ./gp/modelfile -run TestGolden -update-golden. Do so only to
-// add a file; the point of the existing ones is that they were written by
-// an earlier version of the code.
+// add a file: the existing ones stand for the files users already have,
+// which must keep loading as they are.
 var updateGolden = flag.Bool("update-golden", false, "rewrite testdata/golden-*.json")
 
 // goldenPredictions is what a golden model predicted when it was written.
@@ -53,10 +53,10 @@ func rows(a *mat.Dense) [][]float64 {
 	return out
 }
 
-// TestGolden loads model files written by an earlier version of the code
-// (testdata/golden-*.json) and checks that they predict what they did
-// then, so that a change of the format or the reader keeps old files
-// working. Tolerances allow for a different summation order or fused
+// TestGolden loads the committed model files (testdata/golden-*.json) and
+// checks that they predict what they predicted when they were written, so
+// that a change of the format or the reader keeps existing files working.
+// Tolerances allow for a different summation order or fused
 // multiply-adds on another architecture, not for a misread parameter.
 func TestGolden(t *testing.T) {
 	if *updateGolden {

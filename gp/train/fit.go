@@ -138,8 +138,8 @@ type Checkpoint struct {
 
 	// Random is the model's RandomState when the checkpoint was taken, for
 	// a model that implements RandomStater; nil otherwise (and in
-	// checkpoints from before this field, whose resumes leave the model's
-	// generators as they are).
+	// checkpoints without it, whose resumes leave the model's generators
+	// as they are).
 	Random []byte
 }
 

@@ -583,7 +583,9 @@ func partialDecls() []byte {
 		mr, nr        int
 	}{{"dgemmAVX512R", "avx512Partial", 14, 16}, {"dgemmAVX512RegR", "avx512RegPartial", 14, 16}, {"dgemmAVX2R", "avx2Partial", 6, 8}} {
 		for r := 1; r < kn.mr; r++ {
-			w.f("// %s%d computes rows 0…%d of the %d×%d tile from %d-row A panels.", kn.prefix, r, r-1, kn.mr, kn.nr, kn.mr)
+			w.f("// %s%d computes rows 0…%d of the %d×%d tile from %d-row A panels: those", kn.prefix, r, r-1, kn.mr, kn.nr, kn.mr)
+			w.f("// rows of the Go loop Reference(%d, %d, k, alpha, a, b, beta, c, ldc), bit", kn.mr, kn.nr)
+			w.f("// for bit (TestKernelRowsBitExact).")
 			w.f("//")
 			w.f("//go:noescape")
 			w.f("func %s%d%s", kn.prefix, r, sig)

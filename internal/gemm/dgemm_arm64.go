@@ -11,7 +11,13 @@ import (
 // dgemmNEON accumulates the 6×8 tile A·B of the packed panels a (k·6
 // values) and b (k·8 values) into ab (48 values, row-major), with each
 // element's fused multiply-adds in order p = 0, 1, …, k−1 starting from zero
-// (dgemm_neon_arm64.s). k may be zero.
+// (dgemm_neon_arm64.s). k may be zero. With updateTile it computes
+// Reference(6, 8, k, alpha, a, b, beta, c, ldc) bit for bit
+// (TestKernelsBitExact); ab[i·8+j] is the Go loop
+//
+//	for p := 0; p < k; p++ {
+//		ab[i*8+j] = math.FMA(a[p*6+i], b[p*8+j], ab[i*8+j])
+//	}
 //
 //go:noescape
 func dgemmNEON(k int, a, b, ab *float64)

@@ -4,67 +4,93 @@
 
 package gemm
 
-// dgemmAVX512R1 computes rows 0…0 of the 14×16 tile from 14-row A panels.
+// dgemmAVX512R1 computes rows 0…0 of the 14×16 tile from 14-row A panels: those
+// rows of the Go loop Reference(14, 16, k, alpha, a, b, beta, c, ldc), bit
+// for bit (TestKernelRowsBitExact).
 //
 //go:noescape
 func dgemmAVX512R1(k int, alpha float64, a, b *float64, beta float64, c *float64, ldc int)
 
-// dgemmAVX512R2 computes rows 0…1 of the 14×16 tile from 14-row A panels.
+// dgemmAVX512R2 computes rows 0…1 of the 14×16 tile from 14-row A panels: those
+// rows of the Go loop Reference(14, 16, k, alpha, a, b, beta, c, ldc), bit
+// for bit (TestKernelRowsBitExact).
 //
 //go:noescape
 func dgemmAVX512R2(k int, alpha float64, a, b *float64, beta float64, c *float64, ldc int)
 
-// dgemmAVX512R3 computes rows 0…2 of the 14×16 tile from 14-row A panels.
+// dgemmAVX512R3 computes rows 0…2 of the 14×16 tile from 14-row A panels: those
+// rows of the Go loop Reference(14, 16, k, alpha, a, b, beta, c, ldc), bit
+// for bit (TestKernelRowsBitExact).
 //
 //go:noescape
 func dgemmAVX512R3(k int, alpha float64, a, b *float64, beta float64, c *float64, ldc int)
 
-// dgemmAVX512R4 computes rows 0…3 of the 14×16 tile from 14-row A panels.
+// dgemmAVX512R4 computes rows 0…3 of the 14×16 tile from 14-row A panels: those
+// rows of the Go loop Reference(14, 16, k, alpha, a, b, beta, c, ldc), bit
+// for bit (TestKernelRowsBitExact).
 //
 //go:noescape
 func dgemmAVX512R4(k int, alpha float64, a, b *float64, beta float64, c *float64, ldc int)
 
-// dgemmAVX512R5 computes rows 0…4 of the 14×16 tile from 14-row A panels.
+// dgemmAVX512R5 computes rows 0…4 of the 14×16 tile from 14-row A panels: those
+// rows of the Go loop Reference(14, 16, k, alpha, a, b, beta, c, ldc), bit
+// for bit (TestKernelRowsBitExact).
 //
 //go:noescape
 func dgemmAVX512R5(k int, alpha float64, a, b *float64, beta float64, c *float64, ldc int)
 
-// dgemmAVX512R6 computes rows 0…5 of the 14×16 tile from 14-row A panels.
+// dgemmAVX512R6 computes rows 0…5 of the 14×16 tile from 14-row A panels: those
+// rows of the Go loop Reference(14, 16, k, alpha, a, b, beta, c, ldc), bit
+// for bit (TestKernelRowsBitExact).
 //
 //go:noescape
 func dgemmAVX512R6(k int, alpha float64, a, b *float64, beta float64, c *float64, ldc int)
 
-// dgemmAVX512R7 computes rows 0…6 of the 14×16 tile from 14-row A panels.
+// dgemmAVX512R7 computes rows 0…6 of the 14×16 tile from 14-row A panels: those
+// rows of the Go loop Reference(14, 16, k, alpha, a, b, beta, c, ldc), bit
+// for bit (TestKernelRowsBitExact).
 //
 //go:noescape
 func dgemmAVX512R7(k int, alpha float64, a, b *float64, beta float64, c *float64, ldc int)
 
-// dgemmAVX512R8 computes rows 0…7 of the 14×16 tile from 14-row A panels.
+// dgemmAVX512R8 computes rows 0…7 of the 14×16 tile from 14-row A panels: those
+// rows of the Go loop Reference(14, 16, k, alpha, a, b, beta, c, ldc), bit
+// for bit (TestKernelRowsBitExact).
 //
 //go:noescape
 func dgemmAVX512R8(k int, alpha float64, a, b *float64, beta float64, c *float64, ldc int)
 
-// dgemmAVX512R9 computes rows 0…8 of the 14×16 tile from 14-row A panels.
+// dgemmAVX512R9 computes rows 0…8 of the 14×16 tile from 14-row A panels: those
+// rows of the Go loop Reference(14, 16, k, alpha, a, b, beta, c, ldc), bit
+// for bit (TestKernelRowsBitExact).
 //
 //go:noescape
 func dgemmAVX512R9(k int, alpha float64, a, b *float64, beta float64, c *float64, ldc int)
 
-// dgemmAVX512R10 computes rows 0…9 of the 14×16 tile from 14-row A panels.
+// dgemmAVX512R10 computes rows 0…9 of the 14×16 tile from 14-row A panels: those
+// rows of the Go loop Reference(14, 16, k, alpha, a, b, beta, c, ldc), bit
+// for bit (TestKernelRowsBitExact).
 //
 //go:noescape
 func dgemmAVX512R10(k int, alpha float64, a, b *float64, beta float64, c *float64, ldc int)
 
-// dgemmAVX512R11 computes rows 0…10 of the 14×16 tile from 14-row A panels.
+// dgemmAVX512R11 computes rows 0…10 of the 14×16 tile from 14-row A panels: those
+// rows of the Go loop Reference(14, 16, k, alpha, a, b, beta, c, ldc), bit
+// for bit (TestKernelRowsBitExact).
 //
 //go:noescape
 func dgemmAVX512R11(k int, alpha float64, a, b *float64, beta float64, c *float64, ldc int)
 
-// dgemmAVX512R12 computes rows 0…11 of the 14×16 tile from 14-row A panels.
+// dgemmAVX512R12 computes rows 0…11 of the 14×16 tile from 14-row A panels: those
+// rows of the Go loop Reference(14, 16, k, alpha, a, b, beta, c, ldc), bit
+// for bit (TestKernelRowsBitExact).
 //
 //go:noescape
 func dgemmAVX512R12(k int, alpha float64, a, b *float64, beta float64, c *float64, ldc int)
 
-// dgemmAVX512R13 computes rows 0…12 of the 14×16 tile from 14-row A panels.
+// dgemmAVX512R13 computes rows 0…12 of the 14×16 tile from 14-row A panels: those
+// rows of the Go loop Reference(14, 16, k, alpha, a, b, beta, c, ldc), bit
+// for bit (TestKernelRowsBitExact).
 //
 //go:noescape
 func dgemmAVX512R13(k int, alpha float64, a, b *float64, beta float64, c *float64, ldc int)
@@ -87,67 +113,93 @@ var avx512Partial = [14]func(k int, alpha float64, a, b *float64, beta float64, 
 	dgemmAVX512R13,
 }
 
-// dgemmAVX512RegR1 computes rows 0…0 of the 14×16 tile from 14-row A panels.
+// dgemmAVX512RegR1 computes rows 0…0 of the 14×16 tile from 14-row A panels: those
+// rows of the Go loop Reference(14, 16, k, alpha, a, b, beta, c, ldc), bit
+// for bit (TestKernelRowsBitExact).
 //
 //go:noescape
 func dgemmAVX512RegR1(k int, alpha float64, a, b *float64, beta float64, c *float64, ldc int)
 
-// dgemmAVX512RegR2 computes rows 0…1 of the 14×16 tile from 14-row A panels.
+// dgemmAVX512RegR2 computes rows 0…1 of the 14×16 tile from 14-row A panels: those
+// rows of the Go loop Reference(14, 16, k, alpha, a, b, beta, c, ldc), bit
+// for bit (TestKernelRowsBitExact).
 //
 //go:noescape
 func dgemmAVX512RegR2(k int, alpha float64, a, b *float64, beta float64, c *float64, ldc int)
 
-// dgemmAVX512RegR3 computes rows 0…2 of the 14×16 tile from 14-row A panels.
+// dgemmAVX512RegR3 computes rows 0…2 of the 14×16 tile from 14-row A panels: those
+// rows of the Go loop Reference(14, 16, k, alpha, a, b, beta, c, ldc), bit
+// for bit (TestKernelRowsBitExact).
 //
 //go:noescape
 func dgemmAVX512RegR3(k int, alpha float64, a, b *float64, beta float64, c *float64, ldc int)
 
-// dgemmAVX512RegR4 computes rows 0…3 of the 14×16 tile from 14-row A panels.
+// dgemmAVX512RegR4 computes rows 0…3 of the 14×16 tile from 14-row A panels: those
+// rows of the Go loop Reference(14, 16, k, alpha, a, b, beta, c, ldc), bit
+// for bit (TestKernelRowsBitExact).
 //
 //go:noescape
 func dgemmAVX512RegR4(k int, alpha float64, a, b *float64, beta float64, c *float64, ldc int)
 
-// dgemmAVX512RegR5 computes rows 0…4 of the 14×16 tile from 14-row A panels.
+// dgemmAVX512RegR5 computes rows 0…4 of the 14×16 tile from 14-row A panels: those
+// rows of the Go loop Reference(14, 16, k, alpha, a, b, beta, c, ldc), bit
+// for bit (TestKernelRowsBitExact).
 //
 //go:noescape
 func dgemmAVX512RegR5(k int, alpha float64, a, b *float64, beta float64, c *float64, ldc int)
 
-// dgemmAVX512RegR6 computes rows 0…5 of the 14×16 tile from 14-row A panels.
+// dgemmAVX512RegR6 computes rows 0…5 of the 14×16 tile from 14-row A panels: those
+// rows of the Go loop Reference(14, 16, k, alpha, a, b, beta, c, ldc), bit
+// for bit (TestKernelRowsBitExact).
 //
 //go:noescape
 func dgemmAVX512RegR6(k int, alpha float64, a, b *float64, beta float64, c *float64, ldc int)
 
-// dgemmAVX512RegR7 computes rows 0…6 of the 14×16 tile from 14-row A panels.
+// dgemmAVX512RegR7 computes rows 0…6 of the 14×16 tile from 14-row A panels: those
+// rows of the Go loop Reference(14, 16, k, alpha, a, b, beta, c, ldc), bit
+// for bit (TestKernelRowsBitExact).
 //
 //go:noescape
 func dgemmAVX512RegR7(k int, alpha float64, a, b *float64, beta float64, c *float64, ldc int)
 
-// dgemmAVX512RegR8 computes rows 0…7 of the 14×16 tile from 14-row A panels.
+// dgemmAVX512RegR8 computes rows 0…7 of the 14×16 tile from 14-row A panels: those
+// rows of the Go loop Reference(14, 16, k, alpha, a, b, beta, c, ldc), bit
+// for bit (TestKernelRowsBitExact).
 //
 //go:noescape
 func dgemmAVX512RegR8(k int, alpha float64, a, b *float64, beta float64, c *float64, ldc int)
 
-// dgemmAVX512RegR9 computes rows 0…8 of the 14×16 tile from 14-row A panels.
+// dgemmAVX512RegR9 computes rows 0…8 of the 14×16 tile from 14-row A panels: those
+// rows of the Go loop Reference(14, 16, k, alpha, a, b, beta, c, ldc), bit
+// for bit (TestKernelRowsBitExact).
 //
 //go:noescape
 func dgemmAVX512RegR9(k int, alpha float64, a, b *float64, beta float64, c *float64, ldc int)
 
-// dgemmAVX512RegR10 computes rows 0…9 of the 14×16 tile from 14-row A panels.
+// dgemmAVX512RegR10 computes rows 0…9 of the 14×16 tile from 14-row A panels: those
+// rows of the Go loop Reference(14, 16, k, alpha, a, b, beta, c, ldc), bit
+// for bit (TestKernelRowsBitExact).
 //
 //go:noescape
 func dgemmAVX512RegR10(k int, alpha float64, a, b *float64, beta float64, c *float64, ldc int)
 
-// dgemmAVX512RegR11 computes rows 0…10 of the 14×16 tile from 14-row A panels.
+// dgemmAVX512RegR11 computes rows 0…10 of the 14×16 tile from 14-row A panels: those
+// rows of the Go loop Reference(14, 16, k, alpha, a, b, beta, c, ldc), bit
+// for bit (TestKernelRowsBitExact).
 //
 //go:noescape
 func dgemmAVX512RegR11(k int, alpha float64, a, b *float64, beta float64, c *float64, ldc int)
 
-// dgemmAVX512RegR12 computes rows 0…11 of the 14×16 tile from 14-row A panels.
+// dgemmAVX512RegR12 computes rows 0…11 of the 14×16 tile from 14-row A panels: those
+// rows of the Go loop Reference(14, 16, k, alpha, a, b, beta, c, ldc), bit
+// for bit (TestKernelRowsBitExact).
 //
 //go:noescape
 func dgemmAVX512RegR12(k int, alpha float64, a, b *float64, beta float64, c *float64, ldc int)
 
-// dgemmAVX512RegR13 computes rows 0…12 of the 14×16 tile from 14-row A panels.
+// dgemmAVX512RegR13 computes rows 0…12 of the 14×16 tile from 14-row A panels: those
+// rows of the Go loop Reference(14, 16, k, alpha, a, b, beta, c, ldc), bit
+// for bit (TestKernelRowsBitExact).
 //
 //go:noescape
 func dgemmAVX512RegR13(k int, alpha float64, a, b *float64, beta float64, c *float64, ldc int)
@@ -170,27 +222,37 @@ var avx512RegPartial = [14]func(k int, alpha float64, a, b *float64, beta float6
 	dgemmAVX512RegR13,
 }
 
-// dgemmAVX2R1 computes rows 0…0 of the 6×8 tile from 6-row A panels.
+// dgemmAVX2R1 computes rows 0…0 of the 6×8 tile from 6-row A panels: those
+// rows of the Go loop Reference(6, 8, k, alpha, a, b, beta, c, ldc), bit
+// for bit (TestKernelRowsBitExact).
 //
 //go:noescape
 func dgemmAVX2R1(k int, alpha float64, a, b *float64, beta float64, c *float64, ldc int)
 
-// dgemmAVX2R2 computes rows 0…1 of the 6×8 tile from 6-row A panels.
+// dgemmAVX2R2 computes rows 0…1 of the 6×8 tile from 6-row A panels: those
+// rows of the Go loop Reference(6, 8, k, alpha, a, b, beta, c, ldc), bit
+// for bit (TestKernelRowsBitExact).
 //
 //go:noescape
 func dgemmAVX2R2(k int, alpha float64, a, b *float64, beta float64, c *float64, ldc int)
 
-// dgemmAVX2R3 computes rows 0…2 of the 6×8 tile from 6-row A panels.
+// dgemmAVX2R3 computes rows 0…2 of the 6×8 tile from 6-row A panels: those
+// rows of the Go loop Reference(6, 8, k, alpha, a, b, beta, c, ldc), bit
+// for bit (TestKernelRowsBitExact).
 //
 //go:noescape
 func dgemmAVX2R3(k int, alpha float64, a, b *float64, beta float64, c *float64, ldc int)
 
-// dgemmAVX2R4 computes rows 0…3 of the 6×8 tile from 6-row A panels.
+// dgemmAVX2R4 computes rows 0…3 of the 6×8 tile from 6-row A panels: those
+// rows of the Go loop Reference(6, 8, k, alpha, a, b, beta, c, ldc), bit
+// for bit (TestKernelRowsBitExact).
 //
 //go:noescape
 func dgemmAVX2R4(k int, alpha float64, a, b *float64, beta float64, c *float64, ldc int)
 
-// dgemmAVX2R5 computes rows 0…4 of the 6×8 tile from 6-row A panels.
+// dgemmAVX2R5 computes rows 0…4 of the 6×8 tile from 6-row A panels: those
+// rows of the Go loop Reference(6, 8, k, alpha, a, b, beta, c, ldc), bit
+// for bit (TestKernelRowsBitExact).
 //
 //go:noescape
 func dgemmAVX2R5(k int, alpha float64, a, b *float64, beta float64, c *float64, ldc int)

@@ -5,99 +5,133 @@ package vecmath
 import "golang.org/x/sys/cpu"
 
 // copyBlockAVX2 copies a block of runs (AVX2, copy_avx2_amd64.s).
+// It computes copyBlockGeneric's Go loop, bit for bit
+// (TestCopyBlockBackends).
 //
 //go:noescape
 func copyBlockAVX2(dst, src *float64, run, n0, n1, n2, s0, s1, s2, d0, d1, d2 int)
 
 // copyBlockAddAVX2 accumulates a block of runs (AVX2, copy_avx2_amd64.s).
+// It computes copyBlockAddGeneric's Go loop, bit for bit
+// (TestCopyBlockBackends).
 //
 //go:noescape
 func copyBlockAddAVX2(dst, src *float64, run, n0, n1, n2, s0, s1, s2, d0, d1, d2 int)
 
 // copyBlockShortAVX2 copies a block of runs of 4 to 8 elements (AVX2,
 // copy_avx2_amd64.s).
+// It computes copyBlockGeneric's Go loop, bit for bit
+// (TestCopyBlockBackends).
 //
 //go:noescape
 func copyBlockShortAVX2(dst, src *float64, run, n0, n1, n2, s0, s1, s2, d0, d1, d2 int)
 
 // copyBlockTinyAVX2 copies a block of runs of 2 to 4 elements (AVX2,
 // copy_avx2_amd64.s).
+// It computes copyBlockGeneric's Go loop, bit for bit
+// (TestCopyBlockBackends).
 //
 //go:noescape
 func copyBlockTinyAVX2(dst, src *float64, run, n0, n1, n2, s0, s1, s2, d0, d1, d2 int)
 
 // copyBlockMediumAVX2 copies a block of runs of 8 to 16 elements (AVX2,
 // copy_avx2_amd64.s).
+// It computes copyBlockGeneric's Go loop, bit for bit
+// (TestCopyBlockBackends).
 //
 //go:noescape
 func copyBlockMediumAVX2(dst, src *float64, run, n0, n1, n2, s0, s1, s2, d0, d1, d2 int)
 
 // copyBlockMediumAVX512 copies a block of runs of 8 to 16 elements
 // (AVX-512F, copy_avx512_amd64.s).
+// It computes copyBlockGeneric's Go loop, bit for bit
+// (TestCopyBlockBackends).
 //
 //go:noescape
 func copyBlockMediumAVX512(dst, src *float64, run, n0, n1, n2, s0, s1, s2, d0, d1, d2 int)
 
 // copyBlockShortAVX512 copies a block of runs of 1 to 8 elements (AVX-512F,
 // copy_avx512_amd64.s).
+// It computes copyBlockGeneric's Go loop, bit for bit
+// (TestCopyBlockBackends).
 //
 //go:noescape
 func copyBlockShortAVX512(dst, src *float64, run, n0, n1, n2, s0, s1, s2, d0, d1, d2 int)
 
 // copyBlockAddShortAVX2 accumulates a block of runs of 1 to 7 elements
 // (AVX2, copy_avx2_amd64.s).
+// It computes copyBlockAddGeneric's Go loop, bit for bit
+// (TestCopyBlockBackends).
 //
 //go:noescape
 func copyBlockAddShortAVX2(dst, src *float64, run, n0, n1, n2, s0, s1, s2, d0, d1, d2 int)
 
 // copyBlockAVX512 copies a block of runs (AVX-512F, copy_avx512_amd64.s).
+// It computes copyBlockGeneric's Go loop, bit for bit
+// (TestCopyBlockBackends).
 //
 //go:noescape
 func copyBlockAVX512(dst, src *float64, run, n0, n1, n2, s0, s1, s2, d0, d1, d2 int)
 
 // copyBlockAddAVX512 accumulates a block of runs (AVX-512F, copy_avx512_amd64.s).
+// It computes copyBlockAddGeneric's Go loop, bit for bit
+// (TestCopyBlockBackends).
 //
 //go:noescape
 func copyBlockAddAVX512(dst, src *float64, run, n0, n1, n2, s0, s1, s2, d0, d1, d2 int)
 
 // copySlack1AVX2 copies a tiled block of runs of at most 4 elements, one YMM each, with slack
 // (copy_slack_amd64.s).
+// It computes copyBlockGeneric's Go loop on the block, bit for bit
+// (TestCopyBlockSlackBackends).
 //
 //go:noescape
 func copySlack1AVX2(dst, src *float64, run, n0, n1, n2, s0, s1, s2, d0, d1, d2 int)
 
 // copySlack2AVX2 copies a tiled block of runs of at most 8 elements, two YMM each, with slack
 // (copy_slack_amd64.s).
+// It computes copyBlockGeneric's Go loop on the block, bit for bit
+// (TestCopyBlockSlackBackends).
 //
 //go:noescape
 func copySlack2AVX2(dst, src *float64, run, n0, n1, n2, s0, s1, s2, d0, d1, d2 int)
 
 // copySlack3AVX2 copies a tiled block of runs of at most 12 elements, three YMM each, with slack
 // (copy_slack_amd64.s).
+// It computes copyBlockGeneric's Go loop on the block, bit for bit
+// (TestCopyBlockSlackBackends).
 //
 //go:noescape
 func copySlack3AVX2(dst, src *float64, run, n0, n1, n2, s0, s1, s2, d0, d1, d2 int)
 
 // copySlack4AVX2 copies a tiled block of runs of at most 16 elements, four YMM each, with slack
 // (copy_slack_amd64.s).
+// It computes copyBlockGeneric's Go loop on the block, bit for bit
+// (TestCopyBlockSlackBackends).
 //
 //go:noescape
 func copySlack4AVX2(dst, src *float64, run, n0, n1, n2, s0, s1, s2, d0, d1, d2 int)
 
 // copySlack1AVX512 copies a tiled block of runs of at most 8 elements, one ZMM each, with slack
 // (copy_slack_amd64.s).
+// It computes copyBlockGeneric's Go loop on the block, bit for bit
+// (TestCopyBlockSlackBackends).
 //
 //go:noescape
 func copySlack1AVX512(dst, src *float64, run, n0, n1, n2, s0, s1, s2, d0, d1, d2 int)
 
 // copySlack2AVX512 copies a tiled block of runs of at most 16 elements, two ZMM each, with slack
 // (copy_slack_amd64.s).
+// It computes copyBlockGeneric's Go loop on the block, bit for bit
+// (TestCopyBlockSlackBackends).
 //
 //go:noescape
 func copySlack2AVX512(dst, src *float64, run, n0, n1, n2, s0, s1, s2, d0, d1, d2 int)
 
 // copyTiled3AVX512 copies a block of 3-element runs that tile the
 // destination, eight runs per three ZMM stores (copytiled_avx512_amd64.s).
+// It computes copyBlockGeneric's Go loop on the block, bit for bit
+// (TestCopyBlockSlackBackends).
 //
 //go:noescape
 func copyTiled3AVX512(dst, src *float64, run, n0, n1, n2, s0, s1, s2, d0, d1, d2 int)
@@ -286,6 +320,7 @@ func copyStreamImpl(dst, src []float64) {
 func copyStreamAVX2Call(dst, src []float64) { copyStreamAVX2(&dst[0], &src[0], len(dst)) }
 
 // copyStreamAVX2 copies n values with non-temporal stores (copy_avx2_amd64.s).
+// It computes the Go loop copy(dst[:n], src[:n]) (TestCopyStream).
 //
 //go:noescape
 func copyStreamAVX2(dst, src *float64, n int)

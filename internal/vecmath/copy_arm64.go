@@ -6,11 +6,15 @@ package vecmath
 // (see copyCarry). NEON (ASIMD) is mandatory on arm64, so it is always used.
 
 // copyBlockNEON copies a block of runs (copy_neon_arm64.s).
+// It computes copyBlockGeneric's Go loop, bit for bit
+// (TestCopyBlockBackends).
 //
 //go:noescape
 func copyBlockNEON(dst, src *float64, run, n0, n1, n2, s0, s1, s2, d0, d1, d2 int)
 
 // copyBlockAddNEON accumulates a block of runs (copy_neon_arm64.s).
+// It computes copyBlockAddGeneric's Go loop, bit for bit
+// (TestCopyBlockBackends).
 //
 //go:noescape
 func copyBlockAddNEON(dst, src *float64, run, n0, n1, n2, s0, s1, s2, d0, d1, d2 int)

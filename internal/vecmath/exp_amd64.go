@@ -7,7 +7,9 @@ import "golang.org/x/sys/cpu"
 // expAVX2 sets dst[i] = eˣ for the first n elements of src (n a positive
 // multiple of 4) with expFast's method, four at a time; dst may be src.
 // Elements outside [expLo, expHi] (and NaN) give unspecified values, which
-// expBlocks replaces. Implemented in exp_avx2_amd64.s.
+// expBlocks replaces. Implemented in exp_avx2_amd64.s. Its pure-Go twin
+// is the loop dst[i], _ = expFast(src[i]); TestExpKernelTwin compares them
+// bit for bit.
 //
 //go:noescape
 func expAVX2(dst, src *float64, n int)

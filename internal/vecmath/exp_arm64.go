@@ -5,7 +5,8 @@ package vecmath
 // expNEON sets dst[i] = eˣ for the first n elements of src (n a positive
 // multiple of 4) with expFast's method; dst may be src. Elements outside
 // [expLo, expHi] (and NaN) give unspecified values, which expBlocks
-// replaces. Implemented in exp_neon_arm64.s.
+// replaces. Implemented in exp_neon_arm64.s. Its pure-Go twin is the loop
+// dst[i], _ = expFast(src[i]) (TestExpKernelTwin).
 //
 //go:noescape
 func expNEON(dst, src *float64, n int)

@@ -8,7 +8,9 @@ import "golang.org/x/sys/cpu"
 // multiple of 8), eight per ZMM register, adding r_j into acc[j mod 8].
 // flags has gradDV for dv and gradT for t; when they are absent dv and t
 // must still point at n valid elements, which the kernel neither reads nor
-// writes (masked out). Implemented in gradrow_avx512_amd64.s.
+// writes (masked out). Implemented in gradrow_avx512_amd64.s. Its pure-Go
+// twin is kernelGradGeneric(acc, 0, n, …); TestKernelGradRowTwin compares
+// them bit for bit.
 //
 //go:noescape
 func kernelGradAVX512(e, t, w, dv, cs *float64, n int, a float64, flags int, acc *[8]float64)

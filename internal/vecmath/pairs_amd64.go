@@ -10,7 +10,9 @@ package vecmath
 // math.Exp gives +0, which the kernel writes), or NaN, writing nothing of
 // that group. When flags does not ask for dt or gs they must still point at
 // n readable elements, which the kernel neither reads nor writes.
-// Implemented in pairs_avx512_amd64.s.
+// Implemented in pairs_avx512_amd64.s. Its pure-Go twin is
+// rbfPairsGeneric(acc, 0, n, …); TestRBFPairRowTwin compares them bit for
+// bit.
 //
 //go:noescape
 func rbfPairsAVX512(ip, xn, t, w, dt, gs *float64, n int, np, c, wp float64, flags int, acc *[24]float64) (done int)

@@ -197,7 +197,7 @@ func RadialWeights(w, s, dk, kk []float64, g Radial, iv float64) (sumG, sumWs fl
 		return radialWeightsGeneric(w, s, dk, kk, g, iv)
 	}
 	sumG, sumWs = radialWeightsKernel(&w[0], &s[0], &dk[0], &kk[0], done, g, iv)
-	return radialWeightsTail(w, s, dk, kk, done, g, iv, sumG, sumWs)
+	return radialWeightsTail(w[done:], s[done:], dk[done:], kk[done:], g, iv, sumG, sumWs)
 }
 
 // radialWeightsGeneric is RadialWeights without the assembly kernels: the
@@ -205,13 +205,13 @@ func RadialWeights(w, s, dk, kk []float64, g Radial, iv float64) (sumG, sumWs fl
 func radialWeightsGeneric(w, s, dk, kk []float64, g Radial, iv float64) (sumG, sumWs float64) {
 	done := len(s) &^ 3
 	sumG, sumWs = radialWeightsLanes(w[:done], s[:done], dk[:done], kk[:done], g, iv)
-	return radialWeightsTail(w, s, dk, kk, done, g, iv, sumG, sumWs)
+	return radialWeightsTail(w[done:], s[done:], dk[done:], kk[done:], g, iv, sumG, sumWs)
 }
 
-// radialWeightsTail computes the elements from done on, adding them in
-// order to the sums of the prefix.
-func radialWeightsTail(w, s, dk, kk []float64, done int, g Radial, iv, sumG, sumWs float64) (float64, float64) {
-	for j := done; j < len(s); j++ {
+// radialWeightsTail computes the elements of the tail s (w, dk and kk
+// aligned with it), adding them in order to the sums of the prefix.
+func radialWeightsTail(w, s, dk, kk []float64, g Radial, iv, sumG, sumWs float64) (float64, float64) {
+	for j := range s {
 		gj, wj, ws := radialWeightOne(s[j], dk[j], kk[j], g, iv)
 		sumG += gj
 		sumWs += ws

@@ -8,12 +8,18 @@ package vecmath
 //go:noescape
 func rbfNEON(dst, src *float64, n int, v float64) bool
 
+// matern12NEON is matern12AVX2 on arm64.
+//
 //go:noescape
 func matern12NEON(dst, src *float64, n int, v float64) bool
 
+// matern32NEON is matern32AVX2 on arm64.
+//
 //go:noescape
 func matern32NEON(dst, src *float64, n int, v float64) bool
 
+// matern52NEON is matern52AVX2 on arm64.
+//
 //go:noescape
 func matern52NEON(dst, src *float64, n int, v float64) bool
 
@@ -39,12 +45,18 @@ func radialKernel(dst, src *float64, n int, g Radial, v float64) bool {
 //go:noescape
 func rbfWeightsNEON(w, s, dk, kk *float64, n int, iv float64) (sumG, sumWs float64)
 
+// matern12WeightsNEON is matern12WeightsAVX2 on arm64.
+//
 //go:noescape
 func matern12WeightsNEON(w, s, dk, kk *float64, n int, iv float64) (sumG, sumWs float64)
 
+// matern32WeightsNEON is matern32WeightsAVX2 on arm64.
+//
 //go:noescape
 func matern32WeightsNEON(w, s, dk, kk *float64, n int, iv float64) (sumG, sumWs float64)
 
+// matern52WeightsNEON is matern52WeightsAVX2 on arm64.
+//
 //go:noescape
 func matern52WeightsNEON(w, s, dk, kk *float64, n int, iv float64) (sumG, sumWs float64)
 

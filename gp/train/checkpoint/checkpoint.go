@@ -6,8 +6,8 @@
 //
 // Write and Read work on streams, so that the caller chooses how the file
 // is written (atomically, as every program here does). A file of another
-// program is refused, and Is tells a checkpoint from the formats the
-// programs wrote before this one, which they still read.
+// program is refused, and Is tells a checkpoint of this format from the
+// programs' older formats, which they still read.
 package checkpoint
 
 import (
