@@ -8,6 +8,10 @@
 // (an exact GP costs O(N³) time and O(N²) memory). Inputs and targets are
 // standardized with statistics of those n rows.
 //
+// An interrupt (SIGINT, SIGTERM) stops the fit early; the best parameters
+// found so far are then evaluated and reported with stop reason
+// "interrupted".
+//
 // It prints and writes to -out as JSON: the seconds per evaluation of the
 // log marginal likelihood with its gradient (averaged over the fit) and
 // without it (one timed evaluation at the fitted parameters), the fitted
@@ -186,7 +190,12 @@ func bench(ctx context.Context, c config, stdout io.Writer) (*result, error) {
 	fmt.Fprintf(stdout, "%s: %d training rows, %d test rows, %d inputs; %s\n", c.name, n, len(sets.YTest), d, cpuName())
 	fit, err := md.Fit(ctx, sets.XTrain, sets.YTrain, train.LBFGSOptions{MaxIter: c.iters,
 		OnIteration: func(it int, f float64) { fmt.Fprintf(stdout, "iteration %d: log marginal %.4f\n", it, f) }})
-	if err != nil {
+	switch {
+	case errors.Is(err, context.Canceled) && fit.Evaluations > 0:
+		// Interrupted: the model holds the best parameters found; report
+		// them as such.
+		fit.Reason = "interrupted"
+	case err != nil:
 		return nil, err
 	}
 	t0 := time.Now()
