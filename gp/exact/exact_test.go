@@ -377,3 +377,55 @@ func TestBadInput(t *testing.T) {
 		t.Error("Predict(NaN): no error")
 	}
 }
+
+// TestLargerParallel checks value and gradient at an order where the
+// factorization runs its parallel task graph and the default tiles are
+// ragged (512 + 88), and that one and two threads agree.
+func TestLargerParallel(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short")
+	}
+	x, y := testData(600, 2, 9)
+	var vals [2]float64
+	for i, threads := range []int{1, 2} {
+		md := newModel(t, must(kernel.NewRBF(2, 0.5, 1, kernel.ARD())), 0.02, Options{Threads: threads})
+		v, err := md.LogMarginal(x, y, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		vals[i] = v
+		if threads == 2 {
+			want, _ := gonumReference(t, denseK(md.kern, x, x), y, md.lik.NoiseVariance())
+			if math.Abs(v-want) > 1e-9*math.Abs(want) {
+				t.Errorf("log marginal %.15g, gonum %.15g", v, want)
+			}
+			checkGradFD(t, "n=600", md, x, y, 1e-6)
+		}
+	}
+	if math.Abs(vals[0]-vals[1]) > 1e-10*math.Abs(vals[0]) {
+		t.Errorf("one thread %.15g, two %.15g", vals[0], vals[1])
+	}
+}
+
+// TestNotPositiveDefiniteParallel checks the failing pivot reported from
+// the parallel factorization: a matrix whose rows from 550 on repeat
+// earlier rows fails there.
+func TestNotPositiveDefiniteParallel(t *testing.T) {
+	x0, y0 := testData(550, 2, 10)
+	x := mat.NewDense(600, 2, nil)
+	y := make([]float64, 600)
+	for i := 0; i < 600; i++ {
+		x.SetRow(i, x0.RawRowView(i%550))
+		y[i] = y0[i%550]
+	}
+	p := chol.JitterPolicy{MinPivot: 1e-11}
+	md := newModel(t, must(kernel.NewRBF(2, 0.05, 1)), 1e-15, Options{Jitter: &p, Threads: 2}, likelihood.NoiseFloor(0))
+	_, err := md.LogMarginal(x, y, nil)
+	var npd *chol.NotPositiveDefiniteError
+	if !errors.As(err, &npd) {
+		t.Fatalf("error %v, want *chol.NotPositiveDefiniteError", err)
+	}
+	if npd.Pivot < 550 {
+		t.Errorf("pivot %d, want ≥ 550 (the first repeated row)", npd.Pivot)
+	}
+}
