@@ -2,6 +2,7 @@ package exact
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -427,5 +428,44 @@ func TestNotPositiveDefiniteParallel(t *testing.T) {
 	}
 	if npd.Pivot < 550 {
 		t.Errorf("pivot %d, want ≥ 550 (the first repeated row)", npd.Pivot)
+	}
+}
+
+// TestPredictConcurrent checks that concurrent Predict calls agree with a
+// sequential one (run with -race to check that they only read shared
+// state).
+func TestPredictConcurrent(t *testing.T) {
+	x, y := testData(50, 2, 11)
+	xs, _ := testData(30, 2, 12)
+	md := newModel(t, must(kernel.NewMatern52(2, 0.7, 1)), 0.05, Options{})
+	post, err := md.Posterior(x, y)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, wantVar := make([]float64, 30), make([]float64, 30)
+	if err := post.Predict(xs, want, wantVar); err != nil {
+		t.Fatal(err)
+	}
+	errs := make(chan error, 4)
+	for g := 0; g < 4; g++ {
+		go func() {
+			m, v := make([]float64, 30), make([]float64, 30)
+			if err := post.Predict(xs, m, v); err != nil {
+				errs <- err
+				return
+			}
+			for i := range m {
+				if m[i] != want[i] || v[i] != wantVar[i] {
+					errs <- fmt.Errorf("point %d: %g, %g; sequential %g, %g", i, m[i], v[i], want[i], wantVar[i])
+					return
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for g := 0; g < 4; g++ {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
 	}
 }
