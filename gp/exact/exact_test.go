@@ -1,6 +1,7 @@
 package exact
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -12,6 +13,7 @@ import (
 	"github.com/solvegp/solvegp/chol"
 	"github.com/solvegp/solvegp/gp/kernel"
 	"github.com/solvegp/solvegp/gp/likelihood"
+	"github.com/solvegp/solvegp/gp/train"
 )
 
 // testData returns n points in d dimensions with targets from a smooth
@@ -467,5 +469,38 @@ func TestPredictConcurrent(t *testing.T) {
 		if err := <-errs; err != nil {
 			t.Error(err)
 		}
+	}
+}
+
+// TestFit checks that Fit raises the log marginal likelihood, leaves the
+// model at the reported optimum with a near-zero gradient, and stops with
+// an error on a canceled context.
+func TestFit(t *testing.T) {
+	x, y := testData(60, 2, 13)
+	md := newModel(t, must(kernel.NewRBF(2, 1, 1, kernel.ARD())), 0.2, Options{})
+	res, err := md.Fit(context.Background(), x, y, train.LBFGSOptions{GradTol: 1e-5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	grad := make([]float64, md.NumParams())
+	v, err := md.LogMarginal(x, y, grad)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v != res.LogMarginal || !(res.LogMarginal > res.Initial) || res.Reason == "" {
+		t.Errorf("result %+v, log marginal at the model's parameters %g", res, v)
+	}
+	for i, g := range grad {
+		if math.Abs(g) > 1e-3 {
+			t.Errorf("gradient entry %d is %g at the optimum (stop reason %s)", i, g, res.Reason)
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := md.Fit(ctx, x, y, train.LBFGSOptions{}); !errors.Is(err, context.Canceled) {
+		t.Errorf("canceled Fit: error %v", err)
+	}
+	if _, err := md.Fit(context.Background(), nil, y, train.LBFGSOptions{}); err == nil {
+		t.Error("Fit(nil): no error")
 	}
 }
