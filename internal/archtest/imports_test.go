@@ -62,6 +62,7 @@ var layers = map[string]layer{
 	"gp/train":            around,
 	"gp/train/checkpoint": around,
 	"gp/collapsed":        around,
+	"gp/exact":            around,
 	"gp/inducing":         around,
 	"gp/metrics":          around,
 	"gp/modelfile":        around,
