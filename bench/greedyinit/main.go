@@ -14,7 +14,10 @@
 // Z), and prints the bound before and after the fit and the test RMSE and
 // mean log predictive density on standardized targets. Both methods see
 // the same split and the same starting hyperparameters, so their
-// differences come from the placement alone.
+// differences come from the placement alone. With -refit it also runs the
+// alternation of Burt et al.: from the k-means fit, Z placed anew by greedy
+// selection under the fitted kernel and fitted again, against the k-means
+// fit continued for as many iterations.
 package main
 
 import (
@@ -45,6 +48,7 @@ type config struct {
 	iters    int
 	seeds    int
 	fixZ     bool
+	refit    bool
 	threads  int
 }
 
@@ -57,6 +61,7 @@ func main() {
 	flag.IntVar(&c.iters, "iters", 300, "most L-BFGS iterations")
 	flag.IntVar(&c.seeds, "seeds", 3, "number of random splits (seeds 1, 2, …)")
 	flag.BoolVar(&c.fixZ, "fix-z", false, "keep Z where the initialization put it (fit only the kernel and the noise)")
+	flag.BoolVar(&c.refit, "refit", false, "also compare, from the k-means fit, continuing it with re-placing Z by greedy selection under the fitted kernel and fitting again")
 	flag.IntVar(&c.threads, "threads", 1, "goroutines per linear-algebra call (0: all CPUs)")
 	flag.Parse()
 	if flag.NArg() != 0 {
@@ -95,6 +100,9 @@ func run(ctx context.Context, c config, w io.Writer) error {
 	fmt.Fprintln(w, "| seed | init | initial bound | final bound | iterations | test RMSE | test log-lik | seconds |")
 	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|")
 	methods := []string{"kmeans", "greedy"}
+	if c.refit {
+		methods = append(methods, "kmeans→kmeans", "kmeans→greedy")
+	}
 	sum := make(map[string]*result, len(methods))
 	for _, name := range methods {
 		sum[name] = &result{}
@@ -130,8 +138,12 @@ func run(ctx context.Context, c config, w io.Writer) error {
 	return nil
 }
 
-// fitOne places Z by the named method, fits the collapsed SGPR bound and
-// evaluates the fitted model on the test rows.
+// fitOne places Z by the named method under the initial kernel, fits the
+// collapsed SGPR bound and evaluates the fitted model on the test rows.
+// With refit ("kmeans→kmeans" or "kmeans→greedy") it starts instead from
+// the k-means fit: it continues that fit for another -iters iterations, or
+// places Z anew by greedy selection under the fitted kernel and fits again,
+// so that both refits run the same number of iterations.
 func fitOne(ctx context.Context, c config, sets *data.Sets, method string, seed uint64) (result, error) {
 	_, d := sets.XTrain.Dims()
 	k, err := kernel.NewRBF(d, 1, 1, kernel.ARD())
@@ -143,27 +155,61 @@ func fitOne(ctx context.Context, c config, sets *data.Sets, method string, seed 
 		return result{}, err
 	}
 	start := time.Now()
-	var z *mat.Dense
+	first := method
+	if method != "kmeans" && method != "greedy" {
+		first = "kmeans"
+	}
+	md, fit, err := placeAndFit(ctx, c, sets, k, lik, first, seed)
+	if err != nil {
+		return result{}, err
+	}
 	switch method {
-	case "greedy":
+	case "kmeans→kmeans":
+		if fit, err = md.Fit(ctx, sets.XTrain, sets.YTrain, train.LBFGSOptions{MaxIter: c.iters}); err != nil {
+			return result{}, err
+		}
+	case "kmeans→greedy":
+		if md, fit, err = placeAndFit(ctx, c, sets, md.Kernel(), md.Likelihood(), "greedy", seed); err != nil {
+			return result{}, err
+		}
+	}
+	r, err := evaluate(md, sets)
+	if err != nil {
+		return result{}, err
+	}
+	r.initial, r.bound, r.iters = fit.Initial, fit.Bound, fit.Iterations
+	r.seconds = time.Since(start).Seconds()
+	return r, nil
+}
+
+// placeAndFit places Z on the training inputs by k-means or by greedy
+// selection under k, builds the collapsed model on k and lik (which it
+// fits in place) and fits it.
+func placeAndFit(ctx context.Context, c config, sets *data.Sets, k kernel.Kernel, lik *likelihood.Gaussian, method string, seed uint64) (*collapsed.Model, collapsed.FitResult, error) {
+	var z *mat.Dense
+	var err error
+	if method == "greedy" {
 		var sel *inducing.GreedySelection
 		if sel, err = inducing.Greedy(k, sets.XTrain, c.m, inducing.GreedyOptions{Seed: seed, Threads: c.threads}); err == nil {
 			z = sel.Points
 		}
-	default:
+	} else {
 		z, err = inducing.KMeans(sets.XTrain, c.m, inducing.KMeansOptions{Seed: seed, Threads: c.threads})
 	}
 	if err != nil {
-		return result{}, err
+		return nil, collapsed.FitResult{}, err
 	}
 	md, err := collapsed.New(k, lik, z, nil, collapsed.Options{FixInducing: c.fixZ, Threads: c.threads})
 	if err != nil {
-		return result{}, err
+		return nil, collapsed.FitResult{}, err
 	}
 	fit, err := md.Fit(ctx, sets.XTrain, sets.YTrain, train.LBFGSOptions{MaxIter: c.iters})
-	if err != nil {
-		return result{}, err
-	}
+	return md, fit, err
+}
+
+// evaluate returns the test RMSE and mean log predictive density of the
+// fitted model's posterior.
+func evaluate(md *collapsed.Model, sets *data.Sets) (result, error) {
 	post, err := md.Posterior(sets.XTrain, sets.YTrain)
 	if err != nil {
 		return result{}, err
@@ -176,13 +222,12 @@ func fitOne(ctx context.Context, c config, sets *data.Sets, method string, seed 
 	for i := range variance {
 		variance[i] += post.NoiseVariance()
 	}
-	r := result{initial: fit.Initial, bound: fit.Bound, iters: fit.Iterations}
+	var r result
 	if r.rmse, err = metrics.RMSE(sets.YTest, mean); err != nil {
 		return result{}, err
 	}
 	if r.loglik, err = metrics.GaussianLogLik(sets.YTest, mean, variance); err != nil {
 		return result{}, err
 	}
-	r.seconds = time.Since(start).Seconds()
 	return r, nil
 }

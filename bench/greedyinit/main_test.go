@@ -28,7 +28,7 @@ func TestRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	var out strings.Builder
-	c := config{path: path, rows: 250, testFrac: 0.2, m: 10, iters: 40, seeds: 2, threads: 1}
+	c := config{path: path, rows: 250, testFrac: 0.2, m: 10, iters: 40, seeds: 2, refit: true, threads: 1}
 	if err := run(context.Background(), c, &out); err != nil {
 		t.Fatal(err)
 	}
@@ -54,8 +54,8 @@ func TestRun(t *testing.T) {
 			t.Errorf("%q: test RMSE %g on standardized targets", line, v[2])
 		}
 	}
-	if rows != 6 {
-		t.Errorf("%d result rows, want 6:\n%s", rows, out.String())
+	if rows != 12 {
+		t.Errorf("%d result rows, want 12:\n%s", rows, out.String())
 	}
 	for _, bad := range []config{{path: path, m: 0, seeds: 1}, {path: path, m: 5, seeds: 0}, {path: filepath.Join(t.TempDir(), "none.csv"), m: 5, seeds: 1}} {
 		if err := run(context.Background(), bad, &out); err == nil {
