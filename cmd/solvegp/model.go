@@ -47,7 +47,7 @@ func (s *modelSpec) register(fs *flag.FlagSet) {
 	fs.Float64Var(&s.noise, "noise", 0.1, "initial Gaussian noise variance (on standardized targets)")
 	fs.IntVar(&s.classes, "classes", 0, "number of classes for robustmax and softmax (0: largest label + 1)")
 	fs.BoolVar(&s.whiten, "whiten", true, "use the whitened parameterization of q(u) and q(v⊥) (Appendix E); -whiten=false selects the unwhitened one of Algorithm 1, which with many inducing points (ill-conditioned K_uu) is far more sensitive to moves of Z and O and can converge much more slowly with Adam")
-	fs.StringVar(&s.init, "init", "kmeans", "placement of Z and O: kmeans or greedy (kmeans: k-means centres, Z the first M, O the next M2; greedy: the training rows of largest residual variance under the initial kernel, as a pivoted Cholesky factorization picks them, among min(N, 100·(M+M2)) random rows: Z first, then O given Z)")
+	fs.StringVar(&s.init, "init", "kmeans", "placement of Z and O: kmeans or greedy (kmeans: k-means centres, Z the first M, O the next M2; greedy: the training rows of largest residual variance under the initial kernel, as a pivoted Cholesky factorization picks them, among min(N, 100·(M+M2)) random rows: Z first, then O given Z; with many inputs give a -lengthscale near the typical distance between standardized inputs, about √d, or greedy picks nearly arbitrary rows)")
 	fs.Uint64Var(&s.seed, "seed", 1, "random seed (k-means or greedy subsample, mini-batches, Monte Carlo)")
 	fs.IntVar(&s.threads, "threads", 0, "goroutines per linear-algebra call (0: all CPUs)")
 }

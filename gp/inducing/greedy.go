@@ -64,7 +64,11 @@ const maxGreedyValues = 1 << 27
 // residual diagonal in O(N·m) time, so the selection costs O(N·m²) time and
 // O(N·m) memory for N candidates. Ties go to the lower row.
 //
-// The result depends on the kernel's hyperparameters; it is deterministic
+// The result depends on the kernel's hyperparameters: under a lengthscale
+// much shorter than the distances between the points every residual
+// variance stays near the prior variance and the choice is nearly
+// arbitrary, so Greedy is best run under a kernel fitted to the data, or
+// with a lengthscale of the order of those distances. It is deterministic
 // for a given x, kernel, m and options. Greedy returns an error for a nil
 // kernel or data, data with another number of columns than k.Dim(), NaN or
 // Inf in x or in its prior variances, m < 1 or m above the number of
