@@ -10,10 +10,14 @@ import (
 // trainingFlags returns "name=value" for every flag of fs that changes
 // what training computes (all but notTraining), sorted: what the run
 // fingerprint hashes of the flags, kept in the checkpoint too so that a
-// resumed run with other flags can be told which.
+// resumed run with other flags can be told which. Flags of omitAtDefault
+// are left out at their default value.
 func trainingFlags(fs *flag.FlagSet) []string {
 	var names []string
 	fs.VisitAll(func(f *flag.Flag) {
+		if omitAtDefault[f.Name] && f.Value.String() == f.DefValue {
+			return
+		}
 		if !notTraining[f.Name] {
 			names = append(names, f.Name+"="+f.Value.String())
 		}
@@ -47,6 +51,12 @@ func fingerprintMismatch(path string, saved, now []string) error {
 			diffs = append(diffs, fmt.Sprintf("-%s is new (%s)", name, is[name]))
 		} else if old != is[name] {
 			diffs = append(diffs, fmt.Sprintf("-%s was %s, is %s", name, old, is[name]))
+		}
+	}
+	for _, s := range saved {
+		name, value, _ := strings.Cut(s, "=")
+		if _, ok := is[name]; !ok {
+			diffs = append(diffs, fmt.Sprintf("-%s was %s, is its default", name, value))
 		}
 	}
 	if len(diffs) == 0 {

@@ -29,6 +29,7 @@ type modelSpec struct {
 	whiten      bool
 	seed        uint64
 	threads     int
+	init        string // placement of Z and O: kmeans or greedy
 	// names are the data file's column names (inputs first), nil without
 	// a header; -kernel expressions may name input columns.
 	names []string
@@ -46,7 +47,8 @@ func (s *modelSpec) register(fs *flag.FlagSet) {
 	fs.Float64Var(&s.noise, "noise", 0.1, "initial Gaussian noise variance (on standardized targets)")
 	fs.IntVar(&s.classes, "classes", 0, "number of classes for robustmax and softmax (0: largest label + 1)")
 	fs.BoolVar(&s.whiten, "whiten", true, "use the whitened parameterization of q(u) and q(v⊥) (Appendix E); -whiten=false selects the unwhitened one of Algorithm 1, which with many inducing points (ill-conditioned K_uu) is far more sensitive to moves of Z and O and can converge much more slowly with Adam")
-	fs.Uint64Var(&s.seed, "seed", 1, "random seed (k-means, mini-batches, Monte Carlo)")
+	fs.StringVar(&s.init, "init", "kmeans", "placement of Z and O: kmeans or greedy (kmeans: k-means centres, Z the first M, O the next M2; greedy: the training rows of largest residual variance under the initial kernel, as a pivoted Cholesky factorization picks them, among min(N, 100·(M+M2)) random rows: Z first, then O given Z; with many inputs give a -lengthscale near the typical distance between standardized inputs, about √d, or greedy picks nearly arbitrary rows)")
+	fs.Uint64Var(&s.seed, "seed", 1, "random seed (k-means or greedy subsample, mini-batches, Monte Carlo)")
 	fs.IntVar(&s.threads, "threads", 0, "goroutines per linear-algebra call (0: all CPUs)")
 }
 
@@ -66,6 +68,10 @@ func (s *modelSpec) check() error {
 	}
 	if s.m < 1 {
 		return fmt.Errorf("-m %d: need at least one inducing point", s.m)
+	}
+	s.init = strings.ToLower(s.init)
+	if s.init != "kmeans" && s.init != "greedy" {
+		return fmt.Errorf("-init %q: want kmeans or greedy", s.init)
 	}
 	if _, err := parseKernelExpr(s.kernel); err != nil {
 		return err
@@ -157,7 +163,7 @@ func checkLabels(file string, tab *data.Table, lik gp.Likelihood) error {
 }
 
 // build constructs the model on standardized training inputs x, placing
-// Z and O by k-means.
+// Z and O by k-means or greedy selection (-init).
 func (s *modelSpec) build(x *mat.Dense, lik gp.Likelihood) (*gp.Model, error) {
 	k, z, o, err := s.prior(x)
 	if err != nil {
@@ -175,8 +181,9 @@ func (s *modelSpec) build(x *mat.Dense, lik gp.Likelihood) (*gp.Model, error) {
 }
 
 // prior returns the kernel and the inducing inputs Z and O (nil when the
-// spec has no orthogonal inducing points) placed by k-means on the
-// standardized training inputs x.
+// spec has no orthogonal inducing points) placed on the standardized
+// training inputs x by k-means or, with -init greedy, by greedy
+// conditional-variance selection under the initial kernel.
 func (s *modelSpec) prior(x *mat.Dense) (k kernel.Kernel, z, o *mat.Dense, err error) {
 	n, d := x.Dims()
 	if n < s.m+s.m2 {
@@ -185,7 +192,13 @@ func (s *modelSpec) prior(x *mat.Dense) (k kernel.Kernel, z, o *mat.Dense, err e
 	if k, err = s.newKernel(d); err != nil {
 		return nil, nil, nil, err
 	}
-	if z, o, err = inducing.Init(x, s.m, s.m2, inducing.KMeansOptions{Seed: s.seed, Threads: s.threads}); err != nil {
+	if s.init == "greedy" {
+		opts := inducing.GreedyOptions{Subsample: 100 * (s.m + s.m2), Seed: s.seed, Threads: s.threads}
+		z, o, err = inducing.GreedyInit(k, x, s.m, s.m2, opts)
+	} else {
+		z, o, err = inducing.Init(x, s.m, s.m2, inducing.KMeansOptions{Seed: s.seed, Threads: s.threads})
+	}
+	if err != nil {
 		return nil, nil, nil, err
 	}
 	if s.m2 == 0 {

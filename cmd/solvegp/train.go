@@ -70,7 +70,8 @@ const trainDescription = `Trains an SVGP, ODVGP or SOLVE-GP model on a CSV or gz
 observation, the target in the last column unless -target says otherwise, an
 optional header line) and saves it as a model file. Inputs, and for the
 Gaussian likelihood the targets, are standardized with statistics of the
-training rows. Z and O are placed by k-means. Training uses Adam on shuffled
+training rows. Z and O are placed by k-means or, with -init greedy, by greedy
+selection of rows of largest variance. Training uses Adam on shuffled
 mini-batches, or with -natural natural-gradient steps for q(u) (and q(v⊥))
 and Adam for the rest; a progress bar on stderr shows a moving average of
 the mini-batch bound ("avg bound") and the time left. Ctrl-C (or SIGTERM) stops training and saves the best model so
