@@ -63,8 +63,10 @@ func NoiseFloor(floor float64) Option {
 
 // QuadraturePoints sets the number of Gauss–Hermite points, between 2 and
 // 200 (default DefaultQuadraturePoints for Bernoulli and RobustMax,
-// DefaultPoissonQuadraturePoints for Poisson). For Bernoulli, RobustMax and
-// Poisson (whose log predictive density uses quadrature).
+// DefaultPoissonQuadraturePoints for Poisson, DefaultStudentTQuadraturePoints
+// for StudentT, DefaultHeteroscedasticQuadraturePoints for Heteroscedastic).
+// For Bernoulli, RobustMax, StudentT, and Poisson and Heteroscedastic (whose
+// log predictive densities use quadrature).
 func QuadraturePoints(n int) Option {
 	return func(c *config) error {
 		if n < 2 || n > maxQuadraturePoints {
