@@ -386,7 +386,7 @@ class Model:
             self.noise = self.lik.get("noise_floor", 0.0) + softplus(p[lay["likelihood"]])
         if self.lik_type == "studentt":
             self.scale = softplus(p[lay["likelihood"]])
-            self.dof = softplus(p[lay["likelihood"] + 1])
+            self.dof = self.lik.get("degrees_of_freedom_floor", 0.0) + softplus(p[lay["likelihood"] + 1])
         if self.lik_type == "robustmax":
             self.rule = gauss_hermite(self.lik.get("quadrature_points", DEFAULT_QUADRATURE["robustmax"]))
         self.z = [p[lay["z"] + i * d:lay["z"] + (i + 1) * d] for i in range(m)]

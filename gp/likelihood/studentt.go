@@ -24,15 +24,18 @@ const DefaultStudentTQuadraturePoints = 30
 //
 // Its heavy tails let a few gross outliers pull the posterior far less than
 // a Gaussian's. Both the scale σ = softplus(u_σ) and the degrees of freedom
-// ν = softplus(u_ν) are learnable; the unconstrained parameters are
+// ν = floor + softplus(u_ν) are learnable (the floor, default 0, is set by
+// the DegreesOfFreedomFloor option); the unconstrained parameters are
 // (u_σ, u_ν) in that order. As ν → ∞ it tends to the Gaussian with noise
 // variance σ².
 //
 // The expected log-likelihood and the log predictive density are computed
 // by Gauss–Hermite quadrature (no closed form exists). The predictive
 // variance σ²ν/(ν − 2) + v is finite only for ν > 2; for ν ≤ 2 PredictY
-// writes +Inf as the variance (the mean μ exists for ν > 1 and is written
-// as μ whatever ν, being the median and centre of symmetry).
+// writes +Inf as the variance, which gp.Predictor.PredictY reports as an
+// error (the mean μ exists for ν > 1 and is written as μ whatever ν, being
+// the median and centre of symmetry). A DegreesOfFreedomFloor of 2 rules
+// this out.
 //
 // The zero value has no quadrature rule: make one with NewStudentT.
 // Validate returns an error for it.
@@ -41,14 +44,15 @@ type StudentT struct {
 	uS, uN float64
 	sigma  float64
 	nu     float64
-	workerBound
+	floor  float64
 }
 
 // NewStudentT returns a Student-t likelihood with scale sigma and degrees
-// of freedom nu, both positive and finite. It accepts the QuadraturePoints
-// option (default DefaultStudentTQuadraturePoints).
+// of freedom nu, both positive and finite, nu above the floor. It accepts
+// the QuadraturePoints option (default DefaultStudentTQuadraturePoints)
+// and DegreesOfFreedomFloor.
 func NewStudentT(sigma, nu float64, opts ...Option) (*StudentT, error) {
-	c, err := newConfig("StudentT", optPoints, opts)
+	c, err := newConfig("StudentT", optPoints|optDoFFloor, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -63,8 +67,11 @@ func NewStudentT(sigma, nu float64, opts ...Option) (*StudentT, error) {
 			return nil, fmt.Errorf("likelihood: Student-t %s %g, must be positive and finite", p.name, p.v)
 		}
 	}
-	s := &StudentT{rule: newGHRule(c.points)}
-	if err := s.SetParams([]float64{transform.InvSoftplus(sigma), transform.InvSoftplus(nu)}); err != nil {
+	if !(nu > c.dof) {
+		return nil, fmt.Errorf("likelihood: Student-t degrees of freedom %g, must be above the floor %g", nu, c.dof)
+	}
+	s := &StudentT{rule: newGHRule(c.points), floor: c.dof}
+	if err := s.SetParams([]float64{transform.InvSoftplus(sigma), transform.InvSoftplus(nu - c.dof)}); err != nil {
 		return nil, err
 	}
 	return s, nil
@@ -75,6 +82,9 @@ func (s *StudentT) Scale() float64 { return s.sigma }
 
 // DegreesOfFreedom returns ν.
 func (s *StudentT) DegreesOfFreedom() float64 { return s.nu }
+
+// DegreesOfFreedomFloor returns the lower bound of ν.
+func (s *StudentT) DegreesOfFreedomFloor() float64 { return s.floor }
 
 // QuadraturePoints returns the number of Gauss–Hermite points in use.
 func (s *StudentT) QuadraturePoints() int { return len(s.rule.t) }
@@ -112,7 +122,7 @@ func (s *StudentT) SetParams(src []float64) error {
 			return fmt.Errorf("likelihood: parameter is %g", u)
 		}
 	}
-	sigma, nu := transform.Softplus(src[0]), transform.Softplus(src[1])
+	sigma, nu := transform.Softplus(src[0]), s.floor+transform.Softplus(src[1])
 	if !(sigma > 0) || !(nu > 0) {
 		return fmt.Errorf("likelihood: parameters %g, %g give a zero scale or degrees of freedom", src[0], src[1])
 	}

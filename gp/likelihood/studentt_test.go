@@ -166,3 +166,28 @@ func TestStudentTSmallVarianceLimit(t *testing.T) {
 		t.Errorf("dv at v = 1e-14: %.12g, at 1e-8: %.12g", dvTiny[0], dvSmall[0])
 	}
 }
+
+// TestStudentTDoFFloor: with a floor of 2, ν = 2 + softplus(u_ν) keeps the
+// predictive variance finite for any u_ν, and the gradients still match
+// finite differences.
+func TestStudentTDoFFloor(t *testing.T) {
+	s := newStudentT(t, 0.5, 3, DegreesOfFreedomFloor(2))
+	if s.DegreesOfFreedomFloor() != 2 || math.Abs(s.DegreesOfFreedom()-3) > 1e-12 {
+		t.Fatalf("floor %g, ν %g", s.DegreesOfFreedomFloor(), s.DegreesOfFreedom())
+	}
+	checkGrad(t, "StudentT floor 2", s, []float64{0.3, 2}, []float64{0.1, -0.4}, []float64{0.2, 0.7}, 1e-6)
+	if err := s.SetParams([]float64{0, -30}); err != nil {
+		t.Fatal(err)
+	}
+	mean, vr := make([]float64, 1), make([]float64, 1)
+	s.PredictY(mean, vr, []float64{0}, []float64{0.1}, nil)
+	if math.IsInf(vr[0], 0) || math.IsNaN(vr[0]) || !(s.DegreesOfFreedom() > 2) {
+		t.Errorf("ν %g: variance %g", s.DegreesOfFreedom(), vr[0])
+	}
+	if _, err := NewStudentT(0.5, 2, DegreesOfFreedomFloor(2)); err == nil {
+		t.Error("ν at the floor accepted")
+	}
+	if _, err := NewStudentT(0.5, 3, DegreesOfFreedomFloor(-1)); err == nil {
+		t.Error("negative floor accepted")
+	}
+}

@@ -170,10 +170,11 @@ type likJSON struct {
 	Epsilon       float64 `json:"epsilon,omitempty"`
 	Samples       int     `json:"samples,omitempty"`
 	Quadrature    int     `json:"quadrature_points,omitempty"`
-	// Scale and DegreesOfFreedom are the Student-t's σ and ν (format
-	// version 4).
+	// Scale, DegreesOfFreedom and DoFFloor are the Student-t's σ, ν and
+	// the floor of ν (format version 4).
 	Scale            float64 `json:"scale,omitempty"`
 	DegreesOfFreedom float64 `json:"degrees_of_freedom,omitempty"`
+	DoFFloor         float64 `json:"degrees_of_freedom_floor,omitempty"`
 }
 
 type matrixJSON struct {

@@ -79,7 +79,7 @@ func cases() []modelCase {
 			return must(likelihood.NewSoftmax(3, likelihood.Samples(7)))
 		}, func(rng *rand.Rand) float64 { return float64(rng.IntN(3)) }},
 		modelCase{"studentt", gp.SOLVEGP, true, rbf, func() gp.Likelihood {
-			return must(likelihood.NewStudentT(0.4, 3.5, likelihood.QuadraturePoints(17)))
+			return must(likelihood.NewStudentT(0.4, 3.5, likelihood.QuadraturePoints(17), likelihood.DegreesOfFreedomFloor(1)))
 		}, real},
 		modelCase{"heteroscedastic", gp.ODVGP, false, rbf, func() gp.Likelihood { return must(likelihood.NewHeteroscedastic()) }, real},
 	)
