@@ -115,15 +115,26 @@ func (h *Heteroscedastic) ExpectedLogLik(y, mu, variance []float64, dmu, dvar, d
 		r := y[i] - mu[j]
 		q := r*r + variance[j]
 		e := math.Exp(-mu[j+1] + 0.5*variance[j+1])
-		sum += -logSqrt2Pi - 0.5*mu[j+1] - 0.5*q*e
+		qe := mulZero(q, e)
+		sum += -logSqrt2Pi - 0.5*mu[j+1] - 0.5*qe
 		if dmu != nil {
-			dmu[j] = r * e
+			dmu[j] = mulZero(r, e)
 			dvar[j] = -0.5 * e
-			dmu[j+1] = -0.5 + 0.5*q*e
-			dvar[j+1] = -0.25 * q * e
+			dmu[j+1] = -0.5 + 0.5*qe
+			dvar[j+1] = -0.25 * qe
 		}
 	}
 	return sum
+}
+
+// mulZero returns a·b, taken as 0 when a is 0 even if b has overflowed to
+// +Inf (a zero residual stays a zero term, never NaN, however small the
+// noise variance).
+func mulZero(a, b float64) float64 {
+	if a == 0 {
+		return 0
+	}
+	return a * b
 }
 
 // LogPredictive writes log ∫ N(y_n; μ₁, s₁ + exp(f₂)) N(f₂; μ₂, s₂) df₂
@@ -144,9 +155,21 @@ func (h *Heteroscedastic) LogPredictive(dst, y, mu, variance []float64, _ *rand.
 		s1 := math.Max(variance[j], 0)
 		a := math.Sqrt(2 * math.Max(variance[j+1], 0))
 		mx, acc := math.Inf(-1), 0.0
+		ls1 := math.Log(s1)
 		for q, tq := range h.rule.t {
-			s := s1 + math.Exp(mu[j+1]+a*tq)
-			term := h.rule.logW[q] - logSqrt2Pi - 0.5*math.Log(s) - 0.5*r*r/s
+			// log s = log(s₁ + e^f₂) as a log-add-exp, so that a large f₂
+			// does not overflow s.
+			f2 := mu[j+1] + a*tq
+			ls := f2
+			switch {
+			case s1 == 0:
+				// ls = f₂ (and s₁·e^{−f₂} could be 0·Inf).
+			case f2 >= ls1:
+				ls = f2 + math.Log1p(s1*math.Exp(-f2))
+			default:
+				ls = ls1 + math.Log1p(math.Exp(f2-ls1))
+			}
+			term := h.rule.logW[q] - logSqrt2Pi - 0.5*ls - 0.5*mulZero(r*r, math.Exp(-ls))
 			mx, acc = logSumExpAdd(mx, acc, term)
 		}
 		dst[i] = mx + math.Log(acc)

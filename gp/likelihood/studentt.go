@@ -257,6 +257,9 @@ func (s *StudentT) LogPredictive(dst, y, mu, variance []float64, _ *rand.Rand) {
 // logSumExpAdd adds exp(term) to the streaming sum exp(mx)·acc, keeping mx
 // the largest term seen.
 func logSumExpAdd(mx, acc, term float64) (float64, float64) {
+	if math.IsInf(term, -1) {
+		return mx, acc // adds nothing (and −Inf − −Inf would be NaN)
+	}
 	if term > mx {
 		return term, acc*math.Exp(mx-term) + 1
 	}
