@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Reference reader for solvegp model files (docs/model-format.md, versions 1 to 3).
+"""Reference reader for solvegp model files (docs/model-format.md, versions 1 to 4).
 
 Usage:
 
@@ -10,6 +10,8 @@ prints predictions as CSV on standard output, with the columns of
 
     f_mean,f_var,y_mean,y_var                  (one latent function)
     f_mean_0..,f_var_0..,p_0..p_{C-1}          (C classes)
+    f_mean_0,f_mean_1,f_var_0,f_var_1,y_mean,y_var,noise_mean,noise_var
+                                               (heteroscedastic)
 
 inputs.csv holds one input per row. A first row that is not all numbers is a
 header: if the model records its input names (meta.input_names) and the
@@ -41,7 +43,7 @@ import struct
 import sys
 
 FORMAT = "solvegp-model"
-VERSION = 3
+VERSION = 4
 
 # The jitter policy (model-format.md, "Jitter").
 JITTER_START = 1e-10
@@ -382,6 +384,9 @@ class Model:
         self.lik_type = self.lik["type"]
         if self.lik_type == "gaussian":
             self.noise = self.lik.get("noise_floor", 0.0) + softplus(p[lay["likelihood"]])
+        if self.lik_type == "studentt":
+            self.scale = softplus(p[lay["likelihood"]])
+            self.dof = self.lik.get("degrees_of_freedom_floor", 0.0) + softplus(p[lay["likelihood"] + 1])
         if self.lik_type == "robustmax":
             self.rule = gauss_hermite(self.lik.get("quadrature_points", DEFAULT_QUADRATURE["robustmax"]))
         self.z = [p[lay["z"] + i * d:lay["z"] + (i + 1) * d] for i in range(m)]
@@ -430,6 +435,8 @@ class Model:
         return out
 
     def header(self):
+        if self.lik_type == "heteroscedastic":
+            return ["f_mean_0", "f_mean_1", "f_var_0", "f_var_1", "y_mean", "y_var", "noise_mean", "noise_var"]
         if self.c == 1:
             return ["f_mean", "f_var", "y_mean", "y_var"]
         return ([("f_mean_%d" % j) for j in range(self.c)] + [("f_var_%d" % j) for j in range(self.c)]
@@ -454,12 +461,18 @@ class Model:
             if t == "bernoulli":
                 pr = norm_cdf(mu / math.sqrt(1 + v))
                 return [fm, fv, pr, pr * (1 - pr)]
+            if t == "studentt":
+                nu = self.dof
+                noise = self.scale * self.scale * nu / (nu - 2) if nu > 2 else math.inf
+                return [fm, fv, fm, (v + noise) * ys * ys]
             if t == "poisson":
                 lam = math.exp(mu + v / 2)
                 return [fm, fv, lam, lam + math.expm1(v) * lam * lam]
             raise FormatError("likelihood %r with one latent function" % t)
         mus = [mu for mu, _ in f]
         vs = [max(var, 0.0) for _, var in f]
+        if self.lik_type == "heteroscedastic" and self.c == 2:
+            return self.heteroscedastic(f, ym, ys)
         if self.lik_type == "robustmax":
             probs = self.robustmax(mus, vs)
         elif self.lik_type == "softmax":
@@ -467,6 +480,16 @@ class Model:
         else:
             raise FormatError("likelihood %r with %d latent functions" % (self.lik_type, self.c))
         return mus + [var for _, var in f] + probs
+
+    def heteroscedastic(self, f, ym, ys):
+        """The output row of the heteroscedastic likelihood: latent 0 is the
+        mean, latent 1 the log noise variance (in standardized units)."""
+        (m1, v1), (m2, v2) = f
+        s2 = max(v2, 0.0)
+        en = math.exp(m2 + s2 / 2)
+        sc = ys * ys
+        return [m1 * ys + ym, m2 + 2 * math.log(ys), v1 * sc, v2,
+                m1 * ys + ym, (max(v1, 0.0) + en) * sc, en * sc, math.expm1(s2) * en * en * sc * sc]
 
     def robustmax(self, mus, vs):
         t, w = self.rule

@@ -500,6 +500,8 @@ func FuzzKernelLikelihoods(f *testing.F) {
 		p, _ := likelihood.NewPoisson()
 		r, _ := likelihood.NewRobustMax(3)
 		s, _ := likelihood.NewSoftmax(3, likelihood.Samples(8))
+		st, _ := likelihood.NewStudentT(0.7, 3)
+		h, _ := likelihood.NewHeteroscedastic()
 		type lik interface {
 			NumLatent() int
 			NumParams() int
@@ -508,7 +510,7 @@ func FuzzKernelLikelihoods(f *testing.F) {
 			LogPredictive(dst, y, mu, variance []float64, rng *rand.Rand)
 			PredictY(mean, variance, mu, fvar []float64, rng *rand.Rand)
 		}
-		for _, l := range []lik{g, b, p, r, s} {
+		for _, l := range []lik{g, b, p, r, s, st, h} {
 			L := l.NumLatent()
 			mu := []float64{mu0, mu1, mu2}[:L]
 			v := []float64{v0, v1, v0}[:L]

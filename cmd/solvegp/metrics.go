@@ -82,7 +82,7 @@ func evaluate(b *modelfile.Bundle, x *mat.Dense, y []float64, withBound bool) (m
 	}
 	m.LogLik = mean(lp)
 	_, c := pred.YMean.Dims()
-	if c == 1 {
+	if c == 1 || isHeteroscedastic(b.Model) {
 		if isBernoulli(b.Model) {
 			correct := 0
 			for i, v := range y {
@@ -127,6 +127,14 @@ func evaluate(b *modelfile.Bundle, x *mat.Dense, y []float64, withBound bool) (m
 		m.Bound, m.BoundMC = ptr(bound), sampledLikelihood(b)
 	}
 	return m, nil
+}
+
+// isHeteroscedastic reports whether m's likelihood is the heteroscedastic
+// Gaussian, whose two latent functions are a regression mean and a log
+// noise variance, not classes.
+func isHeteroscedastic(m *gp.Model) bool {
+	_, ok := m.Likelihood().(*likelihood.Heteroscedastic)
+	return ok
 }
 
 func isBernoulli(m *gp.Model) bool {

@@ -43,7 +43,7 @@ func (s *modelSpec) register(fs *flag.FlagSet) {
 	fs.BoolVar(&s.ard, "ard", false, "one lengthscale per input dimension (of each rbf, matern, periodic and rq kernel)")
 	fs.Float64Var(&s.lengthscale, "lengthscale", 1, "initial lengthscale (on standardized inputs)")
 	fs.Float64Var(&s.variance, "variance", 1, "initial kernel variance")
-	fs.StringVar(&s.lik, "likelihood", "gaussian", "likelihood: gaussian, bernoulli, poisson, robustmax or softmax")
+	fs.StringVar(&s.lik, "likelihood", "gaussian", "likelihood: gaussian, studentt (robust; scale √noise, ν = 4 to start, ν > 2), heteroscedastic (noise a second latent GP), bernoulli, poisson, robustmax or softmax")
 	fs.Float64Var(&s.noise, "noise", 0.1, "initial Gaussian noise variance (on standardized targets)")
 	fs.IntVar(&s.classes, "classes", 0, "number of classes for robustmax and softmax (0: largest label + 1)")
 	fs.BoolVar(&s.whiten, "whiten", true, "use the whitened parameterization of q(u) and q(v⊥) (Appendix E); -whiten=false selects the unwhitened one of Algorithm 1, which with many inducing points (ill-conditioned K_uu) is far more sensitive to moves of Z and O and can converge much more slowly with Adam")
@@ -77,9 +77,9 @@ func (s *modelSpec) check() error {
 		return err
 	}
 	switch s.lik {
-	case "gaussian", "bernoulli", "poisson", "robustmax", "softmax":
+	case "gaussian", "studentt", "heteroscedastic", "bernoulli", "poisson", "robustmax", "softmax":
 	default:
-		return fmt.Errorf("-likelihood %q: want gaussian, bernoulli, poisson, robustmax or softmax", s.lik)
+		return fmt.Errorf("-likelihood %q: want gaussian, studentt, heteroscedastic, bernoulli, poisson, robustmax or softmax", s.lik)
 	}
 	for _, v := range []struct {
 		name string
@@ -102,7 +102,17 @@ func (s *modelSpec) check() error {
 const maxClasses = 1 << 16
 
 // standardizesY reports whether the likelihood's targets are standardized.
-func (s *modelSpec) standardizesY() bool { return s.lik == "gaussian" }
+func (s *modelSpec) standardizesY() bool {
+	return s.lik == "gaussian" || s.lik == "studentt" || s.lik == "heteroscedastic"
+}
+
+// studentTDoF is the Student-t's starting degrees of freedom: tails heavy
+// enough to discount outliers, with a finite predictive variance.
+const studentTDoF = 4
+
+// studentTDoFFloor is the Student-t's lower bound of ν: above 2 the
+// predictive variance that predict and eval report stays finite.
+const studentTDoFFloor = 2
 
 // likelihood builds the likelihood; for multi-class likelihoods the number
 // of classes comes from -classes or the labels y.
@@ -110,6 +120,10 @@ func (s *modelSpec) likelihood(y []float64) (gp.Likelihood, error) {
 	switch s.lik {
 	case "gaussian":
 		return likelihood.NewGaussian(s.noise)
+	case "studentt":
+		return likelihood.NewStudentT(math.Sqrt(s.noise), studentTDoF, likelihood.DegreesOfFreedomFloor(studentTDoFFloor))
+	case "heteroscedastic":
+		return likelihood.NewHeteroscedastic()
 	case "bernoulli":
 		return likelihood.NewBernoulli()
 	case "poisson":

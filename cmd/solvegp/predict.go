@@ -230,7 +230,9 @@ For a single latent function the output columns are
   f_mean, f_var, y_mean, y_var
 (latent and observed mean and variance); for C classes they are
   f_mean_0..f_mean_{C-1}, f_var_0..f_var_{C-1}, p_0..p_{C-1}
-(class probabilities). The output file is written atomically.`, stderr)
+(class probabilities); for -likelihood heteroscedastic they are
+  f_mean_0, f_mean_1, f_var_0, f_var_1, y_mean, y_var, noise_mean, noise_var
+(latent 1 and the noise are the log noise variance and the noise variance). The output file is written atomically.`, stderr)
 	modelPath := fs.String("model", "model.json", "model file written by solvegp train")
 	out := fs.String("out", "-", "output CSV file (- for standard output)")
 	var csv csvFlags
@@ -266,7 +268,7 @@ For a single latent function the output columns are
 		return fail(stderr, "predict", inputError(fs.Arg(0), tab, err))
 	}
 	var buf bytes.Buffer
-	writePredictions(&buf, pred)
+	writePredictions(&buf, pred, isHeteroscedastic(b.Model))
 	if *out == "-" {
 		_, err = stdout.Write(buf.Bytes())
 	} else {
@@ -278,9 +280,19 @@ For a single latent function the output columns are
 	return exitOK
 }
 
-func writePredictions(w *bytes.Buffer, p *modelfile.Prediction) {
+// writePredictions writes the CSV output of predict; hetero selects the
+// columns of the heteroscedastic likelihood.
+func writePredictions(w *bytes.Buffer, p *modelfile.Prediction, hetero bool) {
 	n, c := p.FMean.Dims()
 	f := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
+	if hetero {
+		w.WriteString("f_mean_0,f_mean_1,f_var_0,f_var_1,y_mean,y_var,noise_mean,noise_var\n")
+		for i := 0; i < n; i++ {
+			fmt.Fprintf(w, "%s,%s,%s,%s,%s,%s,%s,%s\n", f(p.FMean.At(i, 0)), f(p.FMean.At(i, 1)), f(p.FVar.At(i, 0)), f(p.FVar.At(i, 1)),
+				f(p.YMean.At(i, 0)), f(p.YVar.At(i, 0)), f(p.YMean.At(i, 1)), f(p.YVar.At(i, 1)))
+		}
+		return
+	}
 	if c == 1 {
 		w.WriteString("f_mean,f_var,y_mean,y_var\n")
 		for i := 0; i < n; i++ {

@@ -16,7 +16,9 @@ func TestClone(t *testing.T) {
 	p, _ := NewPoisson()
 	r, _ := NewRobustMax(3)
 	s, _ := NewSoftmax(3, Samples(20))
-	for name, l := range map[string]lik{"gaussian": g, "bernoulli": b, "poisson": p, "robustmax": r, "softmax": s} {
+	st, _ := NewStudentT(0.4, 3)
+	h, _ := NewHeteroscedastic()
+	for name, l := range map[string]lik{"gaussian": g, "bernoulli": b, "poisson": p, "robustmax": r, "softmax": s, "studentt": st, "heteroscedastic": h} {
 		c, ok := l.(interface{ Clone() any }).Clone().(lik)
 		if !ok || c == l {
 			t.Fatalf("%s: Clone did not return another likelihood", name)

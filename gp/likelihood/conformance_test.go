@@ -15,6 +15,8 @@ var (
 	_ gp.Likelihood = (*likelihood.Poisson)(nil)
 	_ gp.Likelihood = (*likelihood.RobustMax)(nil)
 	_ gp.Likelihood = (*likelihood.Softmax)(nil)
+	_ gp.Likelihood = (*likelihood.StudentT)(nil)
+	_ gp.Likelihood = (*likelihood.Heteroscedastic)(nil)
 )
 
 // Every likelihood can copy itself for gp.Predictor's snapshots.
@@ -24,6 +26,8 @@ var (
 	_ gp.Cloner = (*likelihood.Poisson)(nil)
 	_ gp.Cloner = (*likelihood.RobustMax)(nil)
 	_ gp.Cloner = (*likelihood.Softmax)(nil)
+	_ gp.Cloner = (*likelihood.StudentT)(nil)
+	_ gp.Cloner = (*likelihood.Heteroscedastic)(nil)
 )
 
 // TestZeroValueValidate checks that Validate, which the gp models call on

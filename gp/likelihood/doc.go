@@ -1,6 +1,8 @@
 // Package likelihood provides observation models for sparse variational
-// GPs: Gaussian, Bernoulli (probit), multi-class RobustMax and Softmax, and
-// Poisson (exponential link). Every type satisfies gp.Likelihood.
+// GPs: Gaussian, Bernoulli (probit), multi-class RobustMax and Softmax,
+// Poisson (exponential link), robust Student-t regression, and the
+// heteroscedastic Gaussian whose log noise variance is a second latent
+// function. Every type satisfies gp.Likelihood.
 //
 // Each likelihood computes the expected log-likelihood
 // Σ_n E_{q(f_n)}[log p(y_n | f_n)] under Gaussian marginals

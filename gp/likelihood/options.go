@@ -38,6 +38,7 @@ const (
 	optPoints
 	optSamples
 	optEpsilon
+	optDoFFloor
 )
 
 type config struct {
@@ -46,6 +47,7 @@ type config struct {
 	points  int
 	samples int
 	eps     float64
+	dof     float64
 }
 
 // NoiseFloor sets the lower bound of the Gaussian noise variance (default
@@ -63,8 +65,10 @@ func NoiseFloor(floor float64) Option {
 
 // QuadraturePoints sets the number of Gauss–Hermite points, between 2 and
 // 200 (default DefaultQuadraturePoints for Bernoulli and RobustMax,
-// DefaultPoissonQuadraturePoints for Poisson). For Bernoulli, RobustMax and
-// Poisson (whose log predictive density uses quadrature).
+// DefaultPoissonQuadraturePoints for Poisson, DefaultStudentTQuadraturePoints
+// for StudentT, DefaultHeteroscedasticQuadraturePoints for Heteroscedastic).
+// For Bernoulli, RobustMax, StudentT, and Poisson and Heteroscedastic (whose
+// log predictive densities use quadrature).
 func QuadraturePoints(n int) Option {
 	return func(c *config) error {
 		if n < 2 || n > maxQuadraturePoints {
@@ -85,6 +89,21 @@ func Samples(n int) Option {
 		}
 		c.samples = n
 		c.set |= optSamples
+		return nil
+	}
+}
+
+// DegreesOfFreedomFloor sets the lower bound of the Student-t degrees of
+// freedom ν = floor + softplus(u_ν) (default 0). It must be non-negative and
+// finite. A floor of 2 keeps the predictive variance σ²ν/(ν − 2) + v finite
+// however far an optimizer pushes u_ν. StudentT only.
+func DegreesOfFreedomFloor(floor float64) Option {
+	return func(c *config) error {
+		if !(floor >= 0) || math.IsInf(floor, 1) {
+			return fmt.Errorf("likelihood: degrees-of-freedom floor %g, must be non-negative and finite", floor)
+		}
+		c.dof = floor
+		c.set |= optDoFFloor
 		return nil
 	}
 }

@@ -19,6 +19,8 @@ func TestTinyAndNegativeVariance(t *testing.T) {
 	pois, _ := NewPoisson()
 	rmax, _ := NewRobustMax(3)
 	smax, _ := NewSoftmax(3, Samples(20))
+	stud, _ := NewStudentT(0.4, 3)
+	het, _ := NewHeteroscedastic()
 	cases := []struct {
 		name string
 		l    lik
@@ -41,6 +43,8 @@ func TestTinyAndNegativeVariance(t *testing.T) {
 		{"robustmax", rmax, []float64{0, 2}, []float64{0.3, 0.1, -0.2, -1, 0.5, 2}, true, false, nil},
 		{"robustmax/others", rmax, []float64{0, 2}, []float64{0.3, 0.1, -0.2, -1, 0.5, 2}, true, false, []float64{0, 0.5, 0.4, 0.3, 0.6, 0}},
 		{"softmax", smax, []float64{0, 2}, []float64{0.3, 0.1, -0.2, -1, 0.5, 2}, false, false, nil},
+		{"studentt", stud, []float64{0.4, -1}, []float64{0.3, 2}, true, true, nil},
+		{"heteroscedastic", het, []float64{0.4, -1}, []float64{0.3, -1, 2, 0.5}, true, true, nil},
 	}
 	type result struct {
 		ell            float64

@@ -26,7 +26,7 @@ const Format = "solvegp-model"
 
 // Version is the format version this package writes. It reads files of
 // this version and older ones; newer files are rejected with ErrVersion.
-const Version = 3
+const Version = 4
 
 // MaxFileSize bounds the size of a model file Load and Read accept
 // (1 GiB), so that a corrupt or hostile file cannot exhaust memory.
@@ -170,6 +170,11 @@ type likJSON struct {
 	Epsilon       float64 `json:"epsilon,omitempty"`
 	Samples       int     `json:"samples,omitempty"`
 	Quadrature    int     `json:"quadrature_points,omitempty"`
+	// Scale, DegreesOfFreedom and DoFFloor are the Student-t's σ, ν and
+	// the floor of ν (format version 4).
+	Scale            float64 `json:"scale,omitempty"`
+	DegreesOfFreedom float64 `json:"degrees_of_freedom,omitempty"`
+	DoFFloor         float64 `json:"degrees_of_freedom_floor,omitempty"`
 }
 
 type matrixJSON struct {
@@ -432,6 +437,9 @@ func encodeLikType(l gp.Likelihood) (*likJSON, error) {
 	case *likelihood.Softmax:
 		return &likJSON{Type: "softmax", Classes: l.NumLatent(), Samples: l.Samples()}, nil
 	}
+	if lj, ok := encodeMoreLik(l); ok {
+		return lj, nil
+	}
 	return nil, fmt.Errorf("modelfile: cannot save likelihood of type %T", l)
 }
 
@@ -447,7 +455,7 @@ func checkStandardizer(s *data.Standardizer, d int, lik string) error {
 	if !finite(s.YMean) || !(s.YScale > 0) || !finite(s.YScale) {
 		return fmt.Errorf("%w: standardizer has target mean %g and scale %g", ErrFormat, s.YMean, s.YScale)
 	}
-	if lik != "gaussian" && (s.YMean != 0 || s.YScale != 1) {
+	if !standardizableTarget(lik) && (s.YMean != 0 || s.YScale != 1) {
 		return fmt.Errorf("%w: %s targets cannot be standardized (target mean %g, scale %g)", ErrFormat, lik, s.YMean, s.YScale)
 	}
 	return nil
@@ -580,6 +588,9 @@ func (f *file) build() (*Bundle, error) {
 	if err := checkKernelVersion(f.Kernel, f.Version); err != nil {
 		return nil, err
 	}
+	if err := checkLikVersion(f.Likelihood, f.Version); err != nil {
+		return nil, err
+	}
 	k, err := decodeKernel(f.Kernel, d, 0)
 	if err != nil {
 		return nil, err
@@ -634,8 +645,8 @@ func (f *file) build() (*Bundle, error) {
 	if err := checkKernelValues(f.Kernel, model.Kernel(), "kernel"); err != nil {
 		return nil, err
 	}
-	if g, ok := lik.(*likelihood.Gaussian); ok && !approxEqual(g.NoiseVariance(), f.Likelihood.NoiseVariance) {
-		return nil, bad("likelihood noise_variance %g disagrees with the parameter vector (%g)", f.Likelihood.NoiseVariance, g.NoiseVariance())
+	if err := checkLikValues(f.Likelihood, lik); err != nil {
+		return nil, err
 	}
 	b := &Bundle{Model: model}
 	if s := f.Standardizer; s != nil {
@@ -845,7 +856,7 @@ func decodeLik(lj *likJSON) (gp.Likelihood, error) {
 	)
 	var quad []likelihood.Option
 	switch lj.Type {
-	case "bernoulli", "poisson", "robustmax":
+	case "bernoulli", "poisson", "robustmax", "studentt", "heteroscedastic":
 		if lj.Quadrature != 0 {
 			quad = append(quad, likelihood.QuadraturePoints(lj.Quadrature))
 		}
@@ -883,7 +894,10 @@ func decodeLik(lj *likJSON) (gp.Likelihood, error) {
 		}
 		l, err = likelihood.NewSoftmax(lj.Classes, likelihood.Samples(lj.Samples))
 	default:
-		return nil, bad("unknown likelihood type %q", lj.Type)
+		var ok bool
+		if l, ok, err = decodeMoreLik(lj, quad); !ok {
+			return nil, bad("unknown likelihood type %q", lj.Type)
+		}
 	}
 	if err != nil {
 		return nil, bad("%v", err)

@@ -78,6 +78,10 @@ func cases() []modelCase {
 		modelCase{"softmax", gp.SVGP, true, rbf, func() gp.Likelihood {
 			return must(likelihood.NewSoftmax(3, likelihood.Samples(7)))
 		}, func(rng *rand.Rand) float64 { return float64(rng.IntN(3)) }},
+		modelCase{"studentt", gp.SOLVEGP, true, rbf, func() gp.Likelihood {
+			return must(likelihood.NewStudentT(0.4, 3.5, likelihood.QuadraturePoints(17), likelihood.DegreesOfFreedomFloor(1)))
+		}, real},
+		modelCase{"heteroscedastic", gp.ODVGP, false, rbf, func() gp.Likelihood { return must(likelihood.NewHeteroscedastic()) }, real},
 	)
 	return append(out, moreKernelCases(gauss, real)...)
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/solvegp/solvegp/gp"
 	"github.com/solvegp/solvegp/gp/data"
+	"github.com/solvegp/solvegp/gp/likelihood"
 	"github.com/solvegp/solvegp/internal/nilcheck"
 )
 
@@ -67,6 +68,9 @@ type Predictor struct {
 	p   *gp.Predictor
 	std *data.Standardizer
 	d   int
+	// hetero is set for the heteroscedastic likelihood, whose second
+	// latent function is a log noise variance.
+	hetero bool
 }
 
 // Predictor returns a snapshot of the bundle's current posterior. batch
@@ -105,7 +109,8 @@ func (b *Bundle) Predictor(batch int) (*Predictor, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := &Predictor{p: p, d: d}
+	_, hetero := b.Model.Likelihood().(*likelihood.Heteroscedastic)
+	out := &Predictor{p: p, d: d, hetero: hetero}
 	if s := b.Standardizer; s != nil {
 		out.std = &data.Standardizer{
 			XMean: append([]float64(nil), s.XMean...), XScale: append([]float64(nil), s.XScale...),
@@ -185,9 +190,12 @@ func (p *Predictor) Predict(x mat.Matrix) (*Prediction, error) {
 	if err != nil {
 		return nil, err
 	}
-	if s := p.std; s != nil && (s.YMean != 0 || s.YScale != 1) {
-		// Only Gaussian models have a standardized target; they have one
-		// latent function, so the n×1 matrices are contiguous.
+	if s := p.std; s != nil && (s.YMean != 0 || s.YScale != 1) && p.hetero {
+		inverseHetero(s, fm, fv, ym, yv)
+	} else if s != nil && (s.YMean != 0 || s.YScale != 1) {
+		// The other models with a standardized target (Gaussian,
+		// Student-t) have one latent function, so the n×1 matrices are
+		// contiguous.
 		s.InverseY(fm.RawMatrix().Data, fv.RawMatrix().Data)
 		var yvd []float64
 		if yv != nil {
@@ -238,4 +246,27 @@ func (p *Predictor) LogPredictive(x mat.Matrix, y []float64) ([]float64, error) 
 		}
 	}
 	return lp, nil
+}
+
+// inverseHetero maps the heteroscedastic model's predictions (two columns:
+// the mean function and the log noise variance; see
+// likelihood.Heteroscedastic.PredictY) from standardized to original
+// target units: the mean column as the Gaussian's, the log noise variance
+// shifted by 2 log YScale, the noise variance scaled by YScale² and its
+// variance by YScale⁴.
+func inverseHetero(s *data.Standardizer, fm, fv, ym, yv *mat.Dense) {
+	n, _ := fm.Dims()
+	s2 := s.YScale * s.YScale
+	shift := 2 * math.Log(s.YScale)
+	for i := 0; i < n; i++ {
+		fm.Set(i, 0, fm.At(i, 0)*s.YScale+s.YMean)
+		fv.Set(i, 0, fv.At(i, 0)*s2)
+		fm.Set(i, 1, fm.At(i, 1)+shift)
+		ym.Set(i, 0, ym.At(i, 0)*s.YScale+s.YMean)
+		ym.Set(i, 1, ym.At(i, 1)*s2)
+		if yv != nil {
+			yv.Set(i, 0, yv.At(i, 0)*s2)
+			yv.Set(i, 1, yv.At(i, 1)*s2*s2)
+		}
+	}
 }

@@ -68,7 +68,8 @@ func TestPythonReader(t *testing.T) {
 			// A standardizer (of the target too for the Gaussian) and input
 			// names, matched by name in a header that swaps the columns.
 			f.b.Standardizer = &data.Standardizer{XMean: []float64{0.5, -1}, XScale: []float64{2, 0.25}, YScale: 1}
-			if _, ok := f.b.Model.Likelihood().(*likelihood.Gaussian); ok {
+			switch f.b.Model.Likelihood().(type) {
+			case *likelihood.Gaussian, *likelihood.StudentT, *likelihood.Heteroscedastic:
 				f.b.Standardizer.YMean, f.b.Standardizer.YScale = 7, 3
 			}
 			f.b.Meta.InputNames = []string{"a", "b"}
@@ -115,7 +116,8 @@ func TestPythonReader(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%s: %v\n%s", reader, err, stderr.String())
 			}
-			comparePredictions(t, out, want)
+			_, hetero := b.Model.Likelihood().(*likelihood.Heteroscedastic)
+			comparePredictions(t, out, want, hetero)
 			// The jitters of K_uu and C_vv, which the policy fixes up to
 			// the rounding of its scale.
 			pr, err := b.Model.Predictor(0)
@@ -256,7 +258,7 @@ func inputsCSV(x *mat.Dense, header string, swap bool) []byte {
 // that cancel to near zero carry rounding errors of the size of their
 // column, so the tolerance is relative to at least 1e-3 of the column's
 // largest magnitude.
-func comparePredictions(t *testing.T, out []byte, want *Prediction) {
+func comparePredictions(t *testing.T, out []byte, want *Prediction, hetero bool) {
 	t.Helper()
 	rows, err := csv.NewReader(bytes.NewReader(out)).ReadAll()
 	if err != nil {
@@ -265,10 +267,16 @@ func comparePredictions(t *testing.T, out []byte, want *Prediction) {
 	n, c := want.FMean.Dims()
 	var header []string
 	var cols []*mat.Dense
-	if c == 1 {
+	switch {
+	case hetero:
+		// Columns f_mean_0,f_mean_1,f_var_0,f_var_1, then y and the
+		// noise variance, each as mean and variance.
+		header = []string{"f_mean_0", "f_mean_1", "f_var_0", "f_var_1", "y_mean", "y_var", "noise_mean", "noise_var"}
+		cols = []*mat.Dense{want.FMean, want.FVar}
+	case c == 1:
 		header = []string{"f_mean", "f_var", "y_mean", "y_var"}
 		cols = []*mat.Dense{want.FMean, want.FVar, want.YMean, want.YVar}
-	} else {
+	default:
 		for _, name := range []string{"f_mean_", "f_var_", "p_"} {
 			for j := 0; j < c; j++ {
 				header = append(header, name+strconv.Itoa(j))
@@ -279,24 +287,34 @@ func comparePredictions(t *testing.T, out []byte, want *Prediction) {
 	if len(rows) != n+1 || strings.Join(rows[0], ",") != strings.Join(header, ",") {
 		t.Fatalf("reader output has %d rows, header %q; want %d rows, header %q", len(rows), rows[0], n+1, header)
 	}
-	k := 0
+	type colRef struct {
+		m *mat.Dense
+		j int
+	}
+	var refs []colRef
 	for _, m := range cols {
 		for j := 0; j < c; j++ {
-			scale := 0.0
-			for i := 0; i < n; i++ {
-				scale = math.Max(scale, math.Abs(m.At(i, j)))
+			refs = append(refs, colRef{m, j})
+		}
+	}
+	if hetero {
+		refs = append(refs, colRef{want.YMean, 0}, colRef{want.YVar, 0}, colRef{want.YMean, 1}, colRef{want.YVar, 1})
+	}
+	for k, r := range refs {
+		m, j := r.m, r.j
+		scale := 0.0
+		for i := 0; i < n; i++ {
+			scale = math.Max(scale, math.Abs(m.At(i, j)))
+		}
+		for i := 0; i < n; i++ {
+			got, err := strconv.ParseFloat(rows[i+1][k], 64)
+			if err != nil {
+				t.Fatalf("row %d, column %s: %v", i+1, header[k], err)
 			}
-			for i := 0; i < n; i++ {
-				got, err := strconv.ParseFloat(rows[i+1][k], 64)
-				if err != nil {
-					t.Fatalf("row %d, column %s: %v", i+1, header[k], err)
-				}
-				w := m.At(i, j)
-				if tol := 1e-8 * math.Max(math.Max(math.Abs(w), math.Abs(got)), 1e-3*scale); !(math.Abs(got-w) <= tol) {
-					t.Errorf("row %d, %s: reader %v, Go %v (relative %.2g)", i+1, header[k], got, w, math.Abs(got-w)/math.Abs(w))
-				}
+			w := m.At(i, j)
+			if tol := 1e-8 * math.Max(math.Max(math.Abs(w), math.Abs(got)), 1e-3*scale); !(math.Abs(got-w) <= tol) {
+				t.Errorf("row %d, %s: reader %v, Go %v (relative %.2g)", i+1, header[k], got, w, math.Abs(got-w)/math.Abs(w))
 			}
-			k++
 		}
 	}
 }
