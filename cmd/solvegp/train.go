@@ -65,7 +65,7 @@ type trainSummary struct {
 }
 
 func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("train", "[flags] data.csv[.gz]",
+	fs := newFlags("train", "[flags] data.csv[.gz]|.parquet ...",
 		`Trains an SVGP, ODVGP or SOLVE-GP model on a CSV or gzip CSV file (one row per
 observation, the target in the last column unless -target says otherwise, an
 optional header line) and saves it as a model file. Inputs, and for the
@@ -85,7 +85,8 @@ again (same data, same training flags; -epochs, -steps, -patience and
 training ends normally. (With other -threads the results differ in
 rounding; a checkpoint from an older solvegp, which did not keep the random
 stream, resumes with fresh Monte Carlo draws.) The
-parameterization is whitened unless -whiten=false.
+parameterization is whitened unless -whiten=false. Several files or 'part-*.csv'
+are stacked; -stream reads them shard by shard each epoch, never all at once.
 
 With -collapsed (Gaussian likelihood; -model svgp or solvegp) the model is
 instead fitted on the whole training set at once by L-BFGS on the collapsed
@@ -120,14 +121,16 @@ them (there is no best-model keeping).`, stderr)
 	ckEvery := fs.Duration("checkpoint-every", time.Minute, "least wall time between two checkpoints")
 	useCollapsed := fs.Bool("collapsed", false, "fit the collapsed bound by full-batch L-BFGS (see above)")
 	iters := fs.Int("iters", 1000, "with -collapsed: most L-BFGS iterations")
+	stream := fs.Bool("stream", false, "stream the data files each epoch instead of loading them (see above)")
+	shuffleBuf := fs.Int("shuffle-buffer", 65536, "with -stream: rows in the shuffle buffer")
 	if done, code := parse(fs, args); done {
 		return code
 	}
 	if misplacedFlag(fs, args, "the data file") {
 		return exitUsage
 	}
-	if fs.NArg() != 1 {
-		fmt.Fprintln(stderr, "solvegp train: need exactly one data file (see solvegp train -h)")
+	if fs.NArg() < 1 {
+		fmt.Fprintln(stderr, "solvegp train: need at least one data file (see solvegp train -h)")
 		return exitUsage
 	}
 	path := fs.Arg(0)
@@ -185,11 +188,15 @@ them (there is no best-model keeping).`, stderr)
 		}
 	}
 
+	if *stream || *shuffleBuf != 65536 {
+		return trainStream(ctx, &streamRun{fs: fs, spec: &spec, opts: opts, buffer: *shuffleBuf, epochs: *epochs, maxSteps: *maxSteps, batch: *batch,
+			sched: schedule(*lr, *decay, *decayEvery), natural: *natural, naturalFresh: *naturalFresh, out: *out, args: args, asJSON: *asJSON, quiet: *quiet}, stdout, stderr)
+	}
 	// Ctrl-C before the first training step leaves -out alone: loading
 	// and k-means are abandoned as soon as the context is cancelled.
 	var tab *data.Table
 	if err := interruptible(ctx, func() (err error) {
-		tab, err = data.LoadCSV(path, opts)
+		tab, err = data.LoadFiles(fs.Args(), opts)
 		return err
 	}); err != nil {
 		if ctx.Err() != nil {

@@ -178,7 +178,7 @@ func (s *parquetShard) Open(i int) (RowReader, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &groupReader{vals: vals, cols: len(pq.names), target: s.target}, nil
+	return &groupReader{vals: vals, cols: len(pq.names), target: s.target, names: targetLast(pq.names, s.target)}, nil
 }
 
 // groupReader serves the rows of a row group read whole.
@@ -186,7 +186,11 @@ type groupReader struct {
 	vals         []float64
 	cols, target int
 	x            []float64
+	names        []string
 }
+
+// Names returns the column names, inputs first and the target last.
+func (r *groupReader) Names() []string { return r.names }
 
 func (r *groupReader) Next() ([]float64, float64, error) {
 	if len(r.vals) == 0 {
@@ -241,8 +245,7 @@ func LoadParquet(path string, opts Options) (*Table, error) {
 		x = append(append(x, row[:t-1]...), row[t:]...)
 		y[i] = row[t-1]
 	}
-	names := append(append(append([]string(nil), pq.names[:t-1]...), pq.names[t:]...), pq.names[t-1])
-	return &Table{X: mat.NewDense(n, cols-1, x), Y: y, Names: names, TargetColumn: t}, nil
+	return &Table{X: mat.NewDense(n, cols-1, x), Y: y, Names: targetLast(pq.names, t-1), TargetColumn: t}, nil
 }
 
 // WriteParquet writes the columns cols (each of the same length), named

@@ -128,6 +128,16 @@ type csvReader struct {
 	target int // 1-based option; 0 is the last column
 	x      []float64
 	rows   int
+	names  []string // header names, the target's last (nil without a header)
+}
+
+// Names returns the column names after the first row, inputs first and
+// the target last, or nil for a file without a header.
+func (r *csvReader) Names() []string { return r.names }
+
+// targetLast returns names with the name at t moved to the end.
+func targetLast(names []string, t int) []string {
+	return append(append(append([]string(nil), names[:t]...), names[t+1:]...), names[t])
 }
 
 func (r *csvReader) Next() ([]float64, float64, error) {
@@ -153,6 +163,9 @@ func (r *csvReader) Next() ([]float64, float64, error) {
 		return nil, 0, &ParseError{File: r.sc.name, Msg: fmt.Sprintf("target column %d out of range or no input column: the file has %s", r.target, columns(cols))}
 	}
 	r.x = append(append(r.x[:0], row[:t-1]...), row[t:]...)
+	if r.rows == 0 && r.sc.names != nil {
+		r.names = targetLast(r.sc.names, t-1)
+	}
 	r.rows++
 	return r.x, row[t-1], nil
 }
@@ -180,7 +193,7 @@ func OpenShards(paths []string, opts Options) ([]Shard, error) {
 		for _, name := range names {
 			var s Shard
 			var err error
-			if strings.HasSuffix(strings.ToLower(name), ".parquet") {
+			if IsParquet(name) {
 				s, err = ParquetShard(name, opts)
 			} else {
 				s, err = CSVShard(name, opts)
@@ -264,7 +277,7 @@ func NewStream(shards []Shard, opts StreamOptions) (*Stream, error) {
 		}
 	}
 	s := &Stream{shards: shards, opts: opts, d: -1}
-	err := scanShards(shards, func(sh Shard, x []float64, y float64) error {
+	err := scanShards(shards, func(sh Shard, x []float64, y float64, _ RowReader) error {
 		if s.d < 0 {
 			s.d = len(x)
 		} else if len(x) != s.d {
@@ -286,7 +299,7 @@ func NewStream(shards []Shard, opts StreamOptions) (*Stream, error) {
 }
 
 // scanShards calls fn for every row of the shards, in order.
-func scanShards(shards []Shard, fn func(sh Shard, x []float64, y float64) error) error {
+func scanShards(shards []Shard, fn func(sh Shard, x []float64, y float64, r RowReader) error) error {
 	for _, sh := range shards {
 		for p := 0; p < sh.Pieces(); p++ {
 			r, err := sh.Open(p)
@@ -299,7 +312,7 @@ func scanShards(shards []Shard, fn func(sh Shard, x []float64, y float64) error)
 					break
 				}
 				if err == nil {
-					err = fn(sh, x, y)
+					err = fn(sh, x, y, r)
 				}
 				if err != nil {
 					r.Close()

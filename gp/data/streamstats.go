@@ -13,6 +13,9 @@ import (
 // the standardization statistics and a uniform random sample of rows.
 type Summary struct {
 	Rows, Dim int
+	// Names holds the column names of the first shard (inputs, then the
+	// target), or nil if it has none.
+	Names []string
 	// Std holds the means and population standard deviations of the
 	// inputs and the target, by the rule of FitStandardizer.
 	Std *Standardizer
@@ -62,8 +65,12 @@ func Summarize(shards []Shard, k int, seed uint64) (*Summary, error) {
 	n, d := 0, -1
 	var sx, sy []float64
 	rng := rand.New(rand.NewPCG(seed, 0x5a3971e))
-	err := scanShards(shards, func(sh Shard, x []float64, y float64) error {
+	var names []string
+	err := scanShards(shards, func(sh Shard, x []float64, y float64, r RowReader) error {
 		if d < 0 {
+			if nr, ok := r.(interface{ Names() []string }); ok {
+				names = nr.Names()
+			}
 			d = len(x)
 			cols = make([]welford, d)
 		} else if len(x) != d {
@@ -101,7 +108,7 @@ func Summarize(shards []Shard, k int, seed uint64) (*Summary, error) {
 	for j := range cols {
 		std.XMean[j], std.XScale[j] = cols[j].mean, cols[j].scale(n)
 	}
-	sum := &Summary{Rows: n, Dim: d, Std: std, SampleY: sy}
+	sum := &Summary{Rows: n, Dim: d, Names: names, Std: std, SampleY: sy}
 	if len(sy) > 0 {
 		sum.SampleX = mat.NewDense(len(sy), d, sx)
 	}
