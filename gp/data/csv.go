@@ -2,7 +2,11 @@
 // gzip-compressed CSV files, the UCI benchmark files and test-split masks
 // of the SOLVE-GP reproduction, standardization fitted on training data,
 // seeded train/validation/test splits, and train/test partitions of a
-// file's rows by a mask or a random fraction, written back as CSV.
+// file's rows by a mask or a random fraction, written back as CSV;
+// Parquet files (LoadParquet, WriteParquet); and Stream, a shuffled
+// training source for gp/train's FitSource over CSV, gzip CSV and Parquet
+// shards that never holds the whole data set, with Summarize for its
+// one-pass standardization and k-means sample.
 //
 // Every malformed input is reported as an error that names the file, the
 // line and the column (a *ParseError), never as a panic: ragged rows,
