@@ -129,3 +129,40 @@ func TestParquetTruncated(t *testing.T) {
 		t.Logf("%s: %v", name, err)
 	}
 }
+
+// FuzzLoadParquet feeds damaged Parquet files to LoadParquet: it must
+// return a whole table or an error naming the file, never panic.
+func FuzzLoadParquet(f *testing.F) {
+	dir := f.TempDir()
+	seed := filepath.Join(dir, "seed.parquet")
+	var b bytes.Buffer
+	if err := WriteParquet(&b, []string{"a", "y"}, [][]float64{{1, 2, 3}, {4, 5, 6}}, 2); err != nil {
+		f.Fatal(err)
+	}
+	f.Add(b.Bytes(), 0, byte(0))
+	f.Add(b.Bytes(), b.Len()/2, byte(0xff))
+	f.Add(b.Bytes(), 20, byte(1))
+	if err := os.WriteFile(seed, b.Bytes(), 0o644); err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, file []byte, at int, flip byte) {
+		if len(file) > 0 {
+			file = append([]byte(nil), file...)
+			file[(at%len(file)+len(file))%len(file)] ^= flip
+		}
+		p := filepath.Join(t.TempDir(), "f.parquet")
+		if err := os.WriteFile(p, file, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		tab, err := LoadParquet(p, Options{})
+		if err != nil {
+			if tab != nil || !strings.Contains(err.Error(), p) {
+				t.Fatalf("table %v, error %v", tab != nil, err)
+			}
+			return
+		}
+		if n, _ := tab.X.Dims(); n != len(tab.Y) {
+			t.Fatalf("%d rows, %d targets", n, len(tab.Y))
+		}
+	})
+}
