@@ -166,8 +166,13 @@ func shortUsage(w io.Writer, fs *flag.FlagSet, synopsis string) {
 			summary = c.summary
 		}
 	}
-	fmt.Fprintf(w, "Usage: solvegp %s %s\n\n%s.\nEvery flag in full: docs/cli.md.\n\nFlags:\n", fs.Name(), synopsis,
-		strings.ToUpper(summary[:1])+summary[1:])
+	// The summary and the pointer share a line when it fits.
+	sep := "\n"
+	if utf8.RuneCountInString(summary)+len(". Every flag in full: docs/cli.md.") <= helpWidth {
+		sep = " "
+	}
+	fmt.Fprintf(w, "Usage: solvegp %s %s\n\n%s.%sEvery flag in full: docs/cli.md.\nFlags:\n", fs.Name(), synopsis,
+		strings.ToUpper(summary[:1])+summary[1:], sep)
 	head := func(f *flag.Flag) string {
 		if typ, _ := flag.UnquoteUsage(f); typ != "" {
 			return "  -" + f.Name + " " + typ

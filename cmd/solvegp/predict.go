@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -53,7 +54,7 @@ func loadInputs(b *modelfile.Bundle, path string, csv *csvFlags, needTarget bool
 		return nil, err
 	}
 	opts.NoTarget = true // every column, chosen below
-	raw, err := data.LoadCSV(path, opts)
+	raw, err := data.LoadTable(path, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -268,7 +269,15 @@ For a single latent function the output columns are
 		return fail(stderr, "predict", inputError(fs.Arg(0), tab, err))
 	}
 	var buf bytes.Buffer
-	writePredictions(&buf, pred, isHeteroscedastic(b.Model))
+	hetero := isHeteroscedastic(b.Model)
+	if data.IsParquet(*out) {
+		err = writeParquetPredictions(&buf, pred, hetero)
+	} else {
+		writePredictions(&buf, pred, hetero)
+	}
+	if err != nil {
+		return fail(stderr, "predict", err)
+	}
 	if *out == "-" {
 		_, err = stdout.Write(buf.Bytes())
 	} else {
@@ -278,6 +287,47 @@ For a single latent function the output columns are
 		return fail(stderr, "predict", err)
 	}
 	return exitOK
+}
+
+// writeParquetPredictions writes the columns of writePredictions as a
+// Parquet file; hetero selects the heteroscedastic likelihood's columns.
+func writeParquetPredictions(w *bytes.Buffer, p *modelfile.Prediction, hetero bool) error {
+	n, c := p.FMean.Dims()
+	var names []string
+	var cols [][]float64
+	add := func(name string, m *mat.Dense, j int) {
+		col := make([]float64, n)
+		for i := range col {
+			col[i] = math.NaN()
+			if m != nil {
+				col[i] = m.At(i, j)
+			}
+		}
+		names, cols = append(names, name), append(cols, col)
+	}
+	switch {
+	case hetero:
+		add("f_mean_0", p.FMean, 0)
+		add("f_mean_1", p.FMean, 1)
+		add("f_var_0", p.FVar, 0)
+		add("f_var_1", p.FVar, 1)
+		add("y_mean", p.YMean, 0)
+		add("y_var", p.YVar, 0)
+		add("noise_mean", p.YMean, 1)
+		add("noise_var", p.YVar, 1)
+	case c == 1:
+		add("f_mean", p.FMean, 0)
+		add("f_var", p.FVar, 0)
+		add("y_mean", p.YMean, 0)
+		add("y_var", p.YVar, 0)
+	default:
+		for j := 0; j < c; j++ {
+			add(fmt.Sprintf("f_mean_%d", j), p.FMean, j)
+			add(fmt.Sprintf("f_var_%d", j), p.FVar, j)
+			add(fmt.Sprintf("p_%d", j), p.YMean, j)
+		}
+	}
+	return data.WriteParquet(w, names, cols, 0)
 }
 
 // writePredictions writes the CSV output of predict; hetero selects the

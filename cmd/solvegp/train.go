@@ -86,7 +86,8 @@ again (same data, same training flags; -epochs, -steps, -patience and
 training ends normally. (With other -threads the results differ in
 rounding; a checkpoint from an older solvegp, which did not keep the random
 stream, resumes with fresh Monte Carlo draws.) The
-parameterization is whitened unless -whiten=false.
+parameterization is whitened unless -whiten=false. Several files or 'part-*.csv'
+are stacked; -stream reads them shard by shard each epoch, never all at once.
 
 With -collapsed (Gaussian likelihood; -model svgp or solvegp) the model is
 instead fitted on the whole training set at once by L-BFGS on the collapsed
@@ -118,11 +119,13 @@ type trainFlags struct {
 	ckEvery               time.Duration
 	useCollapsed          bool
 	iters                 int
+	stream                bool
+	shuffleBuf            int
 }
 
 // newTrainFlags registers train's flags, in the order -h lists them.
 func newTrainFlags(stderr io.Writer) *trainFlags {
-	f := &trainFlags{fs: newFlags("train", "[flags] data.csv[.gz]", trainDescription, stderr)}
+	f := &trainFlags{fs: newFlags("train", "[flags] data.csv[.gz]|.parquet ...", trainDescription, stderr)}
 	fs := f.fs
 	f.spec.register(fs)
 	f.csv.register(fs)
@@ -144,6 +147,8 @@ func newTrainFlags(stderr io.Writer) *trainFlags {
 	fs.DurationVar(&f.ckEvery, "checkpoint-every", time.Minute, "least wall time between two checkpoints")
 	fs.BoolVar(&f.useCollapsed, "collapsed", false, "fit the collapsed bound by full-batch L-BFGS (see above)")
 	fs.IntVar(&f.iters, "iters", 1000, "with -collapsed: most L-BFGS iterations")
+	fs.BoolVar(&f.stream, "stream", false, "stream the data files each epoch instead of loading them (see above)")
+	fs.IntVar(&f.shuffleBuf, "shuffle-buffer", 65536, "with -stream: rows in the shuffle buffer")
 	return f
 }
 
@@ -245,7 +250,7 @@ type trainData struct {
 func loadTrainData(ctx context.Context, f *trainFlags, path string, opts data.Options) (*trainData, error) {
 	d := &trainData{}
 	if err := interruptible(ctx, func() (err error) {
-		d.tab, err = data.LoadCSV(path, opts)
+		d.tab, err = data.LoadFiles(f.fs.Args(), opts)
 		return err
 	}); err != nil {
 		if ctx.Err() != nil {
@@ -319,8 +324,8 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if misplacedFlag(fs, args, "the data file") {
 		return exitUsage
 	}
-	if fs.NArg() != 1 {
-		fmt.Fprintln(stderr, "solvegp train: need exactly one data file (see solvegp train -h)")
+	if fs.NArg() < 1 {
+		fmt.Fprintln(stderr, "solvegp train: need at least one data file (see solvegp train -h)")
 		return exitUsage
 	}
 	path := fs.Arg(0)
@@ -331,6 +336,10 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	opts, err := f.check(path)
 	if err != nil {
 		return fail(stderr, "train", err)
+	}
+	if f.stream || f.shuffleBuf != 65536 {
+		return trainStream(ctx, &streamRun{fs: fs, spec: &f.spec, opts: opts, buffer: f.shuffleBuf, epochs: f.epochs, maxSteps: f.maxSteps, batch: f.batch,
+			sched: schedule(f.lr, f.decay, f.decayEvery), natural: f.natural, naturalFresh: f.naturalFresh, out: f.out, args: args, asJSON: f.asJSON, quiet: f.quiet}, stdout, stderr)
 	}
 	// Ctrl-C before the first training step leaves -out alone: loading
 	// and k-means are abandoned as soon as the context is cancelled.

@@ -2,7 +2,11 @@
 // gzip-compressed CSV files, the UCI benchmark files and test-split masks
 // of the SOLVE-GP reproduction, standardization fitted on training data,
 // seeded train/validation/test splits, and train/test partitions of a
-// file's rows by a mask or a random fraction, written back as CSV.
+// file's rows by a mask or a random fraction, written back as CSV;
+// Parquet files (LoadParquet, WriteParquet); and Stream, a shuffled
+// training source for gp/train's FitSource over CSV, gzip CSV and Parquet
+// shards that never holds the whole data set, with Summarize for its
+// one-pass standardization and k-means sample.
 //
 // Every malformed input is reported as an error that names the file, the
 // line and the column (a *ParseError), never as a panic: ragged rows,
@@ -250,11 +254,53 @@ func ReadCSV(r io.Reader, name string, opts Options) (*Table, error) {
 // for each finite value with its 0-based column and returns a non-empty
 // message to reject the value.
 func readNumeric(r io.Reader, name string, header HeaderMode, check func(col int, v float64) string) (vals []float64, names []string, lines []int, cols int, err error) {
-	plain, closeFn, err := decompress(r, name)
+	sc, err := newNumScanner(r, name, header, check)
 	if err != nil {
 		return nil, nil, nil, 0, err
 	}
-	defer closeFn()
+	defer sc.close()
+	for {
+		row, line, err := sc.next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, nil, nil, 0, err
+		}
+		vals = append(vals, row...)
+		lines = append(lines, line)
+	}
+	if sc.first {
+		return nil, nil, nil, 0, &ParseError{File: name, Msg: "empty file"}
+	}
+	if len(vals) == 0 {
+		return nil, nil, nil, 0, &ParseError{File: name, Msg: "no data rows after the header"}
+	}
+	return vals, sc.names, lines, sc.cols, nil
+}
+
+// numScanner reads a numeric CSV table one row at a time, so that
+// readNumeric and the streaming sources share one parser: the header
+// detection, the limits and the error positions are the same.
+type numScanner struct {
+	name    string
+	header  HeaderMode
+	check   func(col int, v float64) string
+	tee     *recordTee
+	cr      *csv.Reader
+	closeFn func()
+	first   bool // no record read yet
+	cols    int
+	names   []string
+	row     []float64
+}
+
+// newNumScanner starts reading r (plain or gzip CSV); see readNumeric.
+func newNumScanner(r io.Reader, name string, header HeaderMode, check func(col int, v float64) string) (*numScanner, error) {
+	plain, closeFn, err := decompress(r, name)
+	if err != nil {
+		return nil, err
+	}
 	// Skip a UTF-8 byte-order mark, which some spreadsheet programs write.
 	br := bufio.NewReader(plain)
 	if bom, _ := br.Peek(3); len(bom) == 3 && bom[0] == 0xef && bom[1] == 0xbb && bom[2] == 0xbf {
@@ -267,92 +313,117 @@ func readNumeric(r io.Reader, name string, header HeaderMode, check func(col int
 	cr.FieldsPerRecord = -1 // ragged rows are reported by us, with the line
 	cr.ReuseRecord = true
 	cr.TrimLeadingSpace = true
-	first := true
+	return &numScanner{name: name, header: header, check: check, tee: tee, cr: cr, closeFn: closeFn, first: true}, nil
+}
+
+// close releases the decompressor.
+func (s *numScanner) close() { s.closeFn() }
+
+// next returns the next data row (valid until the following call) and the
+// 1-based line it starts on, or io.EOF after the last row. The header, if
+// any, is taken from the first record and stored in names.
+func (s *numScanner) next() (row []float64, line int, err error) {
+	name := s.name
 	for {
-		rec, rerr := cr.Read()
+		rec, rerr := s.cr.Read()
 		if rerr == io.EOF {
-			break
+			return nil, 0, io.EOF
 		}
 		if rerr != nil {
 			var long *longLineError
 			if errors.As(rerr, &long) {
-				return nil, nil, nil, 0, &ParseError{File: name, Line: long.line, Msg: long.msg}
+				return nil, 0, &ParseError{File: name, Line: long.line, Msg: long.msg}
 			}
 			var pe *csv.ParseError
 			if errors.As(rerr, &pe) {
-				return nil, nil, nil, 0, &ParseError{File: name, Line: pe.Line, Column: tee.field(pe), Msg: "malformed CSV", Err: pe.Err}
+				return nil, 0, &ParseError{File: name, Line: pe.Line, Column: s.tee.field(pe), Msg: "malformed CSV", Err: pe.Err}
 			}
-			return nil, nil, nil, 0, &ParseError{File: name, Msg: "read failed", Err: rerr}
+			return nil, 0, &ParseError{File: name, Msg: "read failed", Err: rerr}
 		}
-		text := tee.advance(cr.InputOffset())
+		text := s.tee.advance(s.cr.InputOffset())
 		if len(rec) == 1 && len(bytes.TrimSpace(text)) == 0 {
 			continue // a line of spaces or tabs only is blank
 		}
-		line, _ := cr.FieldPos(0)
-		if first {
-			first = false
-			cols = len(rec)
-			isHeader := header == HeaderPresent
-			if header == HeaderAuto {
-				for _, f := range rec {
-					f = strings.TrimSpace(f)
-					if f == "" {
-						continue // a missing value, not a name
-					}
-					if _, perr := strconv.ParseFloat(f, 64); perr != nil {
-						isHeader = true
-						break
-					}
-				}
+		line, _ = s.cr.FieldPos(0)
+		if s.first {
+			s.first = false
+			s.cols = len(rec)
+			isHeader, err := s.takeHeader(rec, line)
+			if err != nil {
+				return nil, 0, err
 			}
 			if isHeader {
-				names = make([]string, len(rec))
-				for i, f := range rec {
-					names[i] = strings.TrimSpace(f)
-				}
-				if i, j := duplicateName(names); j >= 0 {
-					return nil, nil, nil, 0, &ParseError{File: name, Line: line, Column: j + 1,
-						Msg: fmt.Sprintf("duplicate column name %q (columns %d and %d); names must differ so that columns can be matched by name", truncate(names[j], 40), i+1, j+1)}
-				}
 				continue
 			}
 		}
-		if len(rec) != cols {
-			return nil, nil, nil, 0, &ParseError{File: name, Line: line, Column: min(len(rec), cols) + 1,
-				Msg: fmt.Sprintf("ragged row: %d fields, want %d as on the first line", len(rec), cols)}
+		if len(rec) != s.cols {
+			return nil, 0, &ParseError{File: name, Line: line, Column: min(len(rec), s.cols) + 1,
+				Msg: fmt.Sprintf("ragged row: %d fields, want %d as on the first line", len(rec), s.cols)}
 		}
+		s.row = s.row[:0]
 		for j, f := range rec {
-			v, perr := strconv.ParseFloat(strings.TrimSpace(f), 64)
-			if perr != nil {
-				msg := fmt.Sprintf("not a number: %q", truncate(f, 40))
-				if strings.TrimSpace(f) == "" {
-					msg = `not a number: "" (missing value)`
-				}
-				if errors.Is(perr, strconv.ErrRange) {
-					msg = fmt.Sprintf("number out of float64 range: %q", truncate(f, 40))
-				}
-				return nil, nil, nil, 0, &ParseError{File: name, Line: line, Column: j + 1, Msg: msg}
+			v, err := s.parse(f, j, line)
+			if err != nil {
+				return nil, 0, err
 			}
-			if math.IsNaN(v) || math.IsInf(v, 0) {
-				return nil, nil, nil, 0, &ParseError{File: name, Line: line, Column: j + 1,
-					Msg: fmt.Sprintf("non-finite value %q", truncate(f, 40))}
-			}
-			if check != nil {
-				if msg := check(j, v); msg != "" {
-					return nil, nil, nil, 0, &ParseError{File: name, Line: line, Column: j + 1, Msg: msg}
-				}
-			}
-			vals = append(vals, v)
+			s.row = append(s.row, v)
 		}
-		lines = append(lines, line)
+		return s.row, line, nil
 	}
-	if first {
-		return nil, nil, nil, 0, &ParseError{File: name, Msg: "empty file"}
+}
+
+// takeHeader decides whether the first record rec is a header and, if it
+// is, keeps its names.
+func (s *numScanner) takeHeader(rec []string, line int) (bool, error) {
+	isHeader := s.header == HeaderPresent
+	if s.header == HeaderAuto {
+		for _, f := range rec {
+			f = strings.TrimSpace(f)
+			if f == "" {
+				continue // a missing value, not a name
+			}
+			if _, perr := strconv.ParseFloat(f, 64); perr != nil {
+				isHeader = true
+				break
+			}
+		}
 	}
-	if len(vals) == 0 {
-		return nil, nil, nil, 0, &ParseError{File: name, Msg: "no data rows after the header"}
+	if !isHeader {
+		return false, nil
 	}
-	return vals, names, lines, cols, nil
+	s.names = make([]string, len(rec))
+	for i, f := range rec {
+		s.names[i] = strings.TrimSpace(f)
+	}
+	if i, j := duplicateName(s.names); j >= 0 {
+		return false, &ParseError{File: s.name, Line: line, Column: j + 1,
+			Msg: fmt.Sprintf("duplicate column name %q (columns %d and %d); names must differ so that columns can be matched by name", truncate(s.names[j], 40), i+1, j+1)}
+	}
+	return true, nil
+}
+
+// parse reads field f of column j (0-based) as a finite number.
+func (s *numScanner) parse(f string, j, line int) (float64, error) {
+	v, perr := strconv.ParseFloat(strings.TrimSpace(f), 64)
+	if perr != nil {
+		msg := fmt.Sprintf("not a number: %q", truncate(f, 40))
+		if strings.TrimSpace(f) == "" {
+			msg = `not a number: "" (missing value)`
+		}
+		if errors.Is(perr, strconv.ErrRange) {
+			msg = fmt.Sprintf("number out of float64 range: %q", truncate(f, 40))
+		}
+		return 0, &ParseError{File: s.name, Line: line, Column: j + 1, Msg: msg}
+	}
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return 0, &ParseError{File: s.name, Line: line, Column: j + 1, Msg: fmt.Sprintf("non-finite value %q", truncate(f, 40))}
+	}
+	if s.check != nil {
+		if msg := s.check(j, v); msg != "" {
+			return 0, &ParseError{File: s.name, Line: line, Column: j + 1, Msg: msg}
+		}
+	}
+	return v, nil
 }
 
 // duplicateName returns the 0-based columns i < j of the first pair of

@@ -72,17 +72,37 @@ type fitter struct {
 	rs   RandomStater
 	rng  *rand.Rand
 	perm []int
+
+	// src, for FitSource, replaces x, y and perm; drawn counts the rows
+	// of the current epoch read from it.
+	src   Source
+	drawn int
 }
 
 // check validates the arguments: the data once (finite inputs and
 // targets, and whatever a DataValidator model asks) and the configuration.
 func (f *fitter) check() error {
-	cfg := f.cfg
 	if f.ctx == nil {
 		return errors.New("train: Fit: nil Context (use context.Background())")
 	}
-	if nilcheck.IsNil(f.m) || f.x == nil {
-		return errors.New("train: Fit: nil model or data")
+	if nilcheck.IsNil(f.m) {
+		return errors.New("train: Fit: nil model")
+	}
+	if f.src != nil {
+		if err := f.checkSource(); err != nil {
+			return err
+		}
+	} else if err := f.checkData(); err != nil {
+		return err
+	}
+	return f.checkConfig()
+}
+
+// checkData checks Fit's in-memory data: finite inputs and targets, and
+// whatever a DataValidator model asks.
+func (f *fitter) checkData() error {
+	if f.x == nil {
+		return errors.New("train: Fit: nil data")
 	}
 	f.n, f.d = f.x.Dims()
 	n, d := f.n, f.d
@@ -107,6 +127,12 @@ func (f *fitter) check() error {
 			return fmt.Errorf("train: Fit: training data: %w", err)
 		}
 	}
+	return nil
+}
+
+// checkConfig checks the configuration.
+func (f *fitter) checkConfig() error {
+	cfg := f.cfg
 	if cfg.Epochs < 0 || cfg.MaxSteps < 0 || cfg.BatchSize < 0 || cfg.Patience < 0 || cfg.MaxFailures < 0 || cfg.ValidateEvery < 0 {
 		return errors.New("train: Fit: negative Epochs, MaxSteps, BatchSize, Patience, MaxFailures or ValidateEvery")
 	}
@@ -467,11 +493,13 @@ func (f *fitter) run() (Result, error) {
 	// cfg.Epochs or, with MaxSteps alone, than 2·MaxSteps + 1076; the
 	// replay heeds ctx all the same.
 	f.rng = rand.New(rand.NewPCG(f.cfg.Seed, 0x7a11ab1e))
-	f.perm = make([]int, f.n)
-	for i := range f.perm {
-		f.perm[i] = i
+	if f.src == nil {
+		f.perm = make([]int, f.n)
+		for i := range f.perm {
+			f.perm[i] = i
+		}
 	}
-	for e := 0; e < f.startEpoch && !f.atStepLimit(); e++ {
+	for e := 0; f.src == nil && e < f.startEpoch && !f.atStepLimit(); e++ {
 		if e%64 == 0 {
 			if err := f.ctx.Err(); err != nil {
 				f.res.Reason = Canceled
@@ -495,6 +523,9 @@ func (f *fitter) run() (Result, error) {
 }
 
 func (f *fitter) shuffle() {
+	if f.src != nil {
+		return // the source orders its own rows
+	}
 	f.rng.Shuffle(f.n, func(i, j int) { f.perm[i], f.perm[j] = f.perm[j], f.perm[i] })
 }
 
@@ -520,6 +551,11 @@ func (f *fitter) epoch(epoch int) *ending {
 	} else {
 		f.epSum, f.epCount, f.epRejectedBefore = 0, 0, f.res.Rejected
 	}
+	if f.src != nil {
+		if err := f.openEpoch(epoch, lo0); err != nil {
+			return f.badBatch(err)
+		}
+	}
 	for lo := lo0; lo < f.n; lo += f.batch {
 		if f.atStepLimit() {
 			break // end of training inside an epoch: still validate it below
@@ -531,6 +567,11 @@ func (f *fitter) epoch(epoch int) *ending {
 			return e
 		}
 	}
+	if f.src != nil {
+		if err := f.closeEpoch(epoch); err != nil {
+			return f.end(Failed, err)
+		}
+	}
 	return f.endEpoch(epoch, epochStart)
 }
 
@@ -540,9 +581,15 @@ func (f *fitter) epoch(epoch int) *ending {
 func (f *fitter) trainStep(epoch, lo int) *ending {
 	cfg, n, d := f.cfg, f.n, f.d
 	b := min(f.batch, n-lo)
-	for k := 0; k < b; k++ {
-		copy(f.xb.RawRowView(k), f.x.RawRowView(f.perm[lo+k]))
-		f.yb[k] = f.y[f.perm[lo+k]]
+	if f.src != nil {
+		if err := f.readBatch(epoch, b); err != nil {
+			return f.badBatch(err)
+		}
+	} else {
+		for k := 0; k < b; k++ {
+			copy(f.xb.RawRowView(k), f.x.RawRowView(f.perm[lo+k]))
+			f.yb[k] = f.y[f.perm[lo+k]]
+		}
 	}
 	xv := f.xb.Slice(0, b, 0, d).(*mat.Dense)
 	f.lastB = b
