@@ -100,7 +100,7 @@ func TestVersion1Unchecked(t *testing.T) {
 	if err != nil || b.Unchecked != "" {
 		t.Fatalf("current file: %v, Unchecked %q", err, b.Unchecked)
 	}
-	v1 := strings.Replace(s, `"version": 3`, `"version": 1`, 1)
+	v1 := strings.Replace(s, `"version": 4`, `"version": 1`, 1)
 	noSum := regexp.MustCompile(`,\s*"model_sha256": "[0-9a-f]*"`).ReplaceAllString(v1, "")
 	b, err = Unmarshal([]byte(noSum))
 	if err != nil {
@@ -120,7 +120,7 @@ func TestVersion1Unchecked(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if b2, err := Unmarshal(out); err != nil || b2.Unchecked != "" || !strings.Contains(string(out), `"version": 3`) {
+	if b2, err := Unmarshal(out); err != nil || b2.Unchecked != "" || !strings.Contains(string(out), `"version": 4`) {
 		t.Errorf("saved again: %v, Unchecked %q", err, b2.Unchecked)
 	}
 }
@@ -143,7 +143,7 @@ func TestPythonReaderDigest(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := standardizedFile(t)
-	v1 := regexp.MustCompile(`,\s*"model_sha256": "[0-9a-f]*"`).ReplaceAllString(strings.Replace(s, `"version": 3`, `"version": 1`, 1), "")
+	v1 := regexp.MustCompile(`,\s*"model_sha256": "[0-9a-f]*"`).ReplaceAllString(strings.Replace(s, `"version": 4`, `"version": 1`, 1), "")
 	for _, tc := range []struct {
 		name, file string
 		ok         bool
