@@ -120,6 +120,7 @@ them (there is no best-model keeping).`, stderr)
 	ckEvery := fs.Duration("checkpoint-every", time.Minute, "least wall time between two checkpoints")
 	useCollapsed := fs.Bool("collapsed", false, "fit the collapsed bound by full-batch L-BFGS (see above)")
 	iters := fs.Int("iters", 1000, "with -collapsed: most L-BFGS iterations")
+	fs.StringVar(&spec.mean, "mean", "zero", "prior mean function, learned with the other parameters: zero, constant or linear (on standardized inputs and targets)")
 	if done, code := parse(fs, args); done {
 		return code
 	}
