@@ -376,6 +376,18 @@ class Model:
         if len(p) != lay["total"]:
             raise FormatError("%d parameters, layout.total is %d" % (len(p), lay["total"]))
         self.names = (doc.get("meta") or {}).get("input_names")
+        self.mean_type, self.mean_p = None, []
+        mean = doc.get("mean")
+        if mean is not None:
+            if version < 4:
+                raise FormatError("a mean function needs format version 4, the file has version %d" % version)
+            n = {"zero": 0, "constant": 1, "linear": self.d + 1}.get(mean.get("type"))
+            if n is None:
+                raise FormatError("unknown mean type %r" % mean.get("type"))
+            self.mean_type = mean["type"]
+            self.mean_p = p[lay["mean"]:lay["mean"] + n]
+            if lay["mean"] + n != len(p):
+                raise FormatError("the mean parameters are not the last %d parameters" % n)
         self.std = doc.get("standardizer")
 
         d, m, m2 = self.d, self.m, self.m2
@@ -422,6 +434,14 @@ class Model:
             dv = solve_lower(self.l0v, c)
             delta = dv if self.whitened else solve_lower_t(self.l0v, dv)
             dd = dot(dv, dv)
+        if self.mean_type == "constant":
+            m0 = self.mean_p[0]
+        elif self.mean_type == "linear":
+            m0 = self.mean_p[self.d]
+            for w, xi in zip(self.mean_p, x):
+                m0 += w * xi
+        else:
+            m0 = 0.0
         out = []
         for l in range(self.c):
             mu = dot(beta, self.mu[l])
@@ -431,7 +451,7 @@ class Model:
                 var += -dd + norm2_lt(self.lv[l], delta)
             elif self.kind == "odvgp":
                 mu += dot(c, self.mv[l])
-            out.append((mu, var))
+            out.append((mu + m0, var))
         return out
 
     def header(self):

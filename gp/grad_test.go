@@ -55,13 +55,13 @@ func buildModel(t testing.TB, c gradCase, rng *rand.Rand, d, m, m2 int) *Model {
 	return mod
 }
 
-// perturbQ adds noise to the variational parameters.
+// perturbQ adds noise to the variational parameters (not the mean's).
 func perturbQ(mod *Model, rng *rand.Rand, s float64) {
 	th := make([]float64, mod.NumParams())
 	mod.Params(th)
 	lay := mod.layout
 	start := lay.O + mod.m2*mod.dz
-	for i := start; i < len(th); i++ {
+	for i := start; i < lay.Mean; i++ {
 		th[i] += s * rng.NormFloat64()
 	}
 	if err := mod.SetParams(th); err != nil {
@@ -124,6 +124,8 @@ func checkGrad(t *testing.T, mod *Model, x *mat.Dense, y []float64, nTotal int, 
 func (mod *Model) paramGroup(i int) string {
 	lay := mod.layout
 	switch {
+	case i >= lay.Mean:
+		return "mean"
 	case i < lay.Lik:
 		return "kernel"
 	case i < lay.Z:

@@ -17,6 +17,7 @@ type workspace struct {
 	n     int // batch size of the last forward
 	valid bool
 	x     *mat.Dense
+	mx    []float64 // the mean function's values (forward) or its gradient weights (backward)
 
 	l0u, l0v chol.Cholesky
 	jitU     float64
@@ -242,6 +243,10 @@ func (mod *Model) forward(x *mat.Dense) error {
 		}
 	case ODVGP:
 		mod.forwardODVGP(&lg, x)
+	}
+	if mod.mean != nil {
+		ws.mx = grow(ws.mx, N)
+		addMean(mod.mean, x, L, ws.mu, ws.mx)
 	}
 	ws.valid = true
 	return nil
@@ -561,6 +566,7 @@ func (mod *Model) backward(dmu, dvar []float64, kappa float64, grad []float64, d
 	kernUUGrad(mod.kern, denseOn(&ws.hXu, M, M, ws.xu), ws.hKuu, mod.z, mod.z, dZ, dZ, kgrad)
 	mod.kern.MatrixGrad(denseOn(&ws.hBbar, M, N, ws.bbar), ws.hKuf, mod.z, x, dZ, dx, kgrad)
 	mod.kern.DiagGrad(ws.htot, x, dx, kgrad)
+	mod.meanBackward(x, dmu, grad, dx)
 	return nil
 }
 

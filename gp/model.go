@@ -74,6 +74,7 @@ type config struct {
 	threads   int
 	seed      uint64
 	colSample int
+	mean      MeanFunction
 	// colChunk sets the column chunks of the backward pass (chunks.go):
 	// 0 chooses them by the block's size, a negative value turns them
 	// off and a positive one forces that width (tests).
@@ -173,6 +174,7 @@ type Model struct {
 	whiten   bool
 	kern     Kernel
 	lik      Likelihood
+	mean     MeanFunction // nil: zero mean
 	d, m, m2 int
 	dz       int // columns of Z and O (d unless the kernel is inter-domain)
 	nl       int // number of latent functions
@@ -193,9 +195,13 @@ type Model struct {
 // O (M₂×d), then for each latent function l the mean m_u (M values) and the
 // packed lower triangle of L_u (M(M+1)/2 values, row by row, diagonal
 // entries stored as softplus⁻¹), then for each l the orthogonal block: m_v
-// and packed L_v (SOLVE-GP) or a = C_vv⁻¹·m_v (ODVGP).
+// and packed L_v (SOLVE-GP) or a = C_vv⁻¹·m_v (ODVGP), and last the mean
+// function's parameters (see WithMean; none without a mean).
 type Layout struct {
 	Kernel, Lik, Z, O int
+	// Mean is the offset of the mean function's parameters (Total when
+	// the model has no mean function).
+	Mean int
 	// MU[l], LU[l], MV[l], LV[l] are the offsets of the variational
 	// parameters of latent l (LV is -1 for ODVGP and MV, LV for SVGP).
 	MU, LU, MV, LV []int
@@ -291,7 +297,10 @@ func newModel(kind Kind, k Kernel, lik Likelihood, z, o mat.Matrix, opts []Optio
 	if nk < 0 || nlk < 0 {
 		return nil, fmt.Errorf("%w: kernel has %d parameters and likelihood %d, want at least 0", ErrShape, nk, nlk)
 	}
-	if err := checkSizes(kind, nk, nlk, m, m2, di, nl, cfg.colSample); err != nil {
+	if err := checkMean(cfg.mean, d); err != nil {
+		return nil, err
+	}
+	if err := checkSizes(kind, nk+numMeanParams(cfg.mean), nlk, m, m2, di, nl, cfg.colSample); err != nil {
 		return nil, err
 	}
 	if err := checkFiniteMatrix("Z", z); err != nil {
@@ -309,7 +318,7 @@ func newModel(kind Kind, k Kernel, lik Likelihood, z, o mat.Matrix, opts []Optio
 			}
 		}
 	}
-	mod := &Model{kind: kind, whiten: cfg.whiten, kern: k, lik: lik, d: d, dz: di, m: m, m2: m2, nl: nl, cfg: cfg}
+	mod := &Model{kind: kind, whiten: cfg.whiten, kern: k, lik: lik, mean: cfg.mean, d: d, dz: di, m: m, m2: m2, nl: nl, cfg: cfg}
 	if kind == ODVGP && cfg.colSample >= m2 {
 		mod.cfg.colSample = 0
 	}
@@ -351,11 +360,16 @@ func newModel(kind Kind, k Kernel, lik Likelihood, z, o mat.Matrix, opts []Optio
 			off += m2
 		}
 	}
+	lay.Mean = off
+	off += numMeanParams(cfg.mean)
 	lay.Total = off
 	mod.layout = lay
 	mod.theta = make([]float64, off)
 	k.Params(mod.theta[lay.Kernel : lay.Kernel+k.NumParams()])
 	lik.Params(mod.theta[lay.Lik : lay.Lik+lik.NumParams()])
+	if cfg.mean != nil {
+		cfg.mean.Params(mod.theta[lay.Mean:lay.Total])
+	}
 	for i := 0; i < m; i++ {
 		for j := 0; j < di; j++ {
 			mod.theta[lay.Z+i*di+j] = z.At(i, j)
@@ -565,6 +579,13 @@ func (mod *Model) SetParams(src []float64) error {
 	if err := mod.lik.SetParams(src[lay.Lik : lay.Lik+nlk]); err != nil {
 		_ = mod.kern.SetParams(mod.theta[lay.Kernel : lay.Kernel+nk])
 		return err
+	}
+	if mod.mean != nil {
+		if err := mod.mean.SetParams(src[lay.Mean:lay.Total]); err != nil {
+			_ = mod.kern.SetParams(mod.theta[lay.Kernel : lay.Kernel+nk])
+			_ = mod.lik.SetParams(mod.theta[lay.Lik : lay.Lik+nlk])
+			return fmt.Errorf("%w: mean function: %w", ErrValue, err)
+		}
 	}
 	copy(mod.theta, src)
 	// Backward reads the parameters (and the kernel's) as well as the

@@ -34,6 +34,7 @@ type Predictor struct {
 	kind     Kind
 	kern     Kernel
 	lik      Likelihood
+	mean     MeanFunction // the model's mean function (a copy), or nil
 	d, m, m2 int
 	nl       int
 	threads  int
@@ -85,6 +86,13 @@ func (mod *Model) Predictor(batch int) (*Predictor, error) {
 		batch = DefaultPredictBatch
 	}
 	p.batch = batch
+	if mod.mean != nil {
+		mf, ok := cloneOf(mod.mean)
+		if !ok {
+			return nil, fmt.Errorf("%w: mean function %T has no Clone method that returns a copy", ErrValue, mod.mean)
+		}
+		p.mean = mf
+	}
 	return p, nil
 }
 
@@ -183,7 +191,7 @@ func (p *Predictor) checkX(x mat.Matrix) (int, error) {
 
 // predBuf holds the per-call buffers of prediction.
 type predBuf struct {
-	kuf, b, f, kvf, dm, kff, bsq, dsq []float64
+	kuf, b, f, kvf, dm, kff, bsq, dsq, mx []float64
 }
 
 // marginals computes the latent marginals at the nb rows of xb into mu and
@@ -240,6 +248,10 @@ func (p *Predictor) marginals(buf *predBuf, xb mat.Matrix, nb int, mu, vr []floa
 			lg.gemv(true, M2, nb, 1, buf.kvf, p.va[l], 1, 1, mu[l:], L)
 			lg.gemv(true, M, nb, -1, buf.b, p.wv[l], 1, 1, mu[l:], L)
 		}
+	}
+	if p.mean != nil {
+		buf.mx = grow(buf.mx, nb)
+		addMean(p.mean, xb, L, mu, buf.mx)
 	}
 }
 

@@ -7,6 +7,11 @@ import (
 	"strings"
 )
 
+// likeAbsent maps training flags to the value with which a run computes
+// what runs of a solvegp without the flag computed: at that value the
+// flag is left out of the fingerprint, so that their checkpoints resume.
+var likeAbsent = map[string]string{"mean": "zero"}
+
 // trainingFlags returns "name=value" for every flag of fs that changes
 // what training computes (all but notTraining), sorted: what the run
 // fingerprint hashes of the flags, kept in the checkpoint too so that a
@@ -15,7 +20,7 @@ import (
 func trainingFlags(fs *flag.FlagSet) []string {
 	var names []string
 	fs.VisitAll(func(f *flag.Flag) {
-		if omitAtDefault[f.Name] && f.Value.String() == f.DefValue {
+		if v, ok := likeAbsent[f.Name]; ok && f.Value.String() == v || omitAtDefault[f.Name] && f.Value.String() == f.DefValue {
 			return
 		}
 		if !notTraining[f.Name] {

@@ -83,7 +83,12 @@ func trainCollapsed(ctx context.Context, r *collapsedRun, stdout, stderr io.Writ
 		if err != nil {
 			return err
 		}
-		md, err = collapsed.New(k, r.lik, z, o, collapsed.Options{Threads: r.spec.threads})
+		_, d := r.xs.Dims()
+		mf, err := r.spec.newMean(d)
+		if err != nil {
+			return err
+		}
+		md, err = collapsed.New(k, r.lik, z, o, collapsed.Options{Threads: r.spec.threads, Mean: mf})
 		return err
 	}); err != nil {
 		if ctx.Err() != nil {

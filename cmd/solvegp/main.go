@@ -171,7 +171,7 @@ func shortUsage(w io.Writer, fs *flag.FlagSet, synopsis string) {
 	if utf8.RuneCountInString(summary)+len(". Every flag in full: docs/cli.md.") <= helpWidth {
 		sep = " "
 	}
-	fmt.Fprintf(w, "Usage: solvegp %s %s\n\n%s.%sEvery flag in full: docs/cli.md.\nFlags:\n", fs.Name(), synopsis,
+	fmt.Fprintf(w, "Usage: solvegp %s %s\n%s.%sEvery flag in full: docs/cli.md.\nFlags:\n", fs.Name(), synopsis,
 		strings.ToUpper(summary[:1])+summary[1:], sep)
 	head := func(f *flag.Flag) string {
 		if typ, _ := flag.UnquoteUsage(f); typ != "" {

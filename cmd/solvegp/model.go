@@ -13,6 +13,7 @@ import (
 	"github.com/solvegp/solvegp/gp/inducing"
 	"github.com/solvegp/solvegp/gp/kernel"
 	"github.com/solvegp/solvegp/gp/likelihood"
+	gpmean "github.com/solvegp/solvegp/gp/mean"
 )
 
 // modelSpec describes the model to build, as given on the command line.
@@ -30,6 +31,9 @@ type modelSpec struct {
 	seed        uint64
 	threads     int
 	init        string // placement of Z and O: kmeans or greedy
+	// mean is the prior mean function: "zero" (or "", none), "constant"
+	// or "linear" (train's -mean).
+	mean string
 	// names are the data file's column names (inputs first), nil without
 	// a header; -kernel expressions may name input columns.
 	names []string
@@ -95,7 +99,25 @@ func (s *modelSpec) check() error {
 	if s.classes != 0 && s.lik != "robustmax" && s.lik != "softmax" {
 		return fmt.Errorf("-classes %d: only for -likelihood robustmax or softmax, not %s", s.classes, s.lik)
 	}
+	switch s.mean {
+	case "", "zero", "constant", "linear":
+	default:
+		return fmt.Errorf("-mean %q: want zero, constant or linear", s.mean)
+	}
 	return nil
+}
+
+// newMean returns the prior mean function on d standardized inputs, all
+// parameters 0 at the start, or nil for the zero mean (the model then has
+// no mean function).
+func (s *modelSpec) newMean(d int) (gp.MeanFunction, error) {
+	switch s.mean {
+	case "constant":
+		return gpmean.NewConstant(d, 0)
+	case "linear":
+		return gpmean.NewLinear(make([]float64, d), 0)
+	}
+	return nil, nil
 }
 
 // maxClasses is the most classes a model file holds (gp/modelfile).
@@ -184,6 +206,14 @@ func (s *modelSpec) build(x *mat.Dense, lik gp.Likelihood) (*gp.Model, error) {
 		return nil, err
 	}
 	opts := []gp.Option{gp.WithWhitening(s.whiten), gp.WithSeed(s.seed), gp.WithThreads(s.threads)}
+	_, d := x.Dims()
+	mf, err := s.newMean(d)
+	if err != nil {
+		return nil, err
+	}
+	if mf != nil {
+		opts = append(opts, gp.WithMean(mf))
+	}
 	switch s.kind {
 	case "svgp":
 		return gp.NewSVGP(k, lik, z, opts...)

@@ -149,6 +149,7 @@ func newTrainFlags(stderr io.Writer) *trainFlags {
 	fs.IntVar(&f.iters, "iters", 1000, "with -collapsed: most L-BFGS iterations")
 	fs.BoolVar(&f.stream, "stream", false, "stream the data files each epoch instead of loading them (see above)")
 	fs.IntVar(&f.shuffleBuf, "shuffle-buffer", 65536, "with -stream: rows in the shuffle buffer")
+	fs.StringVar(&f.spec.mean, "mean", "zero", "prior mean function, learned with the other parameters: zero, constant or linear (on standardized inputs and targets)")
 	return f
 }
 

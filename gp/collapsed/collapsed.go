@@ -54,6 +54,7 @@ import (
 
 	"github.com/solvegp/solvegp/blas"
 	"github.com/solvegp/solvegp/chol"
+	"github.com/solvegp/solvegp/gp"
 	"github.com/solvegp/solvegp/gp/kernel"
 	"github.com/solvegp/solvegp/gp/likelihood"
 	"github.com/solvegp/solvegp/gp/transform"
@@ -84,6 +85,12 @@ type Options struct {
 	// chunk the gradient reuses the forward pass's N×(M+M₂) matrices
 	// instead of recomputing them.
 	ChunkSize int
+	// Mean is the prior mean function m(x) (package gp/mean; nil means
+	// zero). The bound is then the zero-mean bound with y replaced by the
+	// residual y − m(X), the predictions add m(x*), and the mean's
+	// parameters are the last entries of the flat parameter vector. The
+	// model owns it from then on.
+	Mean gp.MeanFunction
 }
 
 // Model is a collapsed sparse GP regression model: SGPR when it has no
@@ -92,7 +99,8 @@ type Options struct {
 // Its flat parameter vector is, in order: the kernel's unconstrained
 // parameters, the Gaussian likelihood's (the noise variance, as
 // floor + softplus(u)), then, unless Options.FixInducing, the rows of Z and
-// then of O. A Model is not safe for concurrent use.
+// then of O, and last the mean function's (Options.Mean). A Model is not
+// safe for concurrent use.
 type Model struct {
 	kern    kernel.Kernel
 	lik     *likelihood.Gaussian
@@ -103,6 +111,7 @@ type Model struct {
 	jitter  chol.JitterPolicy
 	threads int
 	chunk   int
+	mean    gp.MeanFunction // nil: zero mean
 }
 
 // New returns a collapsed model with kernel k, Gaussian noise lik, M
@@ -154,7 +163,71 @@ func New(k kernel.Kernel, lik *likelihood.Gaussian, z, o *mat.Dense, opts Option
 	if opts.Tight && m2 > 0 {
 		return nil, errors.New("collapsed: New: the tighter bound (Options.Tight) is defined for SGPR only (o must be nil)")
 	}
-	return &Model{kern: k, lik: lik, w: w, m: m, m2: m2, fix: opts.FixInducing, tight: opts.Tight, jitter: jit, threads: opts.Threads, chunk: chunk}, nil
+	if err := checkMean(opts.Mean, d); err != nil {
+		return nil, err
+	}
+	return &Model{kern: k, lik: lik, w: w, m: m, m2: m2, fix: opts.FixInducing, tight: opts.Tight, jitter: jit,
+		threads: opts.Threads, chunk: chunk, mean: opts.Mean}, nil
+}
+
+// checkMean validates a mean function for d-dimensional inputs (nil is
+// the zero mean).
+func checkMean(m gp.MeanFunction, d int) error {
+	if nilcheck.IsNil(m) {
+		return nil
+	}
+	if m.Dim() != d {
+		return fmt.Errorf("collapsed: New: the mean function has dimension %d, the kernel %d", m.Dim(), d)
+	}
+	if m.NumParams() < 0 {
+		return fmt.Errorf("collapsed: New: the mean function has %d parameters", m.NumParams())
+	}
+	p := make([]float64, m.NumParams())
+	m.Params(p)
+	for i, v := range p {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return fmt.Errorf("collapsed: New: mean parameter %d is %v", i, v)
+		}
+	}
+	if _, err := cloneMean(m); err != nil {
+		return fmt.Errorf("collapsed: New: %w", err)
+	}
+	return nil
+}
+
+// cloneMean returns a copy of m made by its Clone method.
+func cloneMean(m gp.MeanFunction) (gp.MeanFunction, error) {
+	c, ok := m.Clone().(gp.MeanFunction)
+	if !ok || nilcheck.IsNil(c) || !nilcheck.IsCopy(c, m) {
+		return nil, fmt.Errorf("the mean function %T has no Clone method that returns a copy", m)
+	}
+	return c, nil
+}
+
+// Mean returns the model's mean function (nil for the zero mean); its
+// parameters are owned by the model.
+func (md *Model) Mean() gp.MeanFunction { return md.mean }
+
+// numMean returns the number of mean parameters.
+func (md *Model) numMean() int {
+	if md.mean == nil {
+		return 0
+	}
+	return md.mean.NumParams()
+}
+
+// residual returns y − m(X), or y itself without a mean function. x and y
+// must have passed checkData.
+func (md *Model) residual(x *mat.Dense, y []float64) []float64 {
+	if md.mean == nil {
+		return y
+	}
+	r := make([]float64, len(y))
+	md.mean.Eval(x, r)
+	for i, v := range y {
+		r[i] = v - r[i]
+	}
+	return r
 }
 
 func checkFinite(what string, a mat.Matrix) error {
@@ -196,7 +269,7 @@ func (md *Model) NumParams() int {
 	if !md.fix {
 		n += len(md.w.RawMatrix().Data)
 	}
-	return n
+	return n + md.numMean()
 }
 
 // Params copies the flat parameters into dst (length NumParams; it panics
@@ -210,6 +283,9 @@ func (md *Model) Params(dst []float64) {
 	md.lik.Params(dst[nk : nk+1])
 	if !md.fix {
 		copy(dst[nk+1:], md.w.RawMatrix().Data)
+	}
+	if md.mean != nil {
+		md.mean.Params(dst[len(dst)-md.numMean():])
 	}
 }
 
@@ -230,12 +306,22 @@ func (md *Model) SetParams(src []float64) error {
 	if err := md.kern.SetParams(src[:nk]); err != nil {
 		return err
 	}
+	var oldLik [1]float64
+	md.lik.Params(oldLik[:])
 	if err := md.lik.SetParams(src[nk : nk+1]); err != nil {
 		md.kern.SetParams(old)
 		return err
 	}
+	nm := md.numMean()
+	if md.mean != nil {
+		if err := md.mean.SetParams(src[len(src)-nm:]); err != nil {
+			md.kern.SetParams(old)
+			md.lik.SetParams(oldLik[:])
+			return fmt.Errorf("collapsed: SetParams: mean function: %w", err)
+		}
+	}
 	if !md.fix {
-		copy(md.w.RawMatrix().Data, src[nk+1:])
+		copy(md.w.RawMatrix().Data, src[nk+1:len(src)-nm])
 	}
 	return nil
 }
@@ -432,6 +518,10 @@ func (md *Model) whiten(st *state, xc *mat.Dense, nc int) (*mat.Dense, error) {
 
 // eval computes the bound and, if grad is not nil, its gradient.
 func (md *Model) eval(x *mat.Dense, y []float64, grad []float64) (float64, error) {
+	if _, err := md.checkData(x, y); err != nil {
+		return math.NaN(), err
+	}
+	y = md.residual(x, y)
 	st, err := md.forward(x, y, false)
 	if err != nil {
 		return math.NaN(), err
@@ -486,7 +576,8 @@ func (md *Model) noiseAdjoint(st *state) (gbar []float64, ds float64, err error)
 	return gbar, ds, nil
 }
 
-// backward writes the gradient of the bound into grad.
+// backward writes the gradient of the bound into grad; y is the residual
+// y − m(X) when the model has a mean function.
 func (md *Model) backward(st *state, x *mat.Dense, y []float64, grad []float64) error {
 	n, chunk := st.n, st.chunk
 	_, d := x.Dims()
@@ -548,6 +639,12 @@ func (md *Model) backward(st *state, x *mat.Dense, y []float64, grad []float64) 
 		}
 	}
 
+	// The bound depends on the residual r through −rᵀr/(2σ²) + eᵀβ/(2σ⁴)
+	// with e = Ã·r, so ∂F/∂r = −r/σ² + Ãᵀβ/σ⁴ and ∂F/∂m(X) = −∂F/∂r.
+	var gm []float64
+	if md.mean != nil {
+		gm = make([]float64, n)
+	}
 	kbarwf := mat.NewDense(k, chunk, nil)
 	for n0 := 0; n0 < n; n0 += chunk {
 		nc := min(chunk, n-n0)
@@ -561,6 +658,13 @@ func (md *Model) backward(st *state, x *mat.Dense, y []float64, grad []float64) 
 			}
 		}
 		acr := ac.RawMatrix()
+		if gm != nil {
+			gc := gm[n0 : n0+nc]
+			bi.Dgemv(gblas.Trans, k, nc, -1/(s*s), acr.Data, acr.Stride, beta, 1, 0, gc, 1)
+			for i := range gc {
+				gc[i] += y[n0+i] / s
+			}
+		}
 		bc := kbarwf.Slice(0, k, 0, nc).(*mat.Dense)
 		bcr := bc.RawMatrix()
 		bi.Dgemm(gblas.NoTrans, gblas.NoTrans, k, nc, k, 1, xm, k, acr.Data, acr.Stride, 0, bcr.Data, bcr.Stride)
@@ -590,6 +694,9 @@ func (md *Model) backward(st *state, x *mat.Dense, y []float64, grad []float64) 
 	grad[nk] = ds * transform.SoftplusDeriv(lu[0])
 	if !md.fix {
 		copy(grad[nk+1:], dw.RawMatrix().Data)
+	}
+	if md.mean != nil {
+		md.mean.Grad(x, gm, grad[len(grad)-md.numMean():], nil)
 	}
 	for i, v := range grad {
 		if math.IsNaN(v) || math.IsInf(v, 0) {

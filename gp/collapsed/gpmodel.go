@@ -65,6 +65,13 @@ func (md *Model) GPModel(x *mat.Dense, y []float64) (*gp.Model, error) {
 		return nil, err
 	}
 	opts := []gp.Option{gp.WithWhitening(false), gp.WithKuuJitter(md.jitter), gp.WithCvvJitter(md.jitter), gp.WithThreads(md.threads)}
+	if md.mean != nil {
+		mf, err := cloneMean(md.mean)
+		if err != nil {
+			return nil, fmt.Errorf("collapsed: GPModel: %w", err)
+		}
+		opts = append(opts, gp.WithMean(mf))
+	}
 	var mod *gp.Model
 	if md.m2 == 0 {
 		mod, err = gp.NewSVGP(k, lik, md.Z(), opts...)

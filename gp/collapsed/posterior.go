@@ -8,6 +8,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/solvegp/solvegp/blas"
+	"github.com/solvegp/solvegp/gp"
 	"github.com/solvegp/solvegp/gp/kernel"
 )
 
@@ -28,13 +29,17 @@ type Posterior struct {
 	alpha   []float64 // mean weights: mean = aᵀα with a = L⁻¹k_w*
 	noise   float64
 	threads int
+	mean    gp.MeanFunction // a copy of the model's mean function, or nil
 }
 
 // Posterior computes the optimal q(u) (and q*(v⊥)) for the data x, y.
 // For a model with Options.Tight, whose bound fixes no q(u) of this form,
 // it is the SGPR posterior at the model's current hyperparameters.
 func (md *Model) Posterior(x *mat.Dense, y []float64) (*Posterior, error) {
-	st, err := md.forward(x, y, true)
+	if _, err := md.checkData(x, y); err != nil {
+		return nil, err
+	}
+	st, err := md.forward(x, md.residual(x, y), true)
 	if err != nil {
 		return nil, err
 	}
@@ -45,6 +50,11 @@ func (md *Model) Posterior(x *mat.Dense, y []float64) (*Posterior, error) {
 	p := &Posterior{
 		kern: md.kern, w: mat.DenseCopyOf(md.w), m: md.m, m2: md.m2,
 		alpha: alpha, noise: st.s, threads: md.threads,
+	}
+	if md.mean != nil {
+		if p.mean, err = cloneMean(md.mean); err != nil {
+			return nil, fmt.Errorf("collapsed: Posterior: %w", err)
+		}
 	}
 	p.lw = append([]float64(nil), st.lw.RawL()...)
 	p.lbu = append([]float64(nil), st.lbu.RawL()...)
@@ -89,7 +99,12 @@ func (p *Posterior) Predict(xs *mat.Dense, mean, variance []float64) error {
 		p.kern.Matrix(ac, p.w, xc)
 		ar := ac.RawMatrix()
 		bi.Dtrsm(gblas.Left, gblas.Lower, gblas.NoTrans, gblas.NonUnit, k, tc, 1, p.lw, k, ar.Data, ar.Stride)
-		bi.Dgemv(gblas.Trans, k, tc, 1, ar.Data, ar.Stride, p.alpha, 1, 0, mean[t0:t0+tc], 1)
+		if p.mean != nil {
+			p.mean.Eval(xc, mean[t0:t0+tc])
+			bi.Dgemv(gblas.Trans, k, tc, 1, ar.Data, ar.Stride, p.alpha, 1, 1, mean[t0:t0+tc], 1)
+		} else {
+			bi.Dgemv(gblas.Trans, k, tc, 1, ar.Data, ar.Stride, p.alpha, 1, 0, mean[t0:t0+tc], 1)
+		}
 		if variance == nil {
 			continue
 		}

@@ -130,6 +130,7 @@ type file struct {
 	Dims         dims          `json:"dims"`
 	Kernel       *kernelJSON   `json:"kernel"`
 	Likelihood   *likJSON      `json:"likelihood"`
+	Mean         *meanJSON     `json:"mean,omitempty"`
 	Z            *matrixJSON   `json:"z"`
 	O            *matrixJSON   `json:"o"`
 	Layout       *layoutJSON   `json:"layout"`
@@ -192,6 +193,7 @@ type layoutJSON struct {
 	LU         []int `json:"l_u"`
 	MV         []int `json:"m_v,omitempty"`
 	LV         []int `json:"l_v,omitempty"`
+	Mean       int   `json:"mean,omitempty"` // format version 4, with a mean function
 	Total      int   `json:"total"`
 }
 
@@ -227,6 +229,10 @@ func Marshal(b *Bundle) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	mj, err := encodeMean(m.Mean())
+	if err != nil {
+		return nil, err
+	}
 	params := make([]float64, m.NumParams())
 	m.Params(params)
 	lay := m.Layout()
@@ -241,10 +247,14 @@ func Marshal(b *Bundle) ([]byte, error) {
 		Dims:         dims{Input: d, M: nm, M2: m2, Latent: c},
 		Kernel:       kj,
 		Likelihood:   lj,
+		Mean:         mj,
 		Z:            encodeMatrix(m.Z()),
 		Layout:       &layoutJSON{Kernel: lay.Kernel, Likelihood: lay.Lik, Z: lay.Z, O: lay.O, MU: lay.MU, LU: lay.LU, Total: lay.Total},
 		Params:       params,
 		ParamsSHA256: digest(params),
+	}
+	if mj != nil {
+		f.Layout.Mean = lay.Mean
 	}
 	if m2 > 0 {
 		f.O = encodeMatrix(m.O())
@@ -292,6 +302,7 @@ func checkInSync(m *gp.Model, params []float64, lay gp.Layout) error {
 	}{
 		{"kernel", m.Kernel(), params[lay.Kernel:lay.Lik]},
 		{"likelihood", m.Likelihood(), params[lay.Lik:lay.Z]},
+		{"mean function", meanParams{m.Mean()}, params[lay.Mean:lay.Total]},
 	} {
 		got := make([]float64, len(part.want))
 		part.v.Params(got)
@@ -303,6 +314,15 @@ func checkInSync(m *gp.Model, params []float64, lay gp.Layout) error {
 		}
 	}
 	return nil
+}
+
+// meanParams reads the parameters of a mean function, or none for nil.
+type meanParams struct{ m gp.MeanFunction }
+
+func (p meanParams) Params(dst []float64) {
+	if p.m != nil {
+		p.m.Params(dst)
+	}
 }
 
 // numbersPerLine is how many elements of a numeric array compactNumbers
@@ -602,10 +622,21 @@ func (f *file) build() (*Bundle, error) {
 	if lik.NumLatent() != c {
 		return nil, bad("likelihood has %d latent functions, dims.latent is %d", lik.NumLatent(), c)
 	}
+	if f.Version < meanVersion && f.Layout.Mean != 0 {
+		return nil, bad("layout.mean needs format version %d, the file has version %d", meanVersion, f.Version)
+	}
+	mf, err := decodeMean(f.Mean, d, f.Version)
+	if err != nil {
+		return nil, err
+	}
+	nMean := 0
+	if mf != nil {
+		nMean = mf.NumParams()
+	}
 	// Check the size of the parameter vector before building the model,
 	// whose workspaces grow as M², so that a file cannot make us allocate
 	// much more than its own size.
-	want, ok := paramCount(kind, k.NumParams()+lik.NumParams(), d, m, m2, c, len(f.Params))
+	want, ok := paramCount(kind, k.NumParams()+lik.NumParams()+nMean, d, m, m2, c, len(f.Params))
 	if !ok {
 		return nil, bad("%d parameters, the model needs more (dims input %d, m %d, m2 %d, latent %d)", len(f.Params), d, m, m2, c)
 	}
@@ -616,6 +647,9 @@ func (f *file) build() (*Bundle, error) {
 		return nil, bad("params_sha256 does not match the parameters (file corrupt or edited)")
 	}
 	opts := []gp.Option{gp.WithWhitening(f.Whitened)}
+	if mf != nil {
+		opts = append(opts, gp.WithMean(mf))
+	}
 	var model *gp.Model
 	switch kind {
 	case gp.SVGP:
@@ -628,7 +662,7 @@ func (f *file) build() (*Bundle, error) {
 	if err != nil {
 		return nil, bad("%v", err)
 	}
-	if err := checkLayout(f.Layout, model.Layout()); err != nil {
+	if err := checkLayout(f.Layout, model.Layout(), mf != nil); err != nil {
 		return nil, err
 	}
 	if err := model.SetParams(f.Params); err != nil {
@@ -643,6 +677,9 @@ func (f *file) build() (*Bundle, error) {
 		return nil, bad("o disagrees with the parameter vector")
 	}
 	if err := checkKernelValues(f.Kernel, model.Kernel(), "kernel"); err != nil {
+		return nil, err
+	}
+	if err := checkMeanValues(f.Mean, model.Mean()); err != nil {
 		return nil, err
 	}
 	if err := checkLikValues(f.Likelihood, lik); err != nil {
@@ -905,7 +942,7 @@ func decodeLik(lj *likJSON) (gp.Likelihood, error) {
 	return l, nil
 }
 
-func checkLayout(f *layoutJSON, l gp.Layout) error {
+func checkLayout(f *layoutJSON, l gp.Layout, hasMean bool) error {
 	eq := func(a, b []int) bool {
 		if len(a) != len(b) {
 			return false
@@ -932,7 +969,11 @@ func checkLayout(f *layoutJSON, l gp.Layout) error {
 			}
 		}
 	}
-	if f.Kernel != l.Kernel || f.Likelihood != l.Lik || f.Z != l.Z || f.O != l.O || f.Total != l.Total ||
+	meanOff := 0 // layout.mean is absent without a mean function
+	if hasMean {
+		meanOff = l.Mean
+	}
+	if f.Mean != meanOff || f.Kernel != l.Kernel || f.Likelihood != l.Lik || f.Z != l.Z || f.O != l.O || f.Total != l.Total ||
 		!eq(f.MU, l.MU) || !eq(f.LU, l.LU) || !eq(f.MV, mv) || !eq(f.LV, lv) {
 		return bad("layout %+v does not match the model's layout %+v", *f, l)
 	}

@@ -87,12 +87,12 @@ func cases() []modelCase {
 }
 
 // build returns a model with random (but valid) parameters.
-func build(t *testing.T, c modelCase, rng *rand.Rand) *gp.Model {
+func build(t *testing.T, c modelCase, rng *rand.Rand, extra ...gp.Option) *gp.Model {
 	t.Helper()
 	const d, m, m2 = 2, 4, 3
 	z := randMatrix(rng, m, d)
 	o := randMatrix(rng, m2, d)
-	opts := []gp.Option{gp.WithWhitening(c.wh)}
+	opts := append([]gp.Option{gp.WithWhitening(c.wh)}, extra...)
 	var (
 		model *gp.Model
 		err   error

@@ -78,6 +78,7 @@ func TestPythonReader(t *testing.T) {
 		fixtures = append(fixtures, f)
 	}
 	fixtures = append(fixtures, extraReaderFixtures(t, rng)...)
+	fixtures = append(fixtures, meanReaderFixtures(t, rng)...)
 
 	dir := t.TempDir()
 	for _, f := range fixtures {

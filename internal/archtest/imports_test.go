@@ -58,6 +58,7 @@ var layers = map[string]layer{
 	"gp/kernel":     model,
 	"gp/likelihood": model,
 	"gp/transform":  model,
+	"gp/mean":       model,
 
 	"gp/train":            around,
 	"gp/train/checkpoint": around,
