@@ -48,13 +48,13 @@ const (
 // resumed run may be extended or cut short), or (-threads) change it only
 // in rounding: a checkpoint may be resumed with other values of them.
 //
-// It also lists -collapsed and -iters, which do not go with -checkpoint
+// It also lists -collapsed, -iters and -bound, which do not go with -checkpoint
 // (a run with a checkpoint always has their defaults): left out of the
 // fingerprint, they keep it what a solvegp older than them computed, whose
 // checkpoints still resume.
 var notTraining = map[string]bool{"out": true, "plot": true, "json": true, "quiet": true, "checkpoint": true,
 	"checkpoint-every": true, "threads": true, "epochs": true, "steps": true, "patience": true,
-	"collapsed": true, "iters": true}
+	"collapsed": true, "iters": true, "bound": true}
 
 // runFingerprint hashes the values of every training flag and the loaded
 // data (shape and bits), so that a checkpoint is only resumed by the run

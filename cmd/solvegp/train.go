@@ -15,6 +15,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/solvegp/solvegp/gp"
+	"github.com/solvegp/solvegp/gp/collapsed"
 	"github.com/solvegp/solvegp/gp/data"
 	"github.com/solvegp/solvegp/gp/likelihood"
 	"github.com/solvegp/solvegp/gp/modelfile"
@@ -91,7 +92,11 @@ With -collapsed (Gaussian likelihood; -model svgp or solvegp) the model is
 instead fitted on the whole training set at once by L-BFGS on the collapsed
 bound: Titsias' SGPR bound for svgp, the collapsed SOLVE-GP bound with the
 optimal q(v⊥) for solvegp, over the kernel, the noise and Z and O, for at
-most -iters iterations. Each iteration costs O(N·(M+M2)² + (M+M2)³), so it
+most -iters iterations. -bound tighter fits instead the tighter collapsed
+bound of Titsias (2025) and Bui et al. (2025), whose trace term
+−½Σ log(1 + dₙ/σ²) replaces −Σ dₙ/(2σ²) (dₙ the prior variance left at
+xₙ after Z and O); its optimal q(u) and q(v⊥) are those of the standard bound
+and the model file records which bound was fitted. Each iteration costs O(N·(M+M2)² + (M+M2)³), so it
 suits N up to about 10⁵. The model saved is the equivalent SVGP or SOLVE-GP
 at the optimal q(u) and q(v⊥), unwhitened; Ctrl-C saves it at the best
 bound so far (exit code 130). The mini-batch flags (-epochs, -batch, -lr,
@@ -120,6 +125,7 @@ them (there is no best-model keeping).`, stderr)
 	ckEvery := fs.Duration("checkpoint-every", time.Minute, "least wall time between two checkpoints")
 	useCollapsed := fs.Bool("collapsed", false, "fit the collapsed bound by full-batch L-BFGS (see above)")
 	iters := fs.Int("iters", 1000, "with -collapsed: most L-BFGS iterations")
+	boundName := fs.String("bound", "standard", "with -collapsed: the collapsed bound, standard or tighter")
 	if done, code := parse(fs, args); done {
 		return code
 	}
@@ -140,6 +146,10 @@ them (there is no best-model keeping).`, stderr)
 	}
 	if err := checkCollapsedFlags(fs, &spec, *useCollapsed); err != nil {
 		return fail(stderr, "train", err)
+	}
+	bound, err := collapsed.ParseBound(*boundName)
+	if err != nil {
+		return fail(stderr, "train", fmt.Errorf("-bound: %q is neither standard nor tighter", *boundName))
 	}
 	opts, err := csv.options()
 	if err != nil {
@@ -249,7 +259,7 @@ them (there is no best-model keeping).`, stderr)
 	if *useCollapsed {
 		return trainCollapsed(ctx, &collapsedRun{spec: &spec, lik: lik.(*likelihood.Gaussian), xs: xs, ys: ys,
 			xTrain: xTrain, yTrain: yTrain, xValid: xValid, yValid: yValid, std: std, names: tab.Names,
-			args: args, out: *out, iters: *iters, asJSON: *asJSON, quiet: *quiet}, stdout, stderr)
+			args: args, out: *out, iters: *iters, bound: bound, asJSON: *asJSON, quiet: *quiet}, stdout, stderr)
 	}
 	var model *gp.Model
 	if err := interruptible(ctx, func() (err error) {
