@@ -20,6 +20,9 @@ a file with d + 1 columns (d inputs) having its last column (the target)
 dropped. Numbers are printed with Python's repr, the shortest decimal that
 reads back as the same float64. With --jitter, the diagonal jitters added to
 K_uu and C_vv are printed to standard error as "jitter <K_uu> <C_vv>".
+A version 4 file may record the collapsed bound the model was fitted with
+(collapsed_bound: "standard" or "tighter"; Model.collapsed_bound, "" if
+absent); it does not affect predictions.
 A version 1 or 2 file, whose checksum covers the parameters only, is read with a
 warning on standard error (after the jitter line).
 
@@ -44,6 +47,7 @@ import sys
 
 FORMAT = "solvegp-model"
 VERSION = 4
+COLLAPSED_BOUND_VERSION = 4  # first version with collapsed_bound
 
 # The jitter policy (model-format.md, "Jitter").
 JITTER_START = 1e-10
@@ -358,6 +362,12 @@ class Model:
             raise FormatError("the file has format version %d but this reader reads versions up to %d"
                               % (version, VERSION))
         self.version = version
+        self.collapsed_bound = doc.get("collapsed_bound", "")
+        if self.collapsed_bound not in ("", "standard", "tighter"):
+            raise FormatError("collapsed_bound %r is neither \"standard\" nor \"tighter\"" % (self.collapsed_bound,))
+        if self.collapsed_bound and version < COLLAPSED_BOUND_VERSION:
+            raise FormatError("collapsed_bound needs format version %d, the file has version %d"
+                              % (COLLAPSED_BOUND_VERSION, version))
         self.unchecked = version < 3
         if self.unchecked:
             if "model_sha256" in doc:

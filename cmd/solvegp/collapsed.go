@@ -21,7 +21,7 @@ import (
 // collapsedOnly are train's flags that only -collapsed uses, and
 // notCollapsed those of mini-batch training that it does not.
 var (
-	collapsedOnly = []string{"iters"}
+	collapsedOnly = []string{"iters", "bound"}
 	notCollapsed  = []string{"epochs", "steps", "batch", "lr", "decay", "decay-every", "natural", "natural-fresh",
 		"patience", "checkpoint", "checkpoint-every", "plot", "whiten"}
 )
@@ -70,6 +70,7 @@ type collapsedRun struct {
 	args           []string
 	out            string
 	iters          int
+	bound          collapsed.BoundKind
 	asJSON, quiet  bool
 }
 
@@ -88,7 +89,7 @@ func trainCollapsed(ctx context.Context, r *collapsedRun, stdout, stderr io.Writ
 		if err != nil {
 			return err
 		}
-		md, err = collapsed.New(k, r.lik, z, o, collapsed.Options{Threads: r.spec.threads, Mean: mf})
+		md, err = collapsed.New(k, r.lik, z, o, collapsed.Options{Threads: r.spec.threads, Mean: mf, Bound: r.bound})
 		return err
 	}); err != nil {
 		if ctx.Err() != nil {
@@ -122,6 +123,7 @@ func trainCollapsed(ctx context.Context, r *collapsedRun, stdout, stderr io.Writ
 		return fail(stderr, "train", err)
 	}
 	bundle := newBundle(model, r.std, r.names)
+	bundle.CollapsedBound = r.bound.String()
 	stop := res.Reason
 	if interrupted {
 		stop = train.Canceled.String()
@@ -140,8 +142,9 @@ func trainCollapsed(ctx context.Context, r *collapsedRun, stdout, stderr io.Writ
 		}
 	}
 	bundle.Meta.Info = trainInfo(r.args, stop, sum.Bound, map[string]string{
-		"optimizer":  "L-BFGS on the collapsed bound",
-		"iterations": strconv.Itoa(res.Iterations),
+		"optimizer":             "L-BFGS on the " + r.bound.String() + " collapsed bound",
+		"iterations":            strconv.Itoa(res.Iterations),
+		"collapsed_bound_value": strconv.FormatFloat(res.Bound, 'g', -1, 64),
 	})
 	if err := modelfile.Save(r.out, bundle); err != nil {
 		return fail(stderr, "train", err)

@@ -58,7 +58,7 @@ func TestTrainCollapsed(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if b.Model.Kind().String() != c.kind || b.Meta.Info["optimizer"] != "L-BFGS on the collapsed bound" ||
+		if b.Model.Kind().String() != c.kind || b.Meta.Info["optimizer"] != "L-BFGS on the standard collapsed bound" || b.CollapsedBound != "standard" ||
 			b.Meta.Info["iterations"] != strconv.Itoa(sum.Steps) || b.Meta.TargetName != "target" {
 			t.Fatalf("%s: model %v, meta %+v", c.model, b.Model.Kind(), b.Meta)
 		}
@@ -127,11 +127,47 @@ func TestTrainCollapsedFlags(t *testing.T) {
 		{[]string{"-collapsed", "-likelihood", "bernoulli"}, "-collapsed needs the Gaussian likelihood, not -likelihood bernoulli"},
 		{[]string{"-collapsed", "-iters", "0"}, "-iters 0: must be positive"},
 		{[]string{"-iters", "10"}, "-iters needs -collapsed"},
+		{[]string{"-bound", "tighter"}, "-bound needs -collapsed"},
+		{[]string{"-collapsed", "-bound", "tight"}, `-bound: "tight" is neither standard nor tighter`},
 	} {
 		args := append(append([]string{"train", "-quiet", "-m", "5", "-m2", "5", "-out", out}, c.args...), path)
 		code, _, errOut := runCmd(t, args...)
 		if code != exitError || !strings.Contains(errOut, c.want) {
 			t.Errorf("%v: exit %d, stderr %q, want %q", c.args, code, errOut, c.want)
+		}
+	}
+}
+
+// TestTrainCollapsedTighter fits SGPR and collapsed SOLVE-GP with -bound
+// standard and -bound tighter: the model file records the bound, and the
+// tighter bound's optimum is above the standard one's.
+func TestTrainCollapsedTighter(t *testing.T) {
+	dir := t.TempDir()
+	trainCSV := writeRegression(t, dir, 200, 5)
+	for _, c := range []struct{ model, m2 string }{{"svgp", "0"}, {"solvegp", "6"}} {
+		var values [2]float64
+		for i, bound := range []string{"standard", "tighter"} {
+			model := filepath.Join(dir, c.model+"-"+bound+".json")
+			args := []string{"train", "-collapsed", "-bound", bound, "-model", c.model, "-m", "8", "-quiet", "-out", model}
+			if c.model != "svgp" {
+				args = append(args, "-m2", c.m2)
+			}
+			if code, _, errOut := runCmd(t, append(args, trainCSV)...); code != exitOK {
+				t.Fatalf("%s -bound %s: exit %d, %s", c.model, bound, code, errOut)
+			}
+			b, err := modelfile.Load(model)
+			if err != nil {
+				t.Fatal(err)
+			}
+			v, err := strconv.ParseFloat(b.Meta.Info["collapsed_bound_value"], 64)
+			if err != nil || b.CollapsedBound != bound || b.Meta.Info["optimizer"] != "L-BFGS on the "+bound+" collapsed bound" {
+				t.Fatalf("%s -bound %s: collapsed bound %q, meta %+v", c.model, bound, b.CollapsedBound, b.Meta.Info)
+			}
+			values[i] = v
+		}
+		t.Logf("%s: standard %.6f, tighter %.6f", c.model, values[0], values[1])
+		if !(values[1] > values[0]) {
+			t.Errorf("%s: tighter optimum %v not above standard %v", c.model, values[1], values[0])
 		}
 	}
 }

@@ -18,3 +18,10 @@ func checkM2(fs *flag.FlagSet, spec *modelSpec) error {
 	}
 	return nil
 }
+
+// isFlagSet reports whether the command line set the flag name.
+func isFlagSet(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
+}

@@ -16,6 +16,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/solvegp/solvegp/gp"
+	"github.com/solvegp/solvegp/gp/collapsed"
 	"github.com/solvegp/solvegp/gp/data"
 	"github.com/solvegp/solvegp/gp/likelihood"
 	"github.com/solvegp/solvegp/gp/modelfile"
@@ -93,7 +94,11 @@ With -collapsed (Gaussian likelihood; -model svgp or solvegp) the model is
 instead fitted on the whole training set at once by L-BFGS on the collapsed
 bound: Titsias' SGPR bound for svgp, the collapsed SOLVE-GP bound with the
 optimal q(v⊥) for solvegp, over the kernel, the noise and Z and O, for at
-most -iters iterations. Each iteration costs O(N·(M+M2)² + (M+M2)³), so it
+most -iters iterations. -bound tighter fits instead the tighter collapsed
+bound of Titsias (2025) and Bui et al. (2025), whose trace term
+−½Σ log(1 + dₙ/σ²) replaces −Σ dₙ/(2σ²) (dₙ the prior variance left at
+xₙ after Z and O); its optimal q(u) and q(v⊥) are those of the standard bound
+and the model file records which bound was fitted. Each iteration costs O(N·(M+M2)² + (M+M2)³), so it
 suits N up to about 10⁵. The model saved is the equivalent SVGP or SOLVE-GP
 at the optimal q(u) and q(v⊥), unwhitened; Ctrl-C saves it at the best
 bound so far (exit code 130). The mini-batch flags (-epochs, -batch, -lr,
@@ -119,8 +124,9 @@ type trainFlags struct {
 	ckEvery               time.Duration
 	useCollapsed          bool
 	iters                 int
-	stream                bool
-	shuffleBuf            int
+	stream                int
+	boundName             string
+	bound                 collapsed.BoundKind
 }
 
 // newTrainFlags registers train's flags, in the order -h lists them.
@@ -147,8 +153,8 @@ func newTrainFlags(stderr io.Writer) *trainFlags {
 	fs.DurationVar(&f.ckEvery, "checkpoint-every", time.Minute, "least wall time between two checkpoints")
 	fs.BoolVar(&f.useCollapsed, "collapsed", false, "fit the collapsed bound by full-batch L-BFGS (see above)")
 	fs.IntVar(&f.iters, "iters", 1000, "with -collapsed: most L-BFGS iterations")
-	fs.BoolVar(&f.stream, "stream", false, "stream the data files each epoch instead of loading them (see above)")
-	fs.IntVar(&f.shuffleBuf, "shuffle-buffer", 65536, "with -stream: rows in the shuffle buffer")
+	fs.StringVar(&f.boundName, "bound", "standard", "with -collapsed: the collapsed bound, standard or tighter")
+	fs.IntVar(&f.stream, "stream", 0, "stream the data files each epoch through a shuffle buffer of this many rows instead of loading them (0: load them; see above)")
 	fs.StringVar(&f.spec.mean, "mean", "zero", "prior mean function, learned with the other parameters: zero, constant or linear (on standardized inputs and targets)")
 	return f
 }
@@ -169,6 +175,9 @@ func (f *trainFlags) check(path string) (data.Options, error) {
 	}
 	if err := f.checkValues(); err != nil {
 		return data.Options{}, err
+	}
+	if f.bound, err = collapsed.ParseBound(f.boundName); err != nil {
+		return data.Options{}, fmt.Errorf("-bound: %q is neither standard nor tighter", f.boundName)
 	}
 	if err := distinctFiles(namedFile{what: "the data file", path: path}, namedFile{what: "-out", path: f.out}, namedFile{what: "-plot", path: f.plotPath},
 		namedFile{what: "-checkpoint", path: f.ckPath}); err != nil {
@@ -338,8 +347,8 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if err != nil {
 		return fail(stderr, "train", err)
 	}
-	if f.stream || f.shuffleBuf != 65536 {
-		return trainStream(ctx, &streamRun{fs: fs, spec: &f.spec, opts: opts, buffer: f.shuffleBuf, epochs: f.epochs, maxSteps: f.maxSteps, batch: f.batch,
+	if isFlagSet(fs, "stream") {
+		return trainStream(ctx, &streamRun{fs: fs, spec: &f.spec, opts: opts, buffer: f.stream, epochs: f.epochs, maxSteps: f.maxSteps, batch: f.batch,
 			sched: schedule(f.lr, f.decay, f.decayEvery), natural: f.natural, naturalFresh: f.naturalFresh, out: f.out, args: args, asJSON: f.asJSON, quiet: f.quiet}, stdout, stderr)
 	}
 	// Ctrl-C before the first training step leaves -out alone: loading
@@ -351,7 +360,7 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if f.useCollapsed {
 		return trainCollapsed(ctx, &collapsedRun{spec: &f.spec, lik: d.lik.(*likelihood.Gaussian), xs: d.xs, ys: d.ys,
 			xTrain: d.xTrain, yTrain: d.yTrain, xValid: d.xValid, yValid: d.yValid, std: d.std, names: d.tab.Names,
-			args: args, out: f.out, iters: f.iters, asJSON: f.asJSON, quiet: f.quiet}, stdout, stderr)
+			args: args, out: f.out, iters: f.iters, bound: f.bound, asJSON: f.asJSON, quiet: f.quiet}, stdout, stderr)
 	}
 	var model *gp.Model
 	if err := interruptible(ctx, func() (err error) {

@@ -43,22 +43,17 @@ func streamSample(m int) int { return max(10000, 20*m) }
 // refused.
 func trainStream(ctx context.Context, r *streamRun, stdout, stderr io.Writer) int {
 	var bad []string
-	streamOn := false
 	r.fs.Visit(func(f *flag.Flag) {
 		switch f.Name {
 		case "valid", "patience", "checkpoint", "collapsed", "plot":
 			bad = append(bad, "-"+f.Name)
-		case "stream":
-			streamOn = f.Value.String() == "true"
 		}
 	})
 	switch {
-	case !streamOn:
-		return fail(stderr, "train", errors.New("-shuffle-buffer needs -stream"))
 	case len(bad) > 0:
 		return fail(stderr, "train", fmt.Errorf("%s cannot be used with -stream", strings.Join(bad, ", ")))
 	case r.buffer < 1:
-		return fail(stderr, "train", fmt.Errorf("-shuffle-buffer %d: must be positive", r.buffer))
+		return fail(stderr, "train", fmt.Errorf("-stream %d: the shuffle buffer needs at least one row", r.buffer))
 	}
 	spec := r.spec
 	shards, err := data.OpenShards(r.fs.Args(), r.opts)

@@ -18,7 +18,7 @@ func TestTrainStream(t *testing.T) {
 		writeRegression(t, dir, 60, seed)
 	}
 	model := filepath.Join(dir, "m.json")
-	code, out, errOut := runCmd(t, "train", "-stream", "-shuffle-buffer", "50", "-epochs", "5", "-batch", "40", "-m", "8", "-m2", "4",
+	code, out, errOut := runCmd(t, "train", "-stream", "50", "-epochs", "5", "-batch", "40", "-m", "8", "-m2", "4",
 		"-quiet", "-out", model, filepath.Join(dir, "reg*.csv"))
 	if code != exitOK || !strings.Contains(out, "180 training rows") {
 		t.Fatalf("train -stream: exit %d\n%s%s", code, out, errOut)
@@ -45,9 +45,8 @@ func TestTrainStream(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"-shuffle-buffer", "10"}, "needs -stream"},
-		{[]string{"-stream", "-valid", "0.2"}, "cannot be used with -stream"},
-		{[]string{"-stream", "-shuffle-buffer", "0"}, "must be positive"},
+		{[]string{"-stream", "100", "-valid", "0.2"}, "cannot be used with -stream"},
+		{[]string{"-stream", "0"}, "at least one row"},
 	} {
 		args := append(append([]string{"train", "-quiet", "-out", filepath.Join(dir, "x.json")}, c.args...), filepath.Join(dir, "reg1.csv"))
 		if code, _, errOut := runCmd(t, args...); code == exitOK || !strings.Contains(errOut, c.want) {

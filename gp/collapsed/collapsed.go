@@ -38,6 +38,14 @@
 // through gp.Predictor, or trained further with mini-batches by package
 // train.
 //
+// Options.Bound = Tighter selects the bound of Titsias (ICML 2025) and
+// Bui, Ashman and Turner (TMLR 2025): q(f⊥|v⊥) (q(f|u) for SGPR) with the
+// residual covariance C = K_ff − Q_ff rescaled to C^½·Λ·C^½, Λ diagonal and
+// optimized in closed form, which replaces −tr K_ff/(2σ²) + tr G/(2σ²) =
+// −Σ dₙ/(2σ²) by −½·Σ log(1 + dₙ/σ²), dₙ = k(xₙ,xₙ) − ‖ãₙ‖². It is at
+// least the Standard bound, at most the log marginal likelihood, and has
+// the same optimal q(u) and q*(v⊥) (tighter.go derives it).
+//
 // Options.Tight selects instead the tighter bound of Appendix A,
 // log N(y | 0, Q_ff + σ²I) − ½·tr[(Q_ff + σ²I)⁻¹(K_ff − Q_ff)], which
 // adds T = tr(B⁻¹(Ã·K_ff·Ãᵀ − G²))/(2σ⁴) ≥ 0 to Titsias' bound at
@@ -80,6 +88,11 @@ type Options struct {
 	// memory (K_ff is formed block by block), so it suits medium N only,
 	// and it is available for SGPR models (no O) only.
 	Tight bool
+	// Bound selects the collapsed bound: Standard (the zero value) or
+	// Tighter, which replaces the trace term −Σ dₙ/(2σ²) by
+	// −½·Σ log(1 + dₙ/σ²) at O(N·(M+M₂)²) extra gradient cost. It applies
+	// to SGPR and collapsed SOLVE-GP alike and does not go with Tight.
+	Bound BoundKind
 	// ChunkSize is the number of data rows processed at a time (0 means
 	// 4096). Smaller chunks use less memory; when the data fit in one
 	// chunk the gradient reuses the forward pass's N×(M+M₂) matrices
@@ -108,6 +121,7 @@ type Model struct {
 	m, m2   int
 	fix     bool
 	tight   bool
+	bound   BoundKind
 	jitter  chol.JitterPolicy
 	threads int
 	chunk   int
@@ -163,10 +177,16 @@ func New(k kernel.Kernel, lik *likelihood.Gaussian, z, o *mat.Dense, opts Option
 	if opts.Tight && m2 > 0 {
 		return nil, errors.New("collapsed: New: the tighter bound (Options.Tight) is defined for SGPR only (o must be nil)")
 	}
+	if opts.Bound != Standard && opts.Bound != Tighter {
+		return nil, fmt.Errorf("collapsed: New: unknown Options.Bound %v", opts.Bound)
+	}
+	if opts.Tight && opts.Bound == Tighter {
+		return nil, errors.New("collapsed: New: Options.Tight and Options.Bound = Tighter are different bounds; choose one")
+	}
 	if err := checkMean(opts.Mean, d); err != nil {
 		return nil, err
 	}
-	return &Model{kern: k, lik: lik, w: w, m: m, m2: m2, fix: opts.FixInducing, tight: opts.Tight, jitter: jit,
+	return &Model{kern: k, lik: lik, w: w, m: m, m2: m2, fix: opts.FixInducing, tight: opts.Tight, bound: opts.Bound, jitter: jit,
 		threads: opts.Threads, chunk: chunk, mean: opts.Mean}, nil
 }
 
@@ -399,6 +419,12 @@ type state struct {
 	binv []float64
 	r    []float64
 	t    float64
+
+	// Tighter bound: wₙ = 1/(σ² + dₙ) for every row, Σ log(1 + dₙ/σ²)
+	// and Σ dₙwₙ.
+	w       []float64
+	logTerm float64
+	dw      float64
 }
 
 // forward evaluates the bound (without the Appendix A term if noTight).
@@ -431,6 +457,9 @@ func (md *Model) forward(x *mat.Dense, y []float64, noTight bool) (*state, error
 	st.at = mat.NewDense(k, chunk, nil)  // Ã for a chunk
 	st.diag = make([]float64, chunk)
 	st.single = chunk == n
+	if md.bound == Tighter {
+		st.w = make([]float64, n)
+	}
 	for n0 := 0; n0 < n; n0 += chunk {
 		nc := min(chunk, n-n0)
 		xc := x.Slice(n0, n0+nc, 0, d).(*mat.Dense)
@@ -442,6 +471,11 @@ func (md *Model) forward(x *mat.Dense, y []float64, noTight bool) (*state, error
 		bi.Dsyrk(gblas.Lower, gblas.NoTrans, k, nc, 1, acr.Data, acr.Stride, 1, g, k)
 		bi.Dgemv(gblas.NoTrans, k, nc, 1, acr.Data, acr.Stride, y[n0:n0+nc], 1, 1, e, 1)
 		md.kern.Diag(st.diag[:nc], xc)
+		if md.bound == Tighter {
+			if err := st.tighterChunk(n0, nc, k, acr.Data, acr.Stride, st.diag); err != nil {
+				return nil, err
+			}
+		}
 		for i := 0; i < nc; i++ {
 			st.trKff += st.diag[i]
 			st.yy += y[n0+i] * y[n0+i]
@@ -487,8 +521,12 @@ func (md *Model) forward(x *mat.Dense, y []float64, noTight bool) (*state, error
 		logDetB = st.lbu.LogDet() + st.lbv.LogDet()
 	}
 	nf := float64(n)
-	st.f = -0.5*nf*math.Log(2*math.Pi) - 0.5*logDetB - 0.5*nf*math.Log(s) - st.yy/(2*s) +
-		st.eb/(2*s*s) - st.trKff/(2*s) + st.trG/(2*s)
+	st.f = -0.5*nf*math.Log(2*math.Pi) - 0.5*logDetB - 0.5*nf*math.Log(s) - st.yy/(2*s) + st.eb/(2*s*s)
+	if md.bound == Tighter {
+		st.f -= 0.5 * st.logTerm
+	} else {
+		st.f += -st.trKff/(2*s) + st.trG/(2*s)
+	}
 	if tight {
 		if err := md.tightForward(st, x); err != nil {
 			return nil, err
@@ -557,7 +595,9 @@ func (md *Model) noiseAdjoint(st *state) (gbar []float64, ds float64, err error)
 			gbar[i*k+j] = (-beta[i]*beta[j]/(2*s*s) - 0.5*binv[i*k+j]) / s
 			inner += binv[i*k+j] * g[i*k+j]
 		}
-		gbar[i*k+i] += 1 / (2 * s)
+		if md.bound == Standard {
+			gbar[i*k+i] += 1 / (2 * s) // from tr G/(2σ²); Tighter's term enters per row
+		}
 	}
 	var bgb float64 // βᵀGβ
 	for i := 0; i < k; i++ {
@@ -568,8 +608,12 @@ func (md *Model) noiseAdjoint(st *state) (gbar []float64, ds float64, err error)
 		bgb += beta[i] * t
 	}
 	nf := float64(n)
-	ds = -nf/(2*s) + st.yy/(2*s*s) - st.eb/(s*s*s) + st.trKff/(2*s*s) - st.trG/(2*s*s) +
-		(bgb/(2*s*s)+0.5*inner)/(s*s)
+	ds = -nf/(2*s) + st.yy/(2*s*s) - st.eb/(s*s*s) + (bgb/(2*s*s)+0.5*inner)/(s*s)
+	if md.bound == Tighter {
+		ds += st.dw / (2 * s)
+	} else {
+		ds += st.trKff/(2*s*s) - st.trG/(2*s*s)
+	}
 	if md.tight {
 		ds += md.tightGbar(st, gbar)
 	}
@@ -646,6 +690,10 @@ func (md *Model) backward(st *state, x *mat.Dense, y []float64, grad []float64) 
 		gm = make([]float64, n)
 	}
 	kbarwf := mat.NewDense(k, chunk, nil)
+	var gw, wbuf []float64 // Tighter: G_w = Ã·diag(w)·Ãᵀ and scratch
+	if md.bound == Tighter {
+		gw, wbuf = make([]float64, k*k), make([]float64, k*chunk)
+	}
 	for n0 := 0; n0 < n; n0 += chunk {
 		nc := min(chunk, n-n0)
 		xc := x.Slice(n0, n0+nc, 0, d).(*mat.Dense)
@@ -672,14 +720,28 @@ func (md *Model) backward(st *state, x *mat.Dense, y []float64, grad []float64) 
 		if md.tight {
 			bi.Dgemm(gblas.NoTrans, gblas.Trans, k, nc, k, 1, zm, k, st.v[n0*k:], k, 1, bcr.Data, bcr.Stride)
 		}
+		if md.bound == Tighter {
+			if err := md.tighterBackChunk(st, n0, nc, acr, bcr, gw, wbuf); err != nil {
+				return err
+			}
+		}
 		md.kern.MatrixGrad(bc, kc, md.w, xc, dw, nil, dtheta)
 		for i := 0; i < nc; i++ {
-			st.diag[i] = -1 / (2 * s)
+			if md.bound == Tighter {
+				st.diag[i] = -0.5 * st.w[n0+i]
+			} else {
+				st.diag[i] = -1 / (2 * s)
+			}
 		}
 		md.kern.DiagGrad(st.diag[:nc], xc, nil, dtheta)
 	}
 	if md.tight {
 		md.tightKffGrad(st, x, dtheta)
+	}
+	if md.bound == Tighter {
+		if err := md.tighterLbar(st, gw, lbar); err != nil {
+			return err
+		}
 	}
 	kbar := lbar // in place: the adjoint may overwrite L̄
 	if err := st.lw.Adjoint(lbar, k, kbar, k); err != nil {

@@ -186,6 +186,51 @@ func TestGPModelTight(t *testing.T) {
 	}
 }
 
+// TestGPModelTighter: the Tighter bound has the Standard bound's optimal
+// q(u) and q*(v⊥), so GPModel gives the same gp model (its uncollapsed
+// bound is the Standard bound, below the Tighter one) and the same
+// predictions, for SGPR and SOLVE-GP.
+func TestGPModelTighter(t *testing.T) {
+	rng := rand.New(rand.NewPCG(93, 93))
+	x, y, z, o := planeData(rng, 40, 5, 3)
+	xs, _, _, _ := planeData(rng, 12, 1, 1)
+	for _, oo := range []*mat.Dense{nil, o} {
+		k, _ := kernel.NewRBF(2, 0.9, 1.2)
+		lik, _ := likelihood.NewGaussian(0.05)
+		cm, err := collapsed.New(k, lik, z, oo, collapsed.Options{Bound: collapsed.Tighter})
+		if err != nil {
+			t.Fatal(err)
+		}
+		tighter, _ := cm.Bound(x, y)
+		std, err := collapsed.New(k, lik, z, oo, collapsed.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, _ := std.Bound(x, y)
+		mod, err := cm.GPModel(x, y)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := mod.Objective(x, y, len(y), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if math.Abs(got-want) > 1e-8*math.Abs(want) || !(got < tighter) {
+			t.Errorf("O %v: uncollapsed %v, Standard %v, Tighter %v", oo != nil, got, want, tighter)
+		}
+		smod, err := std.GPModel(x, y)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := maxRelDiff(gpParams(mod), gpParams(smod)); d != 0 {
+			t.Errorf("O %v: gp models differ by %g", oo != nil, d)
+		}
+		if dm, dv := comparePredictions(t, cm, mod, x, y, xs); dm > 1e-8 || dv > 1e-8 {
+			t.Errorf("O %v: predictions differ by %g (mean) and %g (variance)", oo != nil, dm, dv)
+		}
+	}
+}
+
 // TestGPModelPredictions: the gp model predicts the latent function as the
 // collapsed posterior does.
 func TestGPModelPredictions(t *testing.T) {

@@ -127,7 +127,9 @@ func TestVersion1Unchecked(t *testing.T) {
 
 // TestPythonReaderDigest checks that docs/model_reader.py computes
 // model_sha256 as Go does: it reads a current file, refuses one with an
-// edited y_mean, and reads a version 1 file with a warning.
+// edited y_mean, and reads a version 1 file with a warning; and that it
+// reads collapsed_bound, refusing an unknown value or one in a version 3
+// file.
 func TestPythonReaderDigest(t *testing.T) {
 	python, err := exec.LookPath("python3")
 	if err != nil {
@@ -144,6 +146,16 @@ func TestPythonReaderDigest(t *testing.T) {
 	}
 	s := standardizedFile(t)
 	v1 := regexp.MustCompile(`,\s*"model_sha256": "[0-9a-f]*"`).ReplaceAllString(strings.Replace(s, `"version": 4`, `"version": 1`, 1), "")
+	b, err := Unmarshal([]byte(s))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.CollapsedBound = "tighter"
+	withBound, err := Marshal(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tb := string(withBound)
 	for _, tc := range []struct {
 		name, file string
 		ok         bool
@@ -152,6 +164,9 @@ func TestPythonReaderDigest(t *testing.T) {
 		{"current", s, true, ""},
 		{"edited y_mean", strings.Replace(s, `"y_mean": 7`, `"y_mean": 8`, 1), false, "model_sha256 does not match"},
 		{"version 1", v1, true, "warning: format version 1"},
+		{"collapsed bound", tb, true, ""},
+		{"bad collapsed bound", strings.Replace(tb, `"tighter"`, `"loose"`, 1), false, "neither"},
+		{"collapsed bound in version 3", strings.Replace(tb, `"version": 4`, `"version": 3`, 1), false, "needs format version 4"},
 	} {
 		path := filepath.Join(dir, strings.ReplaceAll(tc.name, " ", "-")+".json")
 		if err := os.WriteFile(path, []byte(tc.file), 0o644); err != nil {

@@ -28,6 +28,9 @@ const Format = "solvegp-model"
 // this version and older ones; newer files are rejected with ErrVersion.
 const Version = 4
 
+// collapsedBoundVersion is the first format version with collapsed_bound.
+const collapsedBoundVersion = 4
+
 // MaxFileSize bounds the size of a model file Load and Read accept
 // (1 GiB), so that a corrupt or hostile file cannot exhaust memory.
 const MaxFileSize = 1 << 30
@@ -52,6 +55,15 @@ type Bundle struct {
 	Standardizer *data.Standardizer
 	// Meta holds optional descriptive information.
 	Meta Meta
+	// CollapsedBound names the collapsed bound the model was fitted with
+	// by package collapsed: "standard" (Titsias' SGPR or the collapsed
+	// SOLVE-GP bound) or "tighter" (the bound of Titsias 2025 and Bui et
+	// al. 2025). Both have the same optimal q(u) and q(v⊥), so it does
+	// not change predictions; it says which objective chose the
+	// hyperparameters and inducing inputs. Empty means not recorded (a
+	// model not fitted by a collapsed bound, or a file before format
+	// version 4).
+	CollapsedBound string
 	// Unchecked is set by Load and Unmarshal for a file of an older format
 	// version whose checksum does not cover everything that affects a
 	// prediction: it says what was not checked, for a warning. It is empty
@@ -139,6 +151,17 @@ type file struct {
 	ModelSHA256  string        `json:"model_sha256,omitempty"`
 	Standardizer *standardJSON `json:"standardizer"`
 	Meta         *Meta         `json:"meta,omitempty"`
+	// Field of format version 4 (collapsedBoundVersion).
+	CollapsedBound string `json:"collapsed_bound,omitempty"`
+}
+
+// checkCollapsedBound accepts the values of Bundle.CollapsedBound.
+func checkCollapsedBound(s string) error {
+	switch s {
+	case "", "standard", "tighter":
+		return nil
+	}
+	return fmt.Errorf("collapsed_bound %q is neither \"standard\" nor \"tighter\"", s)
 }
 
 type dims struct {
@@ -266,6 +289,10 @@ func Marshal(b *Bundle) ([]byte, error) {
 		}
 		f.Standardizer = &standardJSON{XMean: s.XMean, XScale: s.XScale, YMean: s.YMean, YScale: s.YScale}
 	}
+	if err := checkCollapsedBound(b.CollapsedBound); err != nil {
+		return nil, fmt.Errorf("modelfile: %w", err)
+	}
+	f.CollapsedBound = b.CollapsedBound
 	if len(b.Meta.InputNames) > 0 || b.Meta.TargetName != "" || len(b.Meta.Info) > 0 {
 		meta := b.Meta
 		f.Meta = &meta
@@ -695,6 +722,13 @@ func (f *file) build() (*Bundle, error) {
 	if f.Meta != nil {
 		b.Meta = *f.Meta
 	}
+	if err := checkCollapsedBound(f.CollapsedBound); err != nil {
+		return nil, bad("%v", err)
+	}
+	if f.CollapsedBound != "" && f.Version < collapsedBoundVersion {
+		return nil, bad("collapsed_bound needs format version %d, the file has version %d", collapsedBoundVersion, f.Version)
+	}
+	b.CollapsedBound = f.CollapsedBound
 	return b, nil
 }
 
