@@ -1,3 +1,5 @@
+//go:build unix
+
 package atomicfile
 
 import (
@@ -9,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // TestWriteReplaces checks that Write replaces a file with what its
@@ -256,19 +260,19 @@ func TestWriteDevStdout(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	saved, err := syscall.Dup(1)
+	saved, err := unix.Dup(1)
 	if err != nil {
 		t.Skip(err)
 	}
-	if err := syscall.Dup2(int(f.Fd()), 1); err != nil {
+	if err := unix.Dup2(int(f.Fd()), 1); err != nil {
 		t.Skip(err)
 	}
 	err = WriteFile("/dev/stdout", []byte("to stdout\n"), 0o644)
 	if err == nil {
 		err = WriteFile("/proc/self/fd/1", []byte("again\n"), 0o644)
 	}
-	syscall.Dup2(saved, 1)
-	syscall.Close(saved)
+	unix.Dup2(saved, 1)
+	unix.Close(saved)
 	if err != nil {
 		t.Fatal(err)
 	}
