@@ -287,7 +287,7 @@ func (p *pivoted) condition(z *mat.Dense, threads int) error {
 	p.k.Matrix(kzz, z, z)
 	var ch chol.Cholesky
 	if _, err := ch.Factor(mz, kzz.RawMatrix().Data, mz, chol.DefaultJitter(), threads); err != nil {
-		return fmt.Errorf("K_zz: %w", err)
+		return fmt.Errorf("factoring the kernel matrix of Z: %w", err)
 	}
 	kzx := mat.NewDense(mz, ns, nil)
 	p.k.Matrix(kzx, z, p.xs)
