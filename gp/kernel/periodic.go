@@ -78,59 +78,24 @@ func lsOf(ls []float64, c int) float64 {
 // Parameter order (all unconstrained, value = softplus(u)):
 //
 //	[u_ℓ] or [u_ℓ1..u_ℓd], then u_p, then u_σ²
-type Periodic struct {
-	dim int
-	hyper
-	nls int
-	ard bool
-}
+type Periodic struct{ lsShaped }
 
 // NewPeriodic returns a periodic kernel on R^dim with the given initial
 // period, lengthscale and variance (all positive and finite).
 func NewPeriodic(dim int, period, lengthscale, variance float64, opts ...Option) (*Periodic, error) {
-	ls, ard, err := lengthscaleParams(dim, lengthscale, opts)
+	ks, err := newLSShaped(dim, lengthscale, "period", period, variance, opts)
 	if err != nil {
 		return nil, err
 	}
-	names := make([]string, len(ls), len(ls)+2)
-	for i := range names {
-		names[i] = "lengthscale"
-	}
-	h, err := newHyper(append(names, "period", "variance"), append(append(ls, period), variance))
-	if err != nil {
-		return nil, err
-	}
-	if err := checkLengthscales(h.v[:len(ls)]); err != nil {
-		return nil, err
-	}
-	return &Periodic{dim: dim, hyper: h, nls: len(ls), ard: ard}, nil
+	return &Periodic{ks}, nil
 }
-
-// Dim returns the input dimension.
-func (k *Periodic) Dim() int { return k.dim }
-
-// IsARD reports whether the kernel has one lengthscale per dimension.
-func (k *Periodic) IsARD() bool { return k.ard }
-
-// Lengthscales returns a copy of the lengthscales.
-func (k *Periodic) Lengthscales() []float64 { return append([]float64(nil), k.v[:k.nls]...) }
 
 // Period returns the period p.
 func (k *Periodic) Period() float64 { return k.v[k.nls] }
 
-// Variance returns σ² = k(x, x).
-func (k *Periodic) Variance() float64 { return k.v[k.nls+1] }
-
-// SetParams sets the unconstrained parameters; it returns an error, and
-// changes nothing, for a wrong length, a non-finite value or a lengthscale
-// below MinLengthscale.
-func (k *Periodic) SetParams(src []float64) error {
-	return k.set(src, func(v []float64) error { return checkLengthscales(v[:k.nls]) })
-}
-
 // Clone returns a copy of k that shares nothing with it (see gp.Cloner).
 func (k *Periodic) Clone() any {
-	return &Periodic{dim: k.dim, hyper: k.clone(), nls: k.nls, ard: k.ard}
+	return &Periodic{k.lsShaped.clone()}
 }
 
 func (k *Periodic) value(x, z []float64) float64 {
@@ -215,59 +180,24 @@ func (k *Periodic) DiagGrad(dDiag []float64, x mat.Matrix, dx *mat.Dense, dparam
 // Parameter order (all unconstrained, value = softplus(u)):
 //
 //	[u_ℓ] or [u_ℓ1..u_ℓd], then u_α, then u_σ²
-type RationalQuadratic struct {
-	dim int
-	hyper
-	nls int
-	ard bool
-}
+type RationalQuadratic struct{ lsShaped }
 
 // NewRationalQuadratic returns a rational quadratic kernel on R^dim with
 // the given initial shape α, lengthscale and variance (positive, finite).
 func NewRationalQuadratic(dim int, alpha, lengthscale, variance float64, opts ...Option) (*RationalQuadratic, error) {
-	ls, ard, err := lengthscaleParams(dim, lengthscale, opts)
+	ks, err := newLSShaped(dim, lengthscale, "alpha", alpha, variance, opts)
 	if err != nil {
 		return nil, err
 	}
-	names := make([]string, len(ls), len(ls)+2)
-	for i := range names {
-		names[i] = "lengthscale"
-	}
-	h, err := newHyper(append(names, "alpha", "variance"), append(append(ls, alpha), variance))
-	if err != nil {
-		return nil, err
-	}
-	if err := checkLengthscales(h.v[:len(ls)]); err != nil {
-		return nil, err
-	}
-	return &RationalQuadratic{dim: dim, hyper: h, nls: len(ls), ard: ard}, nil
+	return &RationalQuadratic{ks}, nil
 }
-
-// Dim returns the input dimension.
-func (k *RationalQuadratic) Dim() int { return k.dim }
-
-// IsARD reports whether the kernel has one lengthscale per dimension.
-func (k *RationalQuadratic) IsARD() bool { return k.ard }
-
-// Lengthscales returns a copy of the lengthscales.
-func (k *RationalQuadratic) Lengthscales() []float64 { return append([]float64(nil), k.v[:k.nls]...) }
 
 // Alpha returns the shape α.
 func (k *RationalQuadratic) Alpha() float64 { return k.v[k.nls] }
 
-// Variance returns σ² = k(x, x).
-func (k *RationalQuadratic) Variance() float64 { return k.v[k.nls+1] }
-
-// SetParams sets the unconstrained parameters; it returns an error, and
-// changes nothing, for a wrong length, a non-finite value or a lengthscale
-// below MinLengthscale.
-func (k *RationalQuadratic) SetParams(src []float64) error {
-	return k.set(src, func(v []float64) error { return checkLengthscales(v[:k.nls]) })
-}
-
 // Clone returns a copy of k that shares nothing with it (see gp.Cloner).
 func (k *RationalQuadratic) Clone() any {
-	return &RationalQuadratic{dim: k.dim, hyper: k.clone(), nls: k.nls, ard: k.ard}
+	return &RationalQuadratic{k.lsShaped.clone()}
 }
 
 func (k *RationalQuadratic) r2(x, z []float64) float64 {
@@ -338,4 +268,60 @@ func (k *RationalQuadratic) MatrixGrad(dK, K *mat.Dense, x, z mat.Matrix, dx, dz
 // variance's is nonzero).
 func (k *RationalQuadratic) DiagGrad(dDiag []float64, x mat.Matrix, dx *mat.Dense, dparams []float64) {
 	pairGrad{k, &k.hyper, k.dim}.diag(dDiag, x, dx, dparams)
+}
+
+// lsShaped is the parameter block of the periodic and rational quadratic
+// kernels: one or d lengthscales, one shape parameter (the period, α) and
+// the variance, in that order.
+type lsShaped struct {
+	dim int
+	hyper
+	nls int
+	ard bool
+}
+
+// newLSShaped checks and stores the initial lengthscale (expanded by the
+// ARD and Lengthscales options), the shape parameter called name and the
+// variance.
+func newLSShaped(dim int, lengthscale float64, name string, shape, variance float64, opts []Option) (lsShaped, error) {
+	ls, ard, err := lengthscaleParams(dim, lengthscale, opts)
+	if err != nil {
+		return lsShaped{}, err
+	}
+	names := make([]string, len(ls), len(ls)+2)
+	for i := range names {
+		names[i] = "lengthscale"
+	}
+	h, err := newHyper(append(names, name, "variance"), append(append(ls, shape), variance))
+	if err != nil {
+		return lsShaped{}, err
+	}
+	if err := checkLengthscales(h.v[:len(ls)]); err != nil {
+		return lsShaped{}, err
+	}
+	return lsShaped{dim: dim, hyper: h, nls: len(ls), ard: ard}, nil
+}
+
+// clone returns a copy that shares nothing with k.
+func (k *lsShaped) clone() lsShaped {
+	return lsShaped{dim: k.dim, hyper: k.hyper.clone(), nls: k.nls, ard: k.ard}
+}
+
+// Dim returns the input dimension.
+func (k *lsShaped) Dim() int { return k.dim }
+
+// IsARD reports whether the kernel has one lengthscale per dimension.
+func (k *lsShaped) IsARD() bool { return k.ard }
+
+// Lengthscales returns a copy of the lengthscales.
+func (k *lsShaped) Lengthscales() []float64 { return append([]float64(nil), k.v[:k.nls]...) }
+
+// Variance returns σ² = k(x, x).
+func (k *lsShaped) Variance() float64 { return k.v[k.nls+1] }
+
+// SetParams sets the unconstrained parameters; it returns an error, and
+// changes nothing, for a wrong length, a non-finite value or a lengthscale
+// below MinLengthscale.
+func (k *lsShaped) SetParams(src []float64) error {
+	return k.set(src, func(v []float64) error { return checkLengthscales(v[:k.nls]) })
 }
