@@ -41,7 +41,7 @@ func TestPotrfDAG(t *testing.T) {
 		lda := n + 3
 		a0 := dagSPD(rng, n, lda)
 		want := append([]float64(nil), a0...)
-		if p, _ := potrfRecLower(blas.Implementation{Threads: 1}, &potrfLeaf{be: tiledBackend(blas.Implementation{})}, n, want, lda); p >= 0 {
+		if p, _ := potrfRecLower(blas.Implementation{Threads: 1}, referenceLeaf(), n, want, lda); p >= 0 {
 			t.Fatalf("n=%d: reference factorization failed at %d", n, p)
 		}
 		var first []float64
@@ -87,7 +87,7 @@ func TestPotrfDAGPivot(t *testing.T) {
 		a0 := dagSPD(rng, n, n)
 		a0[bad*n+bad] = -1
 		want := append([]float64(nil), a0...)
-		wp, wv := potrfRecLower(blas.Implementation{Threads: 1}, &potrfLeaf{be: tiledBackend(blas.Implementation{})}, n, want, n)
+		wp, wv := potrfRecLower(blas.Implementation{Threads: 1}, referenceLeaf(), n, want, n)
 		for _, threads := range []int{1, 2, 4} {
 			got := append([]float64(nil), a0...)
 			p, v := potrfDAG(blas.Implementation{}, threads, n, got, n)
@@ -111,11 +111,11 @@ func BenchmarkPotrfDAG(b *testing.B) {
 			f    func()
 		}{
 			{"recursive/threads=1", func() {
-				potrfRecLower(blas.Implementation{Threads: 1}, &potrfLeaf{be: tiledBackend(blas.Implementation{})}, n, w, n)
+				potrfRecLower(blas.Implementation{Threads: 1}, referenceLeaf(), n, w, n)
 			}},
 			{"dag/threads=1", func() { potrfDAG(blas.Implementation{}, 1, n, w, n) }},
 			{"recursive/threads=2", func() {
-				potrfRecLower(blas.Implementation{Threads: 2}, &potrfLeaf{be: tiledBackend(blas.Implementation{})}, n, w, n)
+				potrfRecLower(blas.Implementation{Threads: 2}, referenceLeaf(), n, w, n)
 			}},
 			{"dag/threads=2", func() { potrfDAG(blas.Implementation{}, 2, n, w, n) }},
 		} {
@@ -130,4 +130,15 @@ func BenchmarkPotrfDAG(b *testing.B) {
 			})
 		}
 	}
+}
+
+// referenceLeaf returns the leaf the sequential factorization uses on this
+// build: the tiled leaf when the backend has a TRSM kernel, else the blocked
+// leaf with its own scratch space (purego and noasm builds).
+func referenceLeaf() *potrfLeaf {
+	lf := &potrfLeaf{be: tiledBackend(blas.Implementation{})}
+	if lf.be == nil {
+		lf.work = make([]float64, leafWorkSize)
+	}
+	return lf
 }
