@@ -22,9 +22,10 @@
 // generated rather than written by hand; the output is committed and CI
 // checks that regenerating it changes nothing.
 //
-// The assembly of internal/vecmath (the strided block copies, Exp,
-// RadialProfile and RadialWeights, RBFPairRow, KernelGradRow) is written by
-// hand and not produced here.
+// The assembly of internal/vecmath is not produced here: its slack copy
+// kernels come from internal/vecmath/gen_slack.go, the rest (strided block
+// copies, Exp, RadialProfile and RadialWeights, RBFPairRow, KernelGradRow)
+// is written by hand.
 package main
 
 import (

@@ -28,4 +28,10 @@
 // exp_neon_arm64.h) and pure-Go twins (rbfPairsGeneric, kernelGradGeneric)
 // that give the same bits; elsewhere RBFPairRow runs a blocked Go path
 // that calls Exp.
+//
+// The slack copy kernels of CopyBlockSlack (copy_slack_amd64.s) differ only
+// in vector width and count, so gen_slack.go generates them; the other
+// assembly is written by hand.
 package vecmath
+
+//go:generate go run gen_slack.go
