@@ -175,22 +175,29 @@ func chunked(a *asm, s isa, o op, doc string) {
 		a.i("ADDQ $%d, AX", one)
 		a.i("JMP %s", oneLoop)
 		a.label(tail)
-		if s.mask {
-			a.i("TESTQ DX, DX")
-			a.i("JEQ %s", next)
-			a.maskedMove(o, "(SI)(AX*8)", "(DI)(AX*8)")
-			return
-		}
-		tail1 := label(prefix, "tail1")
-		a.i("TESTQ $2, DX")
-		a.i("JEQ %s", tail1)
-		a.move(o, "VMOVUPD", []string{"X0"}, at("SI", "AX*8", 0), at("DI", "AX*8", 0))
-		a.i("ADDQ $2, AX")
-		a.label(tail1)
-		a.i("TESTQ $1, DX")
-		a.i("JEQ %s", next)
-		a.move(o, "VMOVSD", []string{"X0"}, at("SI", "AX*8", 0), at("DI", "AX*8", 0))
+		chunkTail(a, s, o, prefix, next)
 	})
+}
+
+// chunkTail writes the tail of a chunked kernel's run, the DX = run mod
+// lanes elements at index AX: one masked access on AVX-512F; on AVX2 an XMM
+// piece (bit 1 of DX) and a scalar (bit 0). It goes on to label next.
+func chunkTail(a *asm, s isa, o op, prefix, next string) {
+	if s.mask {
+		a.i("TESTQ DX, DX")
+		a.i("JEQ %s", next)
+		a.maskedMove(o, "(SI)(AX*8)", "(DI)(AX*8)")
+		return
+	}
+	tail1 := label(prefix, "tail1")
+	a.i("TESTQ $2, DX")
+	a.i("JEQ %s", tail1)
+	a.move(o, "VMOVUPD", []string{"X0"}, at("SI", "AX*8", 0), at("DI", "AX*8", 0))
+	a.i("ADDQ $2, AX")
+	a.label(tail1)
+	a.i("TESTQ $1, DX")
+	a.i("JEQ %s", next)
+	a.move(o, "VMOVSD", []string{"X0"}, at("SI", "AX*8", 0), at("DI", "AX*8", 0))
 }
 
 // overlapping writes a copy kernel for runs of h to 2h elements, where h is
