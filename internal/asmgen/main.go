@@ -22,10 +22,11 @@
 // generated rather than written by hand; the output is committed and CI
 // checks that regenerating it changes nothing.
 //
-// The assembly of internal/vecmath is not produced here: its slack copy
-// kernels come from internal/vecmath/gen_slack.go, the rest (strided block
-// copies, Exp, RadialProfile and RadialWeights, RBFPairRow, KernelGradRow)
-// is written by hand.
+// The assembly of internal/vecmath is not produced here: its amd64 block
+// copy kernels (AVX2, AVX-512F and slack) come from
+// internal/vecmath/gen_copy.go, the rest (copyTiled3AVX512, the NEON copies,
+// Exp, RadialProfile and RadialWeights, RBFPairRow, KernelGradRow) is
+// written by hand.
 package main
 
 import (

@@ -29,9 +29,12 @@
 // that give the same bits; elsewhere RBFPairRow runs a blocked Go path
 // that calls Exp.
 //
-// The slack copy kernels of CopyBlockSlack (copy_slack_amd64.s) differ only
-// in vector width and count, so gen_slack.go generates them; the other
-// assembly is written by hand.
+// The amd64 block copy kernels (copy_avx2_amd64.s, copy_avx512_amd64.s and
+// the slack kernels of CopyBlockSlack in copy_slack_amd64.s) are variants of
+// a few shapes that differ in vector width, register names, tail handling
+// and whether a run is stored or added, so gen_copy.go generates them. The
+// other assembly (copyTiled3AVX512, the NEON copies, Exp, the radial, pair
+// and gradient-row kernels) is written by hand.
 package vecmath
 
-//go:generate go run gen_slack.go
+//go:generate go run gen_copy.go
