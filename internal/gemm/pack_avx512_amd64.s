@@ -228,6 +228,9 @@ done16:
 //
 // dst[p*14 + r] = src[p*ld + r] for r < 14, p < k (ld in elements). SI: source row,
 // DI: destination, DX: ld in bytes, CX: rows left, K1: lanes 8..w-1.
+// The partial second half is loaded with zeroing masking: a merging load
+// would depend on the previous row's load and serialize the cache misses
+// of the strided rows.
 TEXT ·packN14AVX512(SB), NOSPLIT, $0-32
 	MOVQ dst+0(FP), DI
 	MOVQ src+8(FP), SI
@@ -240,7 +243,7 @@ TEXT ·packN14AVX512(SB), NOSPLIT, $0-32
 	JZ   ndone14
 nloop14:
 	VMOVUPD (SI), Z0
-	VMOVUPD 64(SI), K1, Z1
+	VMOVUPD.Z 64(SI), K1, Z1
 	VMOVUPD Z0, (DI)
 	VMOVUPD Z1, K1, 64(DI)
 	ADDQ DX, SI
@@ -255,21 +258,22 @@ ndone14:
 //
 // dst[p*16 + r] = src[p*ld + r] for r < 16, p < k (ld in elements). SI: source row,
 // DI: destination, DX: ld in bytes, CX: rows left, K1: lanes 8..w-1.
+// The partial second half is loaded with zeroing masking: a merging load
+// would depend on the previous row's load and serialize the cache misses
+// of the strided rows.
 TEXT ·packN16AVX512(SB), NOSPLIT, $0-32
 	MOVQ dst+0(FP), DI
 	MOVQ src+8(FP), SI
 	MOVQ ld+16(FP), DX
 	MOVQ k+24(FP), CX
 	SHLQ $3, DX
-	MOVQ $255, AX
-	KMOVW AX, K1
 	TESTQ CX, CX
 	JZ   ndone16
 nloop16:
 	VMOVUPD (SI), Z0
-	VMOVUPD 64(SI), K1, Z1
+	VMOVUPD 64(SI), Z1
 	VMOVUPD Z0, (DI)
-	VMOVUPD Z1, K1, 64(DI)
+	VMOVUPD Z1, 64(DI)
 	ADDQ DX, SI
 	ADDQ $128, DI
 	DECQ CX
