@@ -230,18 +230,24 @@ done16:
 // DI: destination, DX: ld in bytes, CX: rows left, K1: lanes 8..w-1.
 // The partial second half is loaded with zeroing masking: a merging load
 // would depend on the previous row's load and serialize the cache misses
-// of the strided rows.
+// of the strided rows. The row packNAhead rows ahead is prefetched (R9: its
+// offset in bytes): the hardware prefetchers do not follow strides across pages.
 TEXT ·packN14AVX512(SB), NOSPLIT, $0-32
 	MOVQ dst+0(FP), DI
 	MOVQ src+8(FP), SI
 	MOVQ ld+16(FP), DX
 	MOVQ k+24(FP), CX
 	SHLQ $3, DX
+	MOVQ DX, R9
+	SHLQ $5, R9
 	MOVQ $63, AX
 	KMOVW AX, K1
 	TESTQ CX, CX
 	JZ   ndone14
 nloop14:
+	PREFETCHT0 0(SI)(R9*1)
+	PREFETCHT0 64(SI)(R9*1)
+	PREFETCHT0 111(SI)(R9*1)
 	VMOVUPD (SI), Z0
 	VMOVUPD.Z 64(SI), K1, Z1
 	VMOVUPD Z0, (DI)
@@ -260,16 +266,22 @@ ndone14:
 // DI: destination, DX: ld in bytes, CX: rows left, K1: lanes 8..w-1.
 // The partial second half is loaded with zeroing masking: a merging load
 // would depend on the previous row's load and serialize the cache misses
-// of the strided rows.
+// of the strided rows. The row packNAhead rows ahead is prefetched (R9: its
+// offset in bytes): the hardware prefetchers do not follow strides across pages.
 TEXT ·packN16AVX512(SB), NOSPLIT, $0-32
 	MOVQ dst+0(FP), DI
 	MOVQ src+8(FP), SI
 	MOVQ ld+16(FP), DX
 	MOVQ k+24(FP), CX
 	SHLQ $3, DX
+	MOVQ DX, R9
+	SHLQ $5, R9
 	TESTQ CX, CX
 	JZ   ndone16
 nloop16:
+	PREFETCHT0 0(SI)(R9*1)
+	PREFETCHT0 64(SI)(R9*1)
+	PREFETCHT0 127(SI)(R9*1)
 	VMOVUPD (SI), Z0
 	VMOVUPD 64(SI), Z1
 	VMOVUPD Z0, (DI)
