@@ -412,27 +412,7 @@ func packAVX512() []byte {
 					w.i("VPXORQ Z%d, Z%d, Z%d", r, r, r)
 				}
 			}
-			for r := 0; r < 8; r += 2 {
-				w.i("VUNPCKLPD Z%d, Z%d, Z%d", r+1, r, 8+r)
-				w.i("VUNPCKHPD Z%d, Z%d, Z%d", r+1, r, 9+r)
-			}
-			// u0..u3 from t0..t3 (rows 0-3), u4..u7 from t4..t7 (rows 4-7).
-			for g := 0; g < 2; g++ {
-				t := 8 + 4*g
-				u := 16 + 4*g
-				w.i("VSHUFF64X2 $0x88, Z%d, Z%d, Z%d", t+2, t, u)
-				w.i("VSHUFF64X2 $0xDD, Z%d, Z%d, Z%d", t+2, t, u+1)
-				w.i("VSHUFF64X2 $0x88, Z%d, Z%d, Z%d", t+3, t+1, u+2)
-				w.i("VSHUFF64X2 $0xDD, Z%d, Z%d, Z%d", t+3, t+1, u+3)
-			}
-			// Column p: (uA, imm) pairs.
-			cols := [8]struct {
-				u   int
-				imm string
-			}{{0, "0x88"}, {2, "0x88"}, {1, "0x88"}, {3, "0x88"}, {0, "0xDD"}, {2, "0xDD"}, {1, "0xDD"}, {3, "0xDD"}}
-			for p, c := range cols {
-				w.i("VSHUFF64X2 $%s, Z%d, Z%d, Z%d", c.imm, 16+c.u+4, 16+c.u, 24+p)
-			}
+			transposeZ8(w)
 			for p := 0; p < 8; p++ {
 				off := p*width*8 + half*64
 				if half == 1 && width < 16 {
@@ -503,7 +483,83 @@ func packAVX512() []byte {
 		w.i("RET")
 		w.f("")
 	}
+	unpackAVX512(w)
 	return w.Bytes()
+}
+
+// transposeZ8 writes the transpose of the 8×8 block of float64 held in
+// Z0-Z7 (row i in Zi) into Z24-Z31 (column j in Z(24+j)), through Z8-Z23.
+func transposeZ8(w *asmWriter) {
+	for r := 0; r < 8; r += 2 {
+		w.i("VUNPCKLPD Z%d, Z%d, Z%d", r+1, r, 8+r)
+		w.i("VUNPCKHPD Z%d, Z%d, Z%d", r+1, r, 9+r)
+	}
+	// u0..u3 from t0..t3 (rows 0-3), u4..u7 from t4..t7 (rows 4-7).
+	for g := 0; g < 2; g++ {
+		t := 8 + 4*g
+		u := 16 + 4*g
+		w.i("VSHUFF64X2 $0x88, Z%d, Z%d, Z%d", t+2, t, u)
+		w.i("VSHUFF64X2 $0xDD, Z%d, Z%d, Z%d", t+2, t, u+1)
+		w.i("VSHUFF64X2 $0x88, Z%d, Z%d, Z%d", t+3, t+1, u+2)
+		w.i("VSHUFF64X2 $0xDD, Z%d, Z%d, Z%d", t+3, t+1, u+3)
+	}
+	// Column p: (uA, imm) pairs.
+	cols := [8]struct {
+		u   int
+		imm string
+	}{{0, "0x88"}, {2, "0x88"}, {1, "0x88"}, {3, "0x88"}, {0, "0xDD"}, {2, "0xDD"}, {1, "0xDD"}, {3, "0xDD"}}
+	for p, c := range cols {
+		w.i("VSHUFF64X2 $%s, Z%d, Z%d, Z%d", c.imm, 16+c.u+4, 16+c.u, 24+p)
+	}
+}
+
+// unpackAVX512 writes unpackT16AVX512, the inverse of packT16AVX512:
+// dst[r*ld + p] = src[p*16 + r] for r < 16, p < 8*kb, transposing 8×8
+// blocks in registers.
+func unpackAVX512(w *asmWriter) {
+	rowAddr := []string{"(%s)", "(%s)(DX*1)", "(%s)(DX*2)", "(%s)(R9*1)", "(%s)(DX*4)", "(%s)(R10*1)", "(%s)(R9*2)", "(%s)(R11*1)"}
+	w.f("// func unpackT16AVX512(dst, src *float64, ld, kb int)")
+	w.f("//")
+	w.f("// dst[r*ld + p] = src[p*16 + r] for r < 16, p < 8*kb (ld in elements): the inverse of packT16AVX512.")
+	w.f("//")
+	w.f("// Register map: SI source; DI destination row 0, R8 row 8; DX ld in bytes, R9 3*ld,")
+	w.f("// R10 5*ld, R11 7*ld; CX blocks left; Z0-Z7 half rows of the panel, Z8-Z23 shuffles,")
+	w.f("// Z24-Z31 output rows.")
+	w.f("TEXT ·unpackT16AVX512(SB), NOSPLIT, $0-32")
+	w.i("MOVQ dst+0(FP), DI")
+	w.i("MOVQ src+8(FP), SI")
+	w.i("MOVQ ld+16(FP), DX")
+	w.i("MOVQ kb+24(FP), CX")
+	w.i("SHLQ $3, DX")
+	w.i("LEAQ (DX)(DX*2), R9")
+	w.i("LEAQ (DX)(DX*4), R10")
+	w.i("LEAQ (R9)(DX*4), R11")
+	w.i("LEAQ (DI)(DX*8), R8")
+	w.i("TESTQ CX, CX")
+	w.i("JZ   udone16")
+	w.f("uloop16:")
+	for half := 0; half < 2; half++ {
+		for p := 0; p < 8; p++ {
+			w.i("VMOVUPD %d(SI), Z%d", p*128+half*64, p)
+		}
+		transposeZ8(w)
+		base := "DI"
+		if half == 1 {
+			base = "R8"
+		}
+		for r := 0; r < 8; r++ {
+			w.i("VMOVUPD Z%d, "+rowAddr[r], 24+r, base)
+		}
+	}
+	w.i("ADDQ $1024, SI")
+	w.i("ADDQ $64, DI")
+	w.i("ADDQ $64, R8")
+	w.i("DECQ CX")
+	w.i("JNZ  uloop16")
+	w.f("udone16:")
+	w.i("VZEROUPPER")
+	w.i("RET")
+	w.f("")
 }
 
 // packNAhead is the number of rows ahead that the AVX-512 contiguous packs
