@@ -522,6 +522,19 @@ func (ctx *gemmCtx) multiplyShare(t int) {
 	}
 }
 
+// nextB returns the part of the packed B block that the full tile in row
+// ip of panel q prefetches: the ip-th quarter of panel q+1 for the first
+// four row tiles, so that panel q+1 is in L2 when its tiles start, and a
+// part of panel q itself (already in cache) otherwise.
+func nextB(packB []float64, q, q1, ip, nr, kcb int) []float64 {
+	n := gemm.NextPrefetch(kcb)
+	panel := nr * kcb
+	if q+1 < q1 && ip < 4 && (ip+1)*n <= panel {
+		return packB[(q+1)*panel+ip*n : (q+1)*panel+(ip+1)*n]
+	}
+	return packB[q*panel : q*panel+min(n, panel)]
+}
+
 // macroKernel runs the micro-kernel over the packed A block (rows ic…ic+mcb)
 // and B panels q0…q1−1 of the block starting at column jc.
 func (g *gemmProblem) macroKernel(wk *gemmWorker, ic, mcb, jc, ncb, q0, q1, kcb int, packB []float64, beta float64) {
@@ -558,6 +571,10 @@ func (g *gemmProblem) macroKernel(wk *gemmWorker, ic, mcb, jc, ncb, q0, q1, kcb 
 			if cols == nr && full {
 				// Full-width tile: the kernel (or its partial-row variant
 				// for the last row tile) updates C in place.
+				if rows == mr {
+					be.KernelNextNoCheck(kcb, g.alpha, ap, bp, beta, g.c[off:], ldc, nextB(packB, q, q1, ip, nr, kcb))
+					continue
+				}
 				be.KernelRowsNoCheck(rows, kcb, g.alpha, ap, bp, beta, g.c[off:], ldc)
 				continue
 			}

@@ -131,8 +131,9 @@ func setupPotrf(n, threads int, rng *rand.Rand) (ours, theirs, reset func() erro
 }
 
 // measure runs r's case reps times for each library, alternating, after one
-// untimed warm-up call of each, and records the rates in r.
-func measure(r *result, reps int) error {
+// untimed warm-up call of each, timing each call by clock, and records the
+// rates in r.
+func measure(r *result, reps int, clock func() time.Duration) error {
 	var kc *kernelCase
 	for i := range kernelCases {
 		if kernelCases[i].name == r.Case {
@@ -154,11 +155,11 @@ func measure(r *result, reps int) error {
 		if err := reset(); err != nil {
 			return 0, err
 		}
-		t0 := time.Now()
+		t0 := clock()
 		if err := f(); err != nil {
 			return 0, err
 		}
-		return flops / time.Since(t0).Seconds() / 1e9, nil
+		return flops / (clock() - t0).Seconds() / 1e9, nil
 	}
 	for i := -1; i < reps; i++ {
 		for _, lib := range []struct {

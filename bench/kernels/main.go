@@ -4,7 +4,7 @@
 //
 // Usage:
 //
-//	go run ./bench/kernels [-n 1024,2048] [-threads 1,2] [-reps 5] [-cases dgemm-nn,...] [-json out.json]
+//	go run ./bench/kernels [-n 1024,2048] [-threads 1,2] [-reps 5] [-cases dgemm-nn,...] [-json out.json] [-clock thread]
 //	go build -tags openblas -o /tmp/kernels ./bench/kernels && OPENBLAS_CORETYPE=SkylakeX /tmp/kernels
 //
 // Each case runs the two libraries alternately, reps times each, on the same
@@ -13,7 +13,10 @@
 // after every case; the larger of the two is the reference for the
 // "% of peak" column, so a figure can only understate the kernel. The report
 // is a Markdown table on standard output headed by the machine description;
-// -json also writes every sample.
+// -json also writes every sample. With -clock thread (one thread only) every
+// run and every chunk of the peak is timed by the calling thread's CPU time
+// instead of the wall clock, which leaves out the time spent waiting for a
+// core on a host shared with other processes.
 //
 // On AMD Zen 4 and Zen 5, OpenBLAS 0.3.21 runs its AVX2 kernels unless
 // OPENBLAS_CORETYPE=SkylakeX is set; the report prints OpenBLAS's own
@@ -44,6 +47,10 @@ type options struct {
 	cases    []string
 	jsonPath string
 	peakTime time.Duration
+	// clock times each run and chunk of the peak: the wall clock, or the
+	// calling thread's CPU time (-clock thread, one thread only).
+	clock     func() time.Duration
+	clockName string
 }
 
 func main() {
@@ -74,19 +81,26 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	cases := fs.String("cases", strings.Join(caseNames(), ","), "comma-separated cases")
 	jsonPath := fs.String("json", "", "also write every sample to this JSON file")
 	peakTime := fs.Duration("peak-time", 300*time.Millisecond, "duration of each FMA peak measurement")
+	clock := fs.String("clock", "wall", "time runs by the `wall` clock or by the calling thread's CPU time (thread; -threads 1 only)")
 	if err := fs.Parse(args); err != nil {
 		return options{}, err
 	}
 	if fs.NArg() > 0 {
 		return options{}, fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	}
-	opt := options{reps: *reps, jsonPath: *jsonPath, peakTime: *peakTime}
+	opt := options{reps: *reps, jsonPath: *jsonPath, peakTime: *peakTime, clockName: *clock}
 	var err error
+	if opt.clock, err = clockFunc(*clock); err != nil {
+		return opt, err
+	}
 	if opt.sizes, err = parseInts("-n", *sizes); err != nil {
 		return opt, err
 	}
 	if opt.threads, err = parseInts("-threads", *threads); err != nil {
 		return opt, err
+	}
+	if opt.clockName == "thread" && slices.ContainsFunc(opt.threads, func(t int) bool { return t > 1 }) {
+		return opt, fmt.Errorf("-clock thread: needs -threads 1 (a thread's CPU time does not cover its helpers)")
 	}
 	if opt.reps < 1 {
 		return opt, fmt.Errorf("-reps %d: need at least 1", opt.reps)
@@ -115,10 +129,29 @@ func parseInts(flagName, s string) ([]int, error) {
 	return out, nil
 }
 
+// clockFunc returns the clock named by -clock: "wall", a monotonic wall
+// clock, or "thread", the calling OS thread's CPU time, which leaves out the
+// time the thread waited for a core on a host shared with other processes
+// (not the slowdown from their use of the caches and memory).
+func clockFunc(name string) (func() time.Duration, error) {
+	switch name {
+	case "wall":
+		start := time.Now()
+		return func() time.Duration { return time.Since(start) }, nil
+	case "thread":
+		if _, err := threadCPUTime(); err != nil {
+			return nil, fmt.Errorf("-clock thread: %v", err)
+		}
+		return func() time.Duration { d, _ := threadCPUTime(); return d }, nil
+	}
+	return nil, fmt.Errorf("-clock %q: want wall or thread", name)
+}
+
 // report is everything one run measured.
 type report struct {
 	Machine   string   `json:"machine"`
 	GoVersion string   `json:"go"`
+	Clock     string   `json:"clock"`
 	OpenBLAS  string   `json:"openblas,omitempty"`
 	Results   []result `json:"results"`
 }
@@ -136,8 +169,8 @@ type result struct {
 }
 
 func run(opt options, w io.Writer) (report, error) {
-	rep := report{Machine: peak.Machine(), GoVersion: runtime.Version(), OpenBLAS: reference.config()}
-	fmt.Fprintf(w, "Machine: %s; %s", rep.Machine, rep.GoVersion)
+	rep := report{Machine: peak.Machine(), GoVersion: runtime.Version(), OpenBLAS: reference.config(), Clock: opt.clockName}
+	fmt.Fprintf(w, "Machine: %s; %s; clock %s", rep.Machine, rep.GoVersion, rep.Clock)
 	if rep.OpenBLAS != "" {
 		fmt.Fprintf(w, "; OpenBLAS %s, OPENBLAS_CORETYPE=%q", rep.OpenBLAS, os.Getenv("OPENBLAS_CORETYPE"))
 	}
@@ -148,11 +181,11 @@ func run(opt options, w io.Writer) (report, error) {
 		for _, name := range opt.cases {
 			for _, n := range opt.sizes {
 				r := result{Case: name, N: n, Threads: threads}
-				r.PeakBefore = unit.MeasureCores(threads, opt.peakTime)
-				if err := measure(&r, opt.reps); err != nil {
+				r.PeakBefore = measurePeak(unit, threads, opt)
+				if err := measure(&r, opt.reps, opt.clock); err != nil {
 					return rep, err
 				}
-				r.PeakAfter = unit.MeasureCores(threads, opt.peakTime)
+				r.PeakAfter = measurePeak(unit, threads, opt)
 				r.Peak = max(r.PeakBefore, r.PeakAfter)
 				rep.Results = append(rep.Results, r)
 				printRow(w, r)
@@ -160,6 +193,15 @@ func run(opt options, w io.Writer) (report, error) {
 		}
 	}
 	return rep, nil
+}
+
+// measurePeak measures the FMA peak of threads cores, timed by opt's clock
+// when it runs on one thread.
+func measurePeak(unit peak.Unit, threads int, opt options) float64 {
+	if threads == 1 {
+		return unit.MeasureClock(opt.peakTime, opt.clock)
+	}
+	return unit.MeasureCores(threads, opt.peakTime)
 }
 
 func printRow(w io.Writer, r result) {

@@ -12,6 +12,7 @@ func TestParseFlagsRejects(t *testing.T) {
 	for _, args := range [][]string{
 		{"-n", "0"}, {"-n", "x"}, {"-threads", "-1"}, {"-reps", "0"},
 		{"-cases", "dgemm-nn,nope"}, {"-peak-time", "0s"}, {"extra"},
+		{"-clock", "cpu"}, {"-clock", "thread", "-threads", "1,2"},
 	} {
 		if _, err := parseFlags(args, io.Discard); err == nil {
 			t.Errorf("parseFlags(%q) accepted", args)
@@ -45,5 +46,25 @@ func TestRunSmall(t *testing.T) {
 	}
 	if got := strings.Count(out.String(), "\n| dgemm-nn | 40 |"); got != 2 {
 		t.Errorf("report has %d dgemm-nn rows, want 2:\n%s", got, out.String())
+	}
+}
+
+// TestRunThreadClock runs one case timed by the thread's CPU time.
+func TestRunThreadClock(t *testing.T) {
+	opt, err := parseFlags([]string{"-n", "40", "-threads", "1", "-reps", "2", "-cases", "dgemm-nn", "-clock", "thread"}, io.Discard)
+	if err != nil {
+		t.Skip("no thread clock here:", err)
+	}
+	opt.peakTime = time.Millisecond
+	var out bytes.Buffer
+	rep, err := run(opt, &out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Results) != 1 || len(rep.Results[0].Ours) != 2 || !(rep.Results[0].Ours[0] > 0) || !(rep.Results[0].Peak > 0) {
+		t.Fatalf("results %+v", rep.Results)
+	}
+	if rep.Clock != "thread" || !strings.Contains(out.String(), "clock thread") {
+		t.Errorf("report does not name the clock:\n%s", out.String())
 	}
 }

@@ -25,6 +25,7 @@ type Backend struct {
 	mr, nr  int
 	kernel  kernelFunc
 	partial partialFunc // nil: partial tiles go through a full tile
+	next    nextFunc    // nil: KernelNextNoCheck runs kernel
 	trsm    trsmFunc    // nil: TrsmTile runs its Go definition
 	block   Blocking
 }
@@ -32,6 +33,10 @@ type Backend struct {
 // partialFunc computes the first rows rows (1 ≤ rows < MR) of a tile with
 // the contract of kernelFunc; only those rows of C are read or written.
 type partialFunc func(rows, k int, alpha float64, a, b []float64, beta float64, c []float64, ldc int)
+
+// nextFunc is a kernelFunc that also prefetches the start of next into L2
+// while it runs (see KernelNextNoCheck).
+type nextFunc func(k int, alpha float64, a, b []float64, beta float64, c []float64, ldc int, next []float64)
 
 // Name returns the kernel's name: "avx512-reg" (14×16, A broadcast into a
 // register), "avx512" (14×16, A broadcast from memory by the FMA), "avx2"
@@ -100,6 +105,24 @@ func (be *Backend) Kernel(k int, alpha float64, a, b []float64, beta float64, c 
 // the blocked BLAS drivers) that establish the preconditions themselves.
 // Violating them is undefined behaviour in the assembly backends.
 func (be *Backend) KernelNoCheck(k int, alpha float64, a, b []float64, beta float64, c []float64, ldc int) {
+	be.kernel(k, alpha, a, b, beta, c, ldc)
+}
+
+// NextPrefetch is the length, in values, of the part of next that
+// KernelNextNoCheck prefetches for a given k: a quarter of a 16-column
+// micro-panel of depth k, so that four tiles bring in the whole panel.
+func NextPrefetch(k int) int { return 4 * k }
+
+// KernelNextNoCheck is KernelNoCheck that may also prefetch the first
+// NextPrefetch(k) values of next into L2 while the tile is computed, for
+// the blocked drivers to bring the next B micro-panel in from L3 behind the
+// arithmetic (backends without such a kernel ignore next). The result is
+// that of KernelNoCheck bit for bit. next must hold NextPrefetch(k) values.
+func (be *Backend) KernelNextNoCheck(k int, alpha float64, a, b []float64, beta float64, c []float64, ldc int, next []float64) {
+	if be.next != nil {
+		be.next(k, alpha, a, b, beta, c, ldc, next)
+		return
+	}
 	be.kernel(k, alpha, a, b, beta, c, ldc)
 }
 
@@ -184,13 +207,14 @@ type kernelSpec struct {
 	mr, nr    int
 	kernel    kernelFunc
 	partial   partialFunc
+	next      nextFunc
 	trsm      trsmFunc
 }
 
 // backend returns the spec as a backend with the given blocking.
 func (s kernelSpec) backend(arch string, bl Blocking, basis string) *Backend {
 	be := &Backend{name: s.name, isa: s.isa, arch: arch, basis: basis, mr: s.mr, nr: s.nr,
-		kernel: s.kernel, partial: s.partial, trsm: s.trsm}
+		kernel: s.kernel, partial: s.partial, next: s.next, trsm: s.trsm}
 	return be.WithBlocking(bl)
 }
 

@@ -19,7 +19,7 @@ func randSlice(rng *rand.Rand, n int) []float64 {
 }
 
 // TestKernelsBitExact checks every usable backend, and its twin, against
-// Reference bit for bit, including k = 0, β = 0 with NaN in C, padded ldc
+// Reference bit for bit, through Kernel and KernelNextNoCheck, including k = 0, β = 0 with NaN in C, padded ldc
 // and guard cells around the tile.
 func TestKernelsBitExact(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
@@ -49,11 +49,16 @@ func TestKernelsBitExact(t *testing.T) {
 							}
 							want := append([]float64(nil), buf...)
 							Reference(mr, nr, k, alpha, a, b, beta, want[ldc:], ldc)
+							// The kernel, and its variant prefetching the
+							// next panel, from the same C.
+							buf2 := append([]float64(nil), buf...)
+							next := randSlice(rng, NextPrefetch(k))
 							impl.Kernel(k, alpha, a, b, beta, buf[ldc:], ldc)
+							impl.KernelNextNoCheck(k, alpha, a, b, beta, buf2[ldc:], ldc, next)
 							for i := range buf {
-								if math.Float64bits(buf[i]) != math.Float64bits(want[i]) {
-									t.Fatalf("%s k=%d alpha=%v beta=%v ldc=%d: element %d (row %d col %d of buffer) = %v, want %v",
-										impl.Name(), k, alpha, beta, ldc, i, i/ldc-1, i%ldc, buf[i], want[i])
+								if math.Float64bits(buf[i]) != math.Float64bits(want[i]) || math.Float64bits(buf2[i]) != math.Float64bits(want[i]) {
+									t.Fatalf("%s k=%d alpha=%v beta=%v ldc=%d: element %d (row %d col %d of buffer) = %v (prefetching next: %v), want %v",
+										impl.Name(), k, alpha, beta, ldc, i, i/ldc-1, i%ldc, buf[i], buf2[i], want[i])
 								}
 							}
 						}

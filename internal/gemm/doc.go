@@ -23,6 +23,15 @@
 // panels; the AVX-512 and AVX2 backends have generated partial-row kernels
 // for it, so the last, partial row tile of a block costs only its rows.
 //
+// KernelNextNoCheck is the full-tile kernel that also prefetches part of
+// the packed B micro-panel the caller will use next into L2 while it runs;
+// the blocked Dgemm points the first four row tiles of each panel at the
+// four quarters of the next one, so that a packed B block larger than L2
+// is read from L3 behind the arithmetic. The AVX-512 backends have
+// generated kernels for it; its arithmetic is Kernel's. The AVX-512 kernels
+// also prefetch their C tile a second time late in the k loop, since the
+// lines fetched at the start are evicted from L1 by the streamed panels.
+//
 // TrsmTile is the gemm-trsm micro-kernel of triangular solves (BLIS's
 // design): it computes one MR×NR tile X := T⁻¹·(α·C − A·B) with the MR×MR
 // triangle T held in registers, writing X both to C and into a packed

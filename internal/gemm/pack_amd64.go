@@ -124,20 +124,33 @@ func packContiguous(w int, dst, src []float64, ld, k int) int {
 //go:noescape
 func unpackT8AVX2(dst, src *float64, ld, kb int)
 
+// unpackT16AVX512 (pack_avx512_amd64.s) is the inverse of packT16AVX512:
+// dst[r·ld+p] = src[p·16+r] for r < 16, p < 8·kb.
+//
+//go:noescape
+func unpackT16AVX512(dst, src *float64, ld, kb int)
+
 // unpackTransposed sets dst[r·ld+p] = src[p·w+r] for r < w and the leading
 // rows p of the panel src with assembly when it has a routine for w, and
-// returns the number of rows it wrote (a multiple of 4, possibly 0).
+// returns the number of rows it wrote (a multiple of 8 or 4, possibly 0).
 func unpackTransposed(w int, dst, src []float64, ld, k int) int {
-	if w != 8 || !packAVX2 {
+	var fn func(dst, src *float64, ld, kb int)
+	step := 8
+	switch {
+	case w == 16 && packAVX512:
+		fn = unpackT16AVX512
+	case w == 8 && packAVX2:
+		fn, step = unpackT8AVX2, 4
+	default:
 		return 0
 	}
-	kb := k / 4
+	kb := k / step
 	if kb == 0 {
 		return 0
 	}
-	if len(src) < 4*kb*w || len(dst) < (w-1)*ld+4*kb {
+	if len(src) < step*kb*w || len(dst) < (w-1)*ld+step*kb {
 		panic("gemm: unpack block out of range")
 	}
-	unpackT8AVX2(&dst[0], &src[0], ld, kb)
-	return 4 * kb
+	fn(&dst[0], &src[0], ld, kb)
+	return step * kb
 }

@@ -228,19 +228,28 @@ done16:
 //
 // dst[p*14 + r] = src[p*ld + r] for r < 14, p < k (ld in elements). SI: source row,
 // DI: destination, DX: ld in bytes, CX: rows left, K1: lanes 8..w-1.
+// The partial second half is loaded with zeroing masking: a merging load
+// would depend on the previous row's load and serialize the cache misses
+// of the strided rows. The row packNAhead rows ahead is prefetched (R9: its
+// offset in bytes): the hardware prefetchers do not follow strides across pages.
 TEXT ·packN14AVX512(SB), NOSPLIT, $0-32
 	MOVQ dst+0(FP), DI
 	MOVQ src+8(FP), SI
 	MOVQ ld+16(FP), DX
 	MOVQ k+24(FP), CX
 	SHLQ $3, DX
+	MOVQ DX, R9
+	SHLQ $5, R9
 	MOVQ $63, AX
 	KMOVW AX, K1
 	TESTQ CX, CX
 	JZ   ndone14
 nloop14:
+	PREFETCHT0 0(SI)(R9*1)
+	PREFETCHT0 64(SI)(R9*1)
+	PREFETCHT0 111(SI)(R9*1)
 	VMOVUPD (SI), Z0
-	VMOVUPD 64(SI), K1, Z1
+	VMOVUPD.Z 64(SI), K1, Z1
 	VMOVUPD Z0, (DI)
 	VMOVUPD Z1, K1, 64(DI)
 	ADDQ DX, SI
@@ -255,26 +264,142 @@ ndone14:
 //
 // dst[p*16 + r] = src[p*ld + r] for r < 16, p < k (ld in elements). SI: source row,
 // DI: destination, DX: ld in bytes, CX: rows left, K1: lanes 8..w-1.
+// The partial second half is loaded with zeroing masking: a merging load
+// would depend on the previous row's load and serialize the cache misses
+// of the strided rows. The row packNAhead rows ahead is prefetched (R9: its
+// offset in bytes): the hardware prefetchers do not follow strides across pages.
 TEXT ·packN16AVX512(SB), NOSPLIT, $0-32
 	MOVQ dst+0(FP), DI
 	MOVQ src+8(FP), SI
 	MOVQ ld+16(FP), DX
 	MOVQ k+24(FP), CX
 	SHLQ $3, DX
-	MOVQ $255, AX
-	KMOVW AX, K1
+	MOVQ DX, R9
+	SHLQ $5, R9
 	TESTQ CX, CX
 	JZ   ndone16
 nloop16:
+	PREFETCHT0 0(SI)(R9*1)
+	PREFETCHT0 64(SI)(R9*1)
+	PREFETCHT0 127(SI)(R9*1)
 	VMOVUPD (SI), Z0
-	VMOVUPD 64(SI), K1, Z1
+	VMOVUPD 64(SI), Z1
 	VMOVUPD Z0, (DI)
-	VMOVUPD Z1, K1, 64(DI)
+	VMOVUPD Z1, 64(DI)
 	ADDQ DX, SI
 	ADDQ $128, DI
 	DECQ CX
 	JNZ  nloop16
 ndone16:
+	VZEROUPPER
+	RET
+
+// func unpackT16AVX512(dst, src *float64, ld, kb int)
+//
+// dst[r*ld + p] = src[p*16 + r] for r < 16, p < 8*kb (ld in elements): the inverse of packT16AVX512.
+//
+// Register map: SI source; DI destination row 0, R8 row 8; DX ld in bytes, R9 3*ld,
+// R10 5*ld, R11 7*ld; CX blocks left; Z0-Z7 half rows of the panel, Z8-Z23 shuffles,
+// Z24-Z31 output rows.
+TEXT ·unpackT16AVX512(SB), NOSPLIT, $0-32
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ ld+16(FP), DX
+	MOVQ kb+24(FP), CX
+	SHLQ $3, DX
+	LEAQ (DX)(DX*2), R9
+	LEAQ (DX)(DX*4), R10
+	LEAQ (R9)(DX*4), R11
+	LEAQ (DI)(DX*8), R8
+	TESTQ CX, CX
+	JZ   udone16
+uloop16:
+	VMOVUPD 0(SI), Z0
+	VMOVUPD 128(SI), Z1
+	VMOVUPD 256(SI), Z2
+	VMOVUPD 384(SI), Z3
+	VMOVUPD 512(SI), Z4
+	VMOVUPD 640(SI), Z5
+	VMOVUPD 768(SI), Z6
+	VMOVUPD 896(SI), Z7
+	VUNPCKLPD Z1, Z0, Z8
+	VUNPCKHPD Z1, Z0, Z9
+	VUNPCKLPD Z3, Z2, Z10
+	VUNPCKHPD Z3, Z2, Z11
+	VUNPCKLPD Z5, Z4, Z12
+	VUNPCKHPD Z5, Z4, Z13
+	VUNPCKLPD Z7, Z6, Z14
+	VUNPCKHPD Z7, Z6, Z15
+	VSHUFF64X2 $0x88, Z10, Z8, Z16
+	VSHUFF64X2 $0xDD, Z10, Z8, Z17
+	VSHUFF64X2 $0x88, Z11, Z9, Z18
+	VSHUFF64X2 $0xDD, Z11, Z9, Z19
+	VSHUFF64X2 $0x88, Z14, Z12, Z20
+	VSHUFF64X2 $0xDD, Z14, Z12, Z21
+	VSHUFF64X2 $0x88, Z15, Z13, Z22
+	VSHUFF64X2 $0xDD, Z15, Z13, Z23
+	VSHUFF64X2 $0x88, Z20, Z16, Z24
+	VSHUFF64X2 $0x88, Z22, Z18, Z25
+	VSHUFF64X2 $0x88, Z21, Z17, Z26
+	VSHUFF64X2 $0x88, Z23, Z19, Z27
+	VSHUFF64X2 $0xDD, Z20, Z16, Z28
+	VSHUFF64X2 $0xDD, Z22, Z18, Z29
+	VSHUFF64X2 $0xDD, Z21, Z17, Z30
+	VSHUFF64X2 $0xDD, Z23, Z19, Z31
+	VMOVUPD Z24, (DI)
+	VMOVUPD Z25, (DI)(DX*1)
+	VMOVUPD Z26, (DI)(DX*2)
+	VMOVUPD Z27, (DI)(R9*1)
+	VMOVUPD Z28, (DI)(DX*4)
+	VMOVUPD Z29, (DI)(R10*1)
+	VMOVUPD Z30, (DI)(R9*2)
+	VMOVUPD Z31, (DI)(R11*1)
+	VMOVUPD 64(SI), Z0
+	VMOVUPD 192(SI), Z1
+	VMOVUPD 320(SI), Z2
+	VMOVUPD 448(SI), Z3
+	VMOVUPD 576(SI), Z4
+	VMOVUPD 704(SI), Z5
+	VMOVUPD 832(SI), Z6
+	VMOVUPD 960(SI), Z7
+	VUNPCKLPD Z1, Z0, Z8
+	VUNPCKHPD Z1, Z0, Z9
+	VUNPCKLPD Z3, Z2, Z10
+	VUNPCKHPD Z3, Z2, Z11
+	VUNPCKLPD Z5, Z4, Z12
+	VUNPCKHPD Z5, Z4, Z13
+	VUNPCKLPD Z7, Z6, Z14
+	VUNPCKHPD Z7, Z6, Z15
+	VSHUFF64X2 $0x88, Z10, Z8, Z16
+	VSHUFF64X2 $0xDD, Z10, Z8, Z17
+	VSHUFF64X2 $0x88, Z11, Z9, Z18
+	VSHUFF64X2 $0xDD, Z11, Z9, Z19
+	VSHUFF64X2 $0x88, Z14, Z12, Z20
+	VSHUFF64X2 $0xDD, Z14, Z12, Z21
+	VSHUFF64X2 $0x88, Z15, Z13, Z22
+	VSHUFF64X2 $0xDD, Z15, Z13, Z23
+	VSHUFF64X2 $0x88, Z20, Z16, Z24
+	VSHUFF64X2 $0x88, Z22, Z18, Z25
+	VSHUFF64X2 $0x88, Z21, Z17, Z26
+	VSHUFF64X2 $0x88, Z23, Z19, Z27
+	VSHUFF64X2 $0xDD, Z20, Z16, Z28
+	VSHUFF64X2 $0xDD, Z22, Z18, Z29
+	VSHUFF64X2 $0xDD, Z21, Z17, Z30
+	VSHUFF64X2 $0xDD, Z23, Z19, Z31
+	VMOVUPD Z24, (R8)
+	VMOVUPD Z25, (R8)(DX*1)
+	VMOVUPD Z26, (R8)(DX*2)
+	VMOVUPD Z27, (R8)(R9*1)
+	VMOVUPD Z28, (R8)(DX*4)
+	VMOVUPD Z29, (R8)(R10*1)
+	VMOVUPD Z30, (R8)(R9*2)
+	VMOVUPD Z31, (R8)(R11*1)
+	ADDQ $1024, SI
+	ADDQ $64, DI
+	ADDQ $64, R8
+	DECQ CX
+	JNZ  uloop16
+udone16:
 	VZEROUPPER
 	RET
 
