@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"math"
 	"path/filepath"
 	"regexp"
@@ -200,24 +199,5 @@ func TestTrainMiniBatchTighter(t *testing.T) {
 		if code, _, errOut := runCmd(t, "predict", "-model", model, trainCSV); code != exitOK {
 			t.Errorf("%s: predict: exit %d, %s", kind, code, errOut)
 		}
-	}
-	// A likelihood without the closed form: Bernoulli labels.
-	var rows strings.Builder
-	for i := 0; i < 80; i++ {
-		v := float64(i)/40 - 1
-		label := 0
-		if math.Sin(3*v) > 0 {
-			label = 1
-		}
-		fmt.Fprintf(&rows, "%g,%d\n", v, label)
-	}
-	labels := writeFile(t, dir, "labels.csv", rows.String())
-	model := filepath.Join(dir, "bernoulli.json")
-	if code, _, errOut := runCmd(t, "train", "-bound", "tighter", "-likelihood", "bernoulli", "-model", "svgp", "-m", "5",
-		"-epochs", "3", "-batch", "20", "-quiet", "-out", model, labels); code != exitOK {
-		t.Fatalf("bernoulli: exit %d, %s", code, errOut)
-	}
-	if b, err := modelfile.Load(model); err != nil || b.Model.Bound() != gp.TighterBound {
-		t.Errorf("bernoulli: loaded %v", err)
 	}
 }
