@@ -450,33 +450,3 @@ func TestTighterNumericGradient(t *testing.T) {
 		}
 	}
 }
-
-// TestTighterNumericUnbiased checks, for the numerically optimized bound
-// (Poisson), that the mean of the mini-batch estimates over a partition
-// equals the full-batch bound: each λₙ* depends on its own point only.
-func TestTighterNumericUnbiased(t *testing.T) {
-	const n, b = 24, 8
-	x, _ := tightData(18, n, 2)
-	y := make([]float64, n)
-	for i := range y {
-		y[i] = float64(i % 4)
-	}
-	for _, c := range tightCases()[:6] {
-		mod := buildTightLik(t, c, refPoisson{}, TighterBound, 19)
-		full, err := mod.Objective(x, y, n, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var mean float64
-		for lo := 0; lo < n; lo += b {
-			v, err := mod.Objective(x.Slice(lo, lo+b, 0, 2).(*mat.Dense), y[lo:lo+b], n, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			mean += v / (n / b)
-		}
-		if math.Abs(mean-full) > 1e-10*math.Abs(full) {
-			t.Errorf("%v: mean over the batches %.12g, full batch %.12g", c, mean, full)
-		}
-	}
-}
