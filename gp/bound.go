@@ -27,12 +27,8 @@ const (
 	// (and q(v⊥)) contribute. Since log(1 + x) ≤ x it is never below
 	// StandardBound. The relaxed conditional applies at the training inputs
 	// only: predictions are those of q(u) (and q(v⊥)) with the prior
-	// conditional, as for StandardBound. A likelihood that implements
-	// TighterLikelihood (package likelihood's Gaussian) gives that term in
-	// closed form; for any other likelihood with one latent function
-	// (Bernoulli, Poisson, Student-t) each point's λₙ is maximized
-	// numerically, a generalization of the closed form (see
-	// TighterLikelihood).
+	// conditional, as for StandardBound. The likelihood must implement
+	// TighterLikelihood (package likelihood's Gaussian does).
 	//
 	// The residual dₙ is k(xₙ,xₙ) − Q(xₙ,xₙ) after Z for SVGP, after Z and
 	// O for SOLVE-GP (q(v⊥) has a free covariance, which the conditional
@@ -82,11 +78,7 @@ func WithBound(b BoundKind) Option {
 }
 
 // TighterLikelihood is implemented by likelihoods whose TighterBound term
-// has a closed form (package likelihood's Gaussian). For other
-// likelihoods the scales λₙ are found numerically (see tighternum.go):
-// each point's E_{N(μₙ, sₙ + λ·dₙ)}[log p(yₙ | f)] − ½(λ − 1 − log λ) is
-// maximized over λ by a root search on its derivative, at a few
-// evaluations of ExpectedLogLik per step.
+// has a closed form (package likelihood's Gaussian).
 type TighterLikelihood interface {
 	// TighterTerm returns Σₙ tₙ, where tₙ is what the optimal scale λₙ of
 	// the conditional's residual variance dₙ = d[n] adds to the expected
@@ -106,8 +98,8 @@ func checkBound(b BoundKind, lik Likelihood) error {
 	if b != TighterBound {
 		return nil
 	}
-	if lik.NumLatent() != 1 {
-		return fmt.Errorf("%w: the tighter bound needs a likelihood with one latent function, not %d", ErrValue, lik.NumLatent())
+	if _, ok := lik.(TighterLikelihood); !ok || lik.NumLatent() != 1 {
+		return fmt.Errorf("%w: the tighter bound needs a likelihood with one latent function and a closed-form tighter term (Gaussian), not %T", ErrValue, lik)
 	}
 	return nil
 }

@@ -10,7 +10,6 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/solvegp/solvegp/chol"
-	"github.com/solvegp/solvegp/gp/likelihood"
 )
 
 // tightCase is a model of the tighter-bound tests: its kind, whether it is
@@ -289,8 +288,8 @@ func TestBoundOptions(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 1))
 	z := randDense(rng, 3, 2, -1, 1)
 	k := newRefRBF(2, 1, 1, 1)
-	if _, err := NewSVGP(k, &refTwo{}, z, WithBound(TighterBound)); !errors.Is(err, ErrValue) {
-		t.Errorf("tighter bound with two latent functions: error %v, want ErrValue", err)
+	if _, err := NewSVGP(k, refPoisson{}, z, WithBound(TighterBound)); !errors.Is(err, ErrValue) {
+		t.Errorf("tighter bound with a Poisson likelihood: error %v, want ErrValue", err)
 	}
 	if _, err := NewSVGP(k, &refGauss{}, z, WithBound(BoundKind(5))); !errors.Is(err, ErrValue) {
 		t.Errorf("bound 5: error %v, want ErrValue", err)
@@ -306,147 +305,5 @@ func TestBoundOptions(t *testing.T) {
 	}
 	if s := BoundKind(5).String(); s != "BoundKind(5)" {
 		t.Errorf("String() = %q", s)
-	}
-}
-
-// plainGauss is refGauss without TighterTerm, so that the tighter bound
-// searches its λₙ numerically.
-type plainGauss struct{ g refGauss }
-
-func (p *plainGauss) NumLatent() int                { return 1 }
-func (p *plainGauss) NumParams() int                { return 1 }
-func (p *plainGauss) Params(dst []float64)          { p.g.Params(dst) }
-func (p *plainGauss) SetParams(src []float64) error { return p.g.SetParams(src) }
-func (p *plainGauss) ExpectedLogLik(y, mu, v, dmu, dvar, dparams []float64, r *rand.Rand) float64 {
-	return p.g.ExpectedLogLik(y, mu, v, dmu, dvar, dparams, r)
-}
-func (p *plainGauss) LogPredictive(dst, y, mu, v []float64, r *rand.Rand) {
-	p.g.LogPredictive(dst, y, mu, v, r)
-}
-func (p *plainGauss) PredictY(mean, variance, mu, fvar []float64, r *rand.Rand) {
-	p.g.PredictY(mean, variance, mu, fvar, r)
-}
-
-// buildTightLik is buildTight with the likelihood lik.
-func buildTightLik(t testing.TB, c tightCase, lik Likelihood, b BoundKind, seed uint64) *Model {
-	t.Helper()
-	rng := rand.New(rand.NewPCG(seed, 7))
-	k := newRefRBF(2, 1.3, 0.9, 1.2)
-	z := randDense(rng, 4, 2, -2, 2)
-	o := randDense(rng, 3, 2, -2, 2)
-	opts := []Option{WithWhitening(c.whiten), WithKuuJitter(chol.NoJitter()), WithCvvJitter(chol.NoJitter()), WithBound(b)}
-	mod, err := newOfKind(c.kind, k, lik, z, o, opts...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	perturbQ(mod, rng, 0.3)
-	return mod
-}
-
-// TestTighterNumericMatchesClosedForm checks the numerical search for λₙ*
-// against the closed form: a Gaussian likelihood without TighterTerm gives
-// the bound and gradient of one with it.
-func TestTighterNumericMatchesClosedForm(t *testing.T) {
-	x, y := tightData(12, 9, 2)
-	for _, c := range tightCases()[:6] {
-		a := buildTightLik(t, c, &refGauss{logVar: math.Log(0.07)}, TighterBound, 13)
-		b := buildTightLik(t, c, &plainGauss{refGauss{logVar: math.Log(0.07)}}, TighterBound, 13)
-		ga, gb := make([]float64, a.NumParams()), make([]float64, b.NumParams())
-		fa, err := a.Objective(x, y, 20, ga)
-		if err != nil {
-			t.Fatal(err)
-		}
-		fb, err := b.Objective(x, y, 20, gb)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if math.Abs(fa-fb) > 1e-10*math.Abs(fa) {
-			t.Errorf("%v: closed form %.14g, numerical %.14g", c, fa, fb)
-		}
-		for i := range ga {
-			if math.Abs(ga[i]-gb[i]) > 1e-8*math.Max(1, math.Abs(ga[i])) {
-				t.Errorf("%v: gradient %d: closed form %.12g, numerical %.12g", c, i, ga[i], gb[i])
-			}
-		}
-	}
-}
-
-// poissonTerm is max over λ of the Poisson tighter term of one point,
-// E_{N(μ, s+λd)}[log p(y | f)] − ½(λ − 1 − log λ), by golden-section
-// search on log λ (the term is concave in λ), and its value at λ = 1.
-func poissonTerm(y, mu, s, d float64) (best, atOne float64) {
-	f := func(lam float64) float64 {
-		lg, _ := math.Lgamma(y + 1)
-		return y*mu - math.Exp(mu+(s+lam*d)/2) - lg - 0.5*(lam-1-math.Log(lam))
-	}
-	a, b := math.Log(1e-9), math.Log(1.0)
-	r := (math.Sqrt(5) - 1) / 2
-	for i := 0; i < 200; i++ {
-		c, e := b-r*(b-a), a+r*(b-a)
-		if f(math.Exp(c)) > f(math.Exp(e)) {
-			b = e
-		} else {
-			a = c
-		}
-	}
-	return f(math.Exp((a + b) / 2)), f(1)
-}
-
-// TestTighterNumericPoisson checks the Poisson tighter bound against
-// per-point golden-section maxima, and that it is above the standard one.
-func TestTighterNumericPoisson(t *testing.T) {
-	x, _ := tightData(14, 8, 2)
-	y := []float64{0, 1, 3, 2, 0, 5, 1, 4}
-	for _, c := range tightCases()[:6] {
-		mod := buildTightLik(t, c, refPoisson{}, TighterBound, 15)
-		got, err := mod.Objective(x, y, 8, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		ws := &mod.ws
-		var want, std float64
-		for i := range y {
-			b, one := poissonTerm(y[i], ws.mu[i], ws.sv[i], ws.res[i])
-			want += b
-			std += one
-		}
-		want -= ws.klu + ws.klv
-		std -= ws.klu + ws.klv
-		if math.Abs(got-want) > 1e-9*math.Abs(want) || !(got > std) {
-			t.Errorf("%v: bound %.12g, per-point maxima %.12g, standard %.12g", c, got, want, std)
-		}
-	}
-}
-
-// TestTighterNumericGradient checks the gradient of the numerically
-// optimized tighter bound against finite differences for Poisson,
-// Bernoulli and Student-t likelihoods (the last with its own parameters).
-func TestTighterNumericGradient(t *testing.T) {
-	x, yr := tightData(16, 8, 2)
-	counts := []float64{0, 1, 3, 2, 0, 5, 1, 4}
-	labels := []float64{0, 1, 1, 0, 1, 0, 0, 1}
-	st, err := likelihood.NewStudentT(0.3, 4)
-	if err != nil {
-		t.Fatal(err)
-	}
-	bern, err := likelihood.NewBernoulli()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, lc := range []struct {
-		name string
-		lik  Likelihood
-		y    []float64
-	}{{"poisson", refPoisson{}, counts}, {"bernoulli", bern, labels}, {"studentt", st, yr}} {
-		for _, c := range tightCases()[:6] {
-			t.Run(lc.name+"/"+c.String(), func(t *testing.T) {
-				mod := buildTightLik(t, c, lc.lik, TighterBound, 17)
-				idx := make([]int, mod.NumParams())
-				for i := range idx {
-					idx[i] = i
-				}
-				checkGrad(t, mod, x, lc.y, 30, idx, 2e-6)
-			})
-		}
 	}
 }

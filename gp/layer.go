@@ -44,10 +44,7 @@ type workspace struct {
 	// The tighter bound: residual variances dₙ, marginal variances less
 	// dₙ, and the bound's gradient with respect to dₙ.
 	res, sv, dres []float64
-	// The numerical search for λₙ* (tighternum.go).
-	lam, vlam, gmu, gvar []float64
-	lsearch              []lamSearch
-	klu, klv             float64
+	klu, klv      float64
 
 	// Backward buffers.
 	bbar, fbar, pbar, xu, abar, dbar, xv, vecM, vecM2 []float64

@@ -12,13 +12,11 @@ import (
 // Terms are the pieces of the last evaluated bound.
 type Terms struct {
 	// ExpLogLik is Σ_n E_q[log p(y_n | f_n)] over the batch (unscaled).
-	// For TighterBound the marginal variances of q hold the residual
-	// variances dₙ scaled by λₙ: by 0 for a TighterLikelihood, whose term
-	// Tighter accounts for them, and by the optimal λₙ otherwise.
+	// For TighterBound the marginal variances of q exclude the residual
+	// variances dₙ, which Tighter accounts for.
 	ExpLogLik float64
-	// Tighter is the rest of the TighterBound terms over the batch
-	// (unscaled): −½·Σ log(1 + dₙ/σ²) for a Gaussian likelihood, the
-	// conditionals' −½·Σ(λₙ − 1 − log λₙ) otherwise; 0 for StandardBound.
+	// Tighter is Σ_n of the TighterBound term over the batch (unscaled;
+	// −½·Σ log(1 + dₙ/σ²) for a Gaussian likelihood), 0 for StandardBound.
 	Tighter float64
 	// Scale is nTotal / batch size, the factor applied to ExpLogLik.
 	Scale float64
@@ -122,9 +120,8 @@ func (mod *Model) Objective(x *mat.Dense, y []float64, nTotal int, grad []float6
 	variance := ws.vr
 	var tl TighterLikelihood
 	var dres []float64
-	tighter := mod.cfg.bound == TighterBound
-	if tighter {
-		tl, _ = mod.lik.(TighterLikelihood)
+	if mod.cfg.bound == TighterBound {
+		tl = mod.lik.(TighterLikelihood)
 		mod.splitResidual()
 		variance = ws.sv
 		if grad != nil {
@@ -132,15 +129,10 @@ func (mod *Model) Objective(x *mat.Dense, y []float64, nTotal int, grad []float6
 			dres = ws.dres
 		}
 	}
-	var ell, tight float64
-	switch {
-	case tighter && tl == nil:
-		ell, tight = mod.tighterNumeric(y, dmu, dvar, dres, dlik)
-	default:
-		ell = mod.lik.ExpectedLogLik(y, ws.mu, variance, dmu, dvar, dlik, mod.rng)
-		if tl != nil {
-			tight = tl.TighterTerm(ws.res, dres, dlik)
-		}
+	ell := mod.lik.ExpectedLogLik(y, ws.mu, variance, dmu, dvar, dlik, mod.rng)
+	var tight float64
+	if tl != nil {
+		tight = tl.TighterTerm(ws.res, dres, dlik)
 	}
 	scale := float64(nTotal) / float64(n)
 	bound := scale*(ell+tight) - ws.klu - ws.klv

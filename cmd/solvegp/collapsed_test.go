@@ -128,7 +128,7 @@ func TestTrainCollapsedFlags(t *testing.T) {
 		{[]string{"-collapsed", "-likelihood", "bernoulli"}, "-collapsed needs the Gaussian likelihood, not -likelihood bernoulli"},
 		{[]string{"-collapsed", "-iters", "0"}, "-iters 0: must be positive"},
 		{[]string{"-iters", "10"}, "-iters needs -collapsed"},
-		{[]string{"-bound", "tighter", "-likelihood", "softmax"}, "-bound tighter needs a likelihood with one latent function (gaussian, studentt, bernoulli or poisson), not -likelihood softmax"},
+		{[]string{"-bound", "tighter", "-likelihood", "poisson"}, "-bound tighter needs the Gaussian likelihood, not -likelihood poisson"},
 		{[]string{"-bound", "tight"}, `-bound: "tight" is neither standard nor tighter`},
 		{[]string{"-collapsed", "-bound", "tight"}, `-bound: "tight" is neither standard nor tighter`},
 	} {
