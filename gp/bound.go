@@ -28,7 +28,10 @@ const (
 	// StandardBound. The relaxed conditional applies at the training inputs
 	// only: predictions are those of q(u) (and q(v⊥)) with the prior
 	// conditional, as for StandardBound. The likelihood must implement
-	// TighterLikelihood (package likelihood's Gaussian does).
+	// TighterLikelihood (package likelihood's Gaussian does). Other
+	// likelihoods would need each marginal variance of the relaxed
+	// conditional, [R^½ΛR^½]ₙₙ = Σₖ (R^½)²ₙₖλₖ, which is not λₙdₙ and costs
+	// R^½ (N×N); taking sₙ + λₙdₙ instead does not give a lower bound.
 	//
 	// The residual dₙ is k(xₙ,xₙ) − Q(xₙ,xₙ) after Z for SVGP, after Z and
 	// O for SOLVE-GP (q(v⊥) has a free covariance, which the conditional
