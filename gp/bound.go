@@ -31,7 +31,9 @@ const (
 	// TighterLikelihood (package likelihood's Gaussian does). Other
 	// likelihoods would need each marginal variance of the relaxed
 	// conditional, [R^½ΛR^½]ₙₙ = Σₖ (R^½)²ₙₖλₖ, which is not λₙdₙ and costs
-	// R^½ (N×N); taking sₙ + λₙdₙ instead does not give a lower bound.
+	// R^½ (N×N). Taking sₙ + λₙdₙ instead is not a bound this family
+	// justifies: the covariance with those marginals, Λ^½RΛ^½, has a KL
+	// divergence of at least ½·Σₙ(λₙ − 1 − log λₙ), as tr(R⁻¹Λ^½RΛ^½) ≥ tr Λ.
 	//
 	// The residual dₙ is k(xₙ,xₙ) − Q(xₙ,xₙ) after Z for SVGP, after Z and
 	// O for SOLVE-GP (q(v⊥) has a free covariance, which the conditional
