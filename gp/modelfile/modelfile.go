@@ -65,9 +65,10 @@ type Bundle struct {
 	// not change predictions; it says which objective chose the
 	// hyperparameters and inducing inputs. Empty means not recorded (a
 	// model not fitted by a collapsed bound, or a file before format
-	// version 4). The bound a model trained by mini-batches maximized is
-	// the model's own (gp.WithBound, gp.Model.Bound), which the file
-	// records as "bound" (format version 5) and Load restores.
+	// version 4). The bound the model itself evaluates (gp.WithBound,
+	// gp.Model.Bound; the tighter one for a model trained by mini-batches
+	// on it or exported by package collapsed from its tighter bound) is
+	// recorded as "bound" (format version 5) and restored by Load.
 	CollapsedBound string
 	// Unchecked is set by Load and Unmarshal for a file of an older format
 	// version whose checksum does not cover everything that affects a
