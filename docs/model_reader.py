@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Reference reader for solvegp model files (docs/model-format.md, versions 1 to 4).
+"""Reference reader for solvegp model files (docs/model-format.md, versions 1 to 5).
 
 Usage:
 
@@ -22,7 +22,10 @@ reads back as the same float64. With --jitter, the diagonal jitters added to
 K_uu and C_vv are printed to standard error as "jitter <K_uu> <C_vv>".
 A version 4 file may record the collapsed bound the model was fitted with
 (collapsed_bound: "standard" or "tighter"; Model.collapsed_bound, "" if
-absent); it does not affect predictions.
+absent); it does not affect predictions. A version 5 file may record the
+bound a model trained by mini-batches maximized (bound: "standard" or
+"tighter"; Model.bound, "standard" if absent); it does not affect
+predictions either.
 A version 1 or 2 file, whose checksum covers the parameters only, is read with a
 warning on standard error (after the jitter line).
 
@@ -46,8 +49,9 @@ import struct
 import sys
 
 FORMAT = "solvegp-model"
-VERSION = 4
+VERSION = 5
 COLLAPSED_BOUND_VERSION = 4  # first version with collapsed_bound
+BOUND_VERSION = 5  # first version with bound
 
 # The jitter policy (model-format.md, "Jitter").
 JITTER_START = 1e-10
@@ -368,6 +372,12 @@ class Model:
         if self.collapsed_bound and version < COLLAPSED_BOUND_VERSION:
             raise FormatError("collapsed_bound needs format version %d, the file has version %d"
                               % (COLLAPSED_BOUND_VERSION, version))
+        self.bound = doc.get("bound", "standard")
+        if self.bound not in ("standard", "tighter"):
+            raise FormatError("bound %r is neither \"standard\" nor \"tighter\"" % (self.bound,))
+        if "bound" in doc and version < BOUND_VERSION:
+            raise FormatError("bound needs format version %d, the file has version %d"
+                              % (BOUND_VERSION, version))
         self.unchecked = version < 3
         if self.unchecked:
             if "model_sha256" in doc:

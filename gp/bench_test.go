@@ -176,3 +176,49 @@ func BenchmarkPredict(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkBoundKind compares one bound-and-gradient evaluation of the
+// standard and the tighter bound (WithBound) at the sizes of the
+// elevators measurement (d = 18, M = 128, M₂ = 128, batches of 1024, one
+// thread, whitened):
+//
+//	go test ./gp -run '^$' -bench BenchmarkBoundKind -benchtime 200x -count 3
+func BenchmarkBoundKind(b *testing.B) {
+	const d, n = 18, 1024
+	for _, kind := range []Kind{SVGP, SOLVEGP} {
+		for _, bound := range []BoundKind{StandardBound, TighterBound} {
+			b.Run(fmt.Sprintf("%v/%v", kind, bound), func(b *testing.B) {
+				m, m2 := 128, 128
+				if testing.Short() {
+					m, m2 = 8, 8
+				}
+				rng := rand.New(rand.NewPCG(1, 2))
+				k, err := kernel.NewRBF(d, 1, 3)
+				if err != nil {
+					b.Fatal(err)
+				}
+				lik, err := likelihood.NewGaussian(0.1)
+				if err != nil {
+					b.Fatal(err)
+				}
+				z, o := randDense(rng, m, d, -1, 1), randDense(rng, m2, d, -1, 1)
+				mod, err := newOfKind(kind, k, lik, z, o, WithThreads(1), WithWhitening(true), WithBound(bound))
+				if err != nil {
+					b.Fatal(err)
+				}
+				x := randDense(rng, n, d, -1, 1)
+				y := make([]float64, n)
+				for i := range y {
+					y[i] = math.Sin(x.At(i, 0))
+				}
+				grad := make([]float64, mod.NumParams())
+				b.ResetTimer()
+				for i := 0; i < b.N; i++ {
+					if _, err := mod.Objective(x, y, 15000, grad); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+	}
+}

@@ -135,6 +135,22 @@ func (g *refGauss) ExpectedLogLik(y, mu, v, dmu, dvar, dparams []float64, _ *ran
 	}
 	return sum
 }
+
+// TighterTerm is −½·Σ log(1 + dₙ/σ²) with its gradients (σ² = exp(logVar)).
+func (g *refGauss) TighterTerm(d, dd, dparams []float64) float64 {
+	s2 := math.Exp(g.logVar)
+	var sum float64
+	for n, v := range d {
+		sum -= 0.5 * math.Log1p(v/s2)
+		if dd != nil {
+			dd[n] = -0.5 / (s2 + v)
+		}
+		if dparams != nil {
+			dparams[0] += 0.5 * v / (s2 + v)
+		}
+	}
+	return sum
+}
 func (g *refGauss) LogPredictive(dst, y, mu, v []float64, _ *rand.Rand) {
 	s2 := math.Exp(g.logVar)
 	for n := range y {

@@ -41,7 +41,10 @@ type workspace struct {
 	ncol            int
 
 	mu, vr, dmu, dvar, dlik, htot []float64
-	klu, klv                      float64
+	// The tighter bound: residual variances dₙ, marginal variances less
+	// dₙ, and the bound's gradient with respect to dₙ.
+	res, sv, dres []float64
+	klu, klv      float64
 
 	// Backward buffers.
 	bbar, fbar, pbar, xu, abar, dbar, xv, vecM, vecM2 []float64
@@ -500,8 +503,11 @@ func (mod *Model) blockBackward(lg *la, blk *backBlock, dmu, dvar []float64, kap
 // backward back-propagates dmu, dvar (gradients of the outer objective with
 // respect to the marginals, point-major) and kappa (its coefficient on the
 // total KL divergence) to the flat parameter gradient grad (accumulating)
-// and, if dx is non-nil, to the inputs (accumulating).
-func (mod *Model) backward(dmu, dvar []float64, kappa float64, grad []float64, dx *mat.Dense) error {
+// and, if dx is non-nil, to the inputs (accumulating). If dres is non-nil
+// the objective depends on the residual variances dₙ (splitResidual) with
+// gradient dres and on the marginal variances less dₙ with gradient dvar;
+// nil means it depends on the marginal variances only.
+func (mod *Model) backward(dmu, dvar, dres []float64, kappa float64, grad []float64, dx *mat.Dense) error {
 	ws := &mod.ws
 	x := ws.x
 	N := ws.n
@@ -509,7 +515,13 @@ func (mod *Model) backward(dmu, dvar []float64, kappa float64, grad []float64, d
 	mod.ensureBackward()
 	lg := mod.linalg(Backward)
 	lay := mod.layout
+	// htot is the gradient with respect to k(xₙ,xₙ) − ‖bₙ‖² (− ‖dₙ‖²):
+	// through every marginal variance, or through dₙ alone.
 	for n := 0; n < N; n++ {
+		if dres != nil {
+			ws.htot[n] = dres[n]
+			continue
+		}
 		var s float64
 		for l := 0; l < L; l++ {
 			s += dvar[n*L+l]

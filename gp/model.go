@@ -79,6 +79,7 @@ type config struct {
 	// 0 chooses them by the block's size, a negative value turns them
 	// off and a positive one forces that width (tests).
 	colChunk int
+	bound    BoundKind
 }
 
 // WithWhitening selects the whitened parameterization (Appendix E): q(u′)
@@ -296,6 +297,9 @@ func newModel(kind Kind, k Kernel, lik Likelihood, z, o mat.Matrix, opts []Optio
 	nk, nlk := k.NumParams(), lik.NumParams()
 	if nk < 0 || nlk < 0 {
 		return nil, fmt.Errorf("%w: kernel has %d parameters and likelihood %d, want at least 0", ErrShape, nk, nlk)
+	}
+	if err := checkBound(cfg.bound, lik); err != nil {
+		return nil, err
 	}
 	if err := checkMean(cfg.mean, d); err != nil {
 		return nil, err

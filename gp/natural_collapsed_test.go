@@ -231,3 +231,39 @@ func TestNaturalGradientFit(t *testing.T) {
 		}
 	}
 }
+
+// TestNaturalStepTighterIsCollapsedTighter: with the tighter bound
+// (gp.WithBound) and a Gaussian likelihood the optimal q(u) is that of the
+// standard bound, so one full-batch natural step of size 1 from the prior
+// lands where the uncollapsed tighter bound equals package collapsed's
+// tighter bound, whitened or not.
+func TestNaturalStepTighterIsCollapsedTighter(t *testing.T) {
+	x, y, z, _ := gp.NatData(3, 50)
+	for _, whiten := range []bool{false, true} {
+		k, _ := kernel.NewRBF(2, 0.9, 1.2)
+		lik, _ := likelihood.NewGaussian(0.05)
+		mod, err := gp.NewSVGP(k, lik, z, gp.WithWhitening(whiten), gp.WithBound(gp.TighterBound), gp.WithThreads(1))
+		if err != nil {
+			t.Fatal(err)
+		}
+		cm, err := collapsed.New(k, lik, z, nil, collapsed.Options{Bound: collapsed.Tighter})
+		if err != nil {
+			t.Fatal(err)
+		}
+		target, err := cm.Bound(x, y)
+		if err != nil {
+			t.Fatal(err)
+		}
+		before, _ := mod.Objective(x, y, len(y), nil)
+		if err := mod.NaturalStep(x, y, len(y), 1); err != nil {
+			t.Fatal(err)
+		}
+		after, err := mod.Objective(x, y, len(y), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if math.Abs(after-target) > 1e-8*math.Abs(target) || !(before < target-1) {
+			t.Errorf("whiten=%v: tighter bound %v → %v after one natural step, collapsed tighter bound %v", whiten, before, after, target)
+		}
+	}
+}

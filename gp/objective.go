@@ -12,7 +12,12 @@ import (
 // Terms are the pieces of the last evaluated bound.
 type Terms struct {
 	// ExpLogLik is Σ_n E_q[log p(y_n | f_n)] over the batch (unscaled).
+	// For TighterBound the marginal variances of q exclude the residual
+	// variances dₙ, which Tighter accounts for.
 	ExpLogLik float64
+	// Tighter is Σ_n of the TighterBound term over the batch (unscaled;
+	// −½·Σ log(1 + dₙ/σ²) for a Gaussian likelihood), 0 for StandardBound.
+	Tighter float64
 	// Scale is nTotal / batch size, the factor applied to ExpLogLik.
 	Scale float64
 	// KLU is Σ_l KL(q(u_l) ‖ p(u_l)).
@@ -23,7 +28,7 @@ type Terms struct {
 	// JitterUU and JitterVV are the diagonal jitters added to K_uu and C_vv
 	// by their policies (0 when none was needed).
 	JitterUU, JitterVV float64
-	// Bound is Scale·ExpLogLik − KLU − KLV.
+	// Bound is Scale·(ExpLogLik + Tighter) − KLU − KLV.
 	Bound float64
 }
 
@@ -74,7 +79,8 @@ func (mod *Model) ValidateData(x *mat.Dense, y []float64) error {
 //
 //	(nTotal/len(y))·Σ_n E_q[log p(y_n | f_n)] − KL_u − KL_v,
 //
-// to be maximized, and if grad is non-nil writes its gradient with respect
+// to be maximized (for TighterBound, see WithBound, each point's term is
+// that of the relaxed conditional: the estimate stays unbiased), and if grad is non-nil writes its gradient with respect
 // to the flat parameter vector into grad (len NumParams). x is n×d with one
 // point per row; y holds n observations. A bound or gradient that is not
 // finite (for example from overflowing inputs) is reported as an error
@@ -111,10 +117,26 @@ func (mod *Model) Objective(x *mat.Dense, y []float64, nTotal int, grad []float6
 		ws.dlik = growZero(ws.dlik, mod.lik.NumParams())
 		dmu, dvar, dlik = ws.dmu, ws.dvar, ws.dlik
 	}
-	ell := mod.lik.ExpectedLogLik(y, ws.mu, ws.vr, dmu, dvar, dlik, mod.rng)
+	variance := ws.vr
+	var tl TighterLikelihood
+	var dres []float64
+	if mod.cfg.bound == TighterBound {
+		tl = mod.lik.(TighterLikelihood)
+		mod.splitResidual()
+		variance = ws.sv
+		if grad != nil {
+			ws.dres = grow(ws.dres, n)
+			dres = ws.dres
+		}
+	}
+	ell := mod.lik.ExpectedLogLik(y, ws.mu, variance, dmu, dvar, dlik, mod.rng)
+	var tight float64
+	if tl != nil {
+		tight = tl.TighterTerm(ws.res, dres, dlik)
+	}
 	scale := float64(nTotal) / float64(n)
-	bound := scale*ell - ws.klu - ws.klv
-	mod.last = Terms{ExpLogLik: ell, Scale: scale, KLU: ws.klu, KLV: ws.klv, JitterUU: ws.jitU, JitterVV: ws.jitV, Bound: bound}
+	bound := scale*(ell+tight) - ws.klu - ws.klv
+	mod.last = Terms{ExpLogLik: ell, Tighter: tight, Scale: scale, KLU: ws.klu, KLV: ws.klv, JitterUU: ws.jitU, JitterVV: ws.jitV, Bound: bound}
 	if math.IsNaN(bound) || math.IsInf(bound, 0) {
 		return bound, fmt.Errorf("%w: bound is %g", ErrValue, bound)
 	}
@@ -130,7 +152,10 @@ func (mod *Model) Objective(x *mat.Dense, y []float64, nTotal int, grad []float6
 		dmu[i] *= scale
 		dvar[i] *= scale
 	}
-	if err := mod.backward(dmu, dvar, -1, grad, nil); err != nil {
+	for i := range dres {
+		dres[i] *= scale
+	}
+	if err := mod.backward(dmu, dvar, dres, -1, grad, nil); err != nil {
 		return bound, err
 	}
 	if !floats.AllFinite(grad) {
@@ -205,7 +230,7 @@ func (mod *Model) Backward(dmu, dvar []float64, dKL float64, grad []float64, dx 
 	if !floats.AllFinite(dmu) || !floats.AllFinite(dvar) || math.IsNaN(dKL) || math.IsInf(dKL, 0) {
 		return fmt.Errorf("%w: non-finite marginal gradients", ErrValue)
 	}
-	return mod.backward(dmu, dvar, dKL, grad, dx)
+	return mod.backward(dmu, dvar, nil, dKL, grad, dx)
 }
 
 // SampleMarginals draws f = mu + sqrt(variance)·eps elementwise (the

@@ -21,7 +21,7 @@ import (
 // collapsedOnly are train's flags that only -collapsed uses, and
 // notCollapsed those of mini-batch training that it does not.
 var (
-	collapsedOnly = []string{"iters", "bound"}
+	collapsedOnly = []string{"iters"}
 	notCollapsed  = []string{"epochs", "steps", "batch", "lr", "decay", "decay-every", "natural", "natural-fresh",
 		"patience", "checkpoint", "checkpoint-every", "plot", "whiten"}
 )

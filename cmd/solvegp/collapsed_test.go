@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/solvegp/solvegp/gp"
 	"github.com/solvegp/solvegp/gp/modelfile"
 )
 
@@ -127,7 +128,8 @@ func TestTrainCollapsedFlags(t *testing.T) {
 		{[]string{"-collapsed", "-likelihood", "bernoulli"}, "-collapsed needs the Gaussian likelihood, not -likelihood bernoulli"},
 		{[]string{"-collapsed", "-iters", "0"}, "-iters 0: must be positive"},
 		{[]string{"-iters", "10"}, "-iters needs -collapsed"},
-		{[]string{"-bound", "tighter"}, "-bound needs -collapsed"},
+		{[]string{"-bound", "tighter", "-likelihood", "poisson"}, "-bound tighter needs the Gaussian likelihood, not -likelihood poisson"},
+		{[]string{"-bound", "tight"}, `-bound: "tight" is neither standard nor tighter`},
 		{[]string{"-collapsed", "-bound", "tight"}, `-bound: "tight" is neither standard nor tighter`},
 	} {
 		args := append(append([]string{"train", "-quiet", "-m", "5", "-m2", "5", "-out", out}, c.args...), path)
@@ -168,6 +170,34 @@ func TestTrainCollapsedTighter(t *testing.T) {
 		t.Logf("%s: standard %.6f, tighter %.6f", c.model, values[0], values[1])
 		if !(values[1] > values[0]) {
 			t.Errorf("%s: tighter optimum %v not above standard %v", c.model, values[1], values[0])
+		}
+	}
+}
+
+// TestTrainMiniBatchTighter trains SVGP, ODVGP and SOLVE-GP by mini-batches
+// with -bound tighter: the model file records the bound, the loaded model
+// evaluates it, and predict reads the file.
+func TestTrainMiniBatchTighter(t *testing.T) {
+	dir := t.TempDir()
+	trainCSV := writeRegression(t, dir, 120, 3)
+	for _, kind := range []string{"svgp", "odvgp", "solvegp"} {
+		model := filepath.Join(dir, kind+".json")
+		args := []string{"train", "-bound", "tighter", "-model", kind, "-m", "6", "-epochs", "3", "-batch", "40", "-quiet", "-out", model}
+		if kind != "svgp" {
+			args = append(args, "-m2", "4")
+		}
+		if code, _, errOut := runCmd(t, append(args, trainCSV)...); code != exitOK {
+			t.Fatalf("%s: exit %d, %s", kind, code, errOut)
+		}
+		b, err := modelfile.Load(model)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if b.Model.Bound() != gp.TighterBound {
+			t.Errorf("%s: loaded model has bound %v", kind, b.Model.Bound())
+		}
+		if code, _, errOut := runCmd(t, "predict", "-model", model, trainCSV); code != exitOK {
+			t.Errorf("%s: predict: exit %d, %s", kind, code, errOut)
 		}
 	}
 }

@@ -37,6 +37,8 @@ type modelSpec struct {
 	// names are the data file's column names (inputs first), nil without
 	// a header; -kernel expressions may name input columns.
 	names []string
+	// bound is the bound mini-batch training maximizes (train's -bound).
+	bound gp.BoundKind
 }
 
 func (s *modelSpec) register(fs *flag.FlagSet) {
@@ -205,7 +207,7 @@ func (s *modelSpec) build(x *mat.Dense, lik gp.Likelihood) (*gp.Model, error) {
 	if err != nil {
 		return nil, err
 	}
-	opts := []gp.Option{gp.WithWhitening(s.whiten), gp.WithSeed(s.seed), gp.WithThreads(s.threads)}
+	opts := []gp.Option{gp.WithWhitening(s.whiten), gp.WithSeed(s.seed), gp.WithThreads(s.threads), gp.WithBound(s.bound)}
 	_, d := x.Dims()
 	mf, err := s.newMean(d)
 	if err != nil {

@@ -89,6 +89,11 @@ rounding; a checkpoint from an older solvegp, which did not keep the random
 stream, resumes with fresh Monte Carlo draws.) The
 parameterization is whitened unless -whiten=false. Several files or 'part-*.csv'
 are stacked; -stream reads them shard by shard each epoch, never all at once.
+-bound tighter (Gaussian likelihood) maximizes the tighter bound of Titsias
+(2025) and Bui et al. (2025): each point's −dₙ/(2σ²) becomes
+−½ log(1 + dₙ/σ²), dₙ the prior variance left at xₙ after Z (and O for
+solvegp); predictions use q(u) as with the standard bound, and the model file
+records the bound.
 
 With -collapsed (Gaussian likelihood; -model svgp or solvegp) the model is
 instead fitted on the whole training set at once by L-BFGS on the collapsed
@@ -153,7 +158,7 @@ func newTrainFlags(stderr io.Writer) *trainFlags {
 	fs.DurationVar(&f.ckEvery, "checkpoint-every", time.Minute, "least wall time between two checkpoints")
 	fs.BoolVar(&f.useCollapsed, "collapsed", false, "fit the collapsed bound by full-batch L-BFGS (see above)")
 	fs.IntVar(&f.iters, "iters", 1000, "with -collapsed: most L-BFGS iterations")
-	fs.StringVar(&f.boundName, "bound", "standard", "with -collapsed: the collapsed bound, standard or tighter")
+	fs.StringVar(&f.boundName, "bound", "standard", "the bound to maximize, standard or tighter (Titsias 2025; Gaussian likelihood; see above)")
 	fs.IntVar(&f.stream, "stream", 0, "stream the data files each epoch through a shuffle buffer of this many rows instead of loading them (0: load them; see above)")
 	fs.StringVar(&f.spec.mean, "mean", "zero", "prior mean function, learned with the other parameters: zero, constant or linear (on standardized inputs and targets)")
 	return f
@@ -178,6 +183,12 @@ func (f *trainFlags) check(path string) (data.Options, error) {
 	}
 	if f.bound, err = collapsed.ParseBound(f.boundName); err != nil {
 		return data.Options{}, fmt.Errorf("-bound: %q is neither standard nor tighter", f.boundName)
+	}
+	if f.spec.bound, err = gp.ParseBound(f.boundName); err != nil {
+		return data.Options{}, fmt.Errorf("-bound: %q is neither standard nor tighter", f.boundName)
+	}
+	if f.spec.bound == gp.TighterBound && f.spec.lik != "gaussian" {
+		return data.Options{}, fmt.Errorf("-bound tighter needs the Gaussian likelihood, not -likelihood %s", f.spec.lik)
 	}
 	if err := distinctFiles(namedFile{what: "the data file", path: path}, namedFile{what: "-out", path: f.out}, namedFile{what: "-plot", path: f.plotPath},
 		namedFile{what: "-checkpoint", path: f.ckPath}); err != nil {

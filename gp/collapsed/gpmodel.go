@@ -47,7 +47,8 @@ import (
 // For a model with Options.Bound = Tighter, q(u) and q*(v⊥) are the
 // Standard bound's optimum, which is also the Tighter bound's (the
 // diagonal rescaling of the residual covariance separates from them), and
-// the gp model's bound is the Standard bound, below md's.
+// the gp model evaluates the uncollapsed tighter bound
+// (gp.WithBound(gp.TighterBound)), which at that q equals md's.
 //
 // It returns an error for data that Bound rejects (nil, mismatched in
 // size or not finite), for a kernel it cannot copy, and when the kernel
@@ -69,6 +70,9 @@ func (md *Model) GPModel(x *mat.Dense, y []float64) (*gp.Model, error) {
 		return nil, err
 	}
 	opts := []gp.Option{gp.WithWhitening(false), gp.WithKuuJitter(md.jitter), gp.WithCvvJitter(md.jitter), gp.WithThreads(md.threads)}
+	if md.bound == Tighter {
+		opts = append(opts, gp.WithBound(gp.TighterBound))
+	}
 	if md.mean != nil {
 		mf, err := cloneMean(md.mean)
 		if err != nil {

@@ -187,9 +187,10 @@ func TestGPModelTight(t *testing.T) {
 }
 
 // TestGPModelTighter: the Tighter bound has the Standard bound's optimal
-// q(u) and q*(v⊥), so GPModel gives the same gp model (its uncollapsed
-// bound is the Standard bound, below the Tighter one) and the same
-// predictions, for SGPR and SOLVE-GP.
+// q(u) and q*(v⊥), so GPModel gives the same parameters and predictions as
+// for the Standard bound, in a gp model that evaluates the uncollapsed
+// tighter bound, which equals the collapsed Tighter bound, for SGPR and
+// SOLVE-GP.
 func TestGPModelTighter(t *testing.T) {
 	rng := rand.New(rand.NewPCG(93, 93))
 	x, y, z, o := planeData(rng, 40, 5, 3)
@@ -215,8 +216,8 @@ func TestGPModelTighter(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if math.Abs(got-want) > 1e-8*math.Abs(want) || !(got < tighter) {
-			t.Errorf("O %v: uncollapsed %v, Standard %v, Tighter %v", oo != nil, got, want, tighter)
+		if math.Abs(got-tighter) > 1e-8*math.Abs(tighter) || !(want < tighter) || mod.Bound() != gp.TighterBound {
+			t.Errorf("O %v: uncollapsed %v (bound %v), Standard %v, Tighter %v", oo != nil, got, mod.Bound(), want, tighter)
 		}
 		smod, err := std.GPModel(x, y)
 		if err != nil {

@@ -145,6 +145,37 @@ func (g *Gaussian) ExpectedLogLik(y, mu, variance []float64, dmu, dvar, dparams 
 	return sum
 }
 
+// TighterTerm returns −½·Σₙ log(1 + dₙ/σ²), the term of gp.TighterBound:
+// the maximum over λₙ > 0 of −λₙdₙ/(2σ²) − ½(λₙ − 1 − log λₙ), the
+// Gaussian likelihood's expectation of a residual variance scaled by λₙ
+// less the conditional's KL divergence, reached at λₙ = σ²/(σ² + dₙ). Its
+// gradients are ∂/∂dₙ = −1/(2(σ² + dₙ)) and ∂/∂σ² = ½·Σ dₙ/(σ²(σ² + dₙ)),
+// chained through softplus. A residual dₙ ≤ −σ² gives NaN. It implements
+// gp.TighterLikelihood.
+func (g *Gaussian) TighterTerm(d, dd, dparams []float64) float64 {
+	if dd != nil && len(dd) != len(d) {
+		panic(fmt.Sprintf("likelihood: TighterTerm gradient has length %d, want %d", len(dd), len(d)))
+	}
+	checkParamLen(dparams, 1)
+	s2 := g.noise
+	var sum, ds float64
+	for i, v := range d {
+		if !(s2+v > 0) {
+			return math.NaN()
+		}
+		w := 1 / (s2 + v)
+		sum -= 0.5 * math.Log1p(v/s2)
+		ds += 0.5 * v * w / s2
+		if dd != nil {
+			dd[i] = -0.5 * w
+		}
+	}
+	if dparams != nil {
+		dparams[0] += ds * transform.SoftplusDeriv(g.u)
+	}
+	return sum
+}
+
 // LogPredictive writes log N(y_n; μ_n, v_n + σ²), a negative v_n taken as
 // 0. rng is unused.
 func (g *Gaussian) LogPredictive(dst, y, mu, variance []float64, _ *rand.Rand) {

@@ -82,3 +82,54 @@ func TestGaussianFloorAndErrors(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// TestGaussianTighterTerm checks TighterTerm against its definition, the
+// maximum over λ of −λd/(2σ²) − ½(λ − 1 − log λ) found by a fine grid, and
+// its gradients against central finite differences.
+func TestGaussianTighterTerm(t *testing.T) {
+	g, err := NewGaussian(0.3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := []float64{0, 0.01, 0.5, 2, 40}
+	dd := make([]float64, len(d))
+	dp := []float64{0}
+	got := g.TighterTerm(d, dd, dp)
+	var want float64
+	for _, v := range d {
+		best := math.Inf(-1)
+		for i := 1; i <= 200000; i++ {
+			lam := float64(i) / 200000
+			best = math.Max(best, -lam*v/(2*0.3)-0.5*(lam-1-math.Log(lam)))
+		}
+		want += best
+	}
+	if math.Abs(got-want) > 1e-8 {
+		t.Errorf("TighterTerm = %.12g, grid maximum %.12g", got, want)
+	}
+	const h = 1e-6
+	for i := range d {
+		dp1, dm1 := append([]float64(nil), d...), append([]float64(nil), d...)
+		dp1[i] += h
+		dm1[i] -= h
+		fd := (g.TighterTerm(dp1, nil, nil) - g.TighterTerm(dm1, nil, nil)) / (2 * h)
+		if math.Abs(fd-dd[i]) > 1e-7 {
+			t.Errorf("∂/∂d[%d] = %g, finite difference %g", i, dd[i], fd)
+		}
+	}
+	var u [1]float64
+	g.Params(u[:])
+	eval := func(v float64) float64 {
+		c, _ := NewGaussian(0.3)
+		if err := c.SetParams([]float64{v}); err != nil {
+			t.Fatal(err)
+		}
+		return c.TighterTerm(d, nil, nil)
+	}
+	if fd := (eval(u[0]+h) - eval(u[0]-h)) / (2 * h); math.Abs(fd-dp[0]) > 1e-6 {
+		t.Errorf("∂/∂u = %g, finite difference %g", dp[0], fd)
+	}
+	if v := g.TighterTerm([]float64{-0.4}, nil, nil); !math.IsNaN(v) {
+		t.Errorf("residual below −σ²: %g, want NaN", v)
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/solvegp/solvegp/gp"
 	"github.com/solvegp/solvegp/gp/data"
 )
 
@@ -100,7 +101,7 @@ func TestVersion1Unchecked(t *testing.T) {
 	if err != nil || b.Unchecked != "" {
 		t.Fatalf("current file: %v, Unchecked %q", err, b.Unchecked)
 	}
-	v1 := strings.Replace(s, `"version": 4`, `"version": 1`, 1)
+	v1 := strings.Replace(s, curVersion, `"version": 1`, 1)
 	noSum := regexp.MustCompile(`,\s*"model_sha256": "[0-9a-f]*"`).ReplaceAllString(v1, "")
 	b, err = Unmarshal([]byte(noSum))
 	if err != nil {
@@ -120,7 +121,7 @@ func TestVersion1Unchecked(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if b2, err := Unmarshal(out); err != nil || b2.Unchecked != "" || !strings.Contains(string(out), `"version": 4`) {
+	if b2, err := Unmarshal(out); err != nil || b2.Unchecked != "" || !strings.Contains(string(out), curVersion) {
 		t.Errorf("saved again: %v, Unchecked %q", err, b2.Unchecked)
 	}
 }
@@ -129,7 +130,7 @@ func TestVersion1Unchecked(t *testing.T) {
 // model_sha256 as Go does: it reads a current file, refuses one with an
 // edited y_mean, and reads a version 1 file with a warning; and that it
 // reads collapsed_bound, refusing an unknown value or one in a version 3
-// file.
+// file, and bound, refusing an unknown value or one in a version 4 file.
 func TestPythonReaderDigest(t *testing.T) {
 	python, err := exec.LookPath("python3")
 	if err != nil {
@@ -145,7 +146,7 @@ func TestPythonReaderDigest(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := standardizedFile(t)
-	v1 := regexp.MustCompile(`,\s*"model_sha256": "[0-9a-f]*"`).ReplaceAllString(strings.Replace(s, `"version": 4`, `"version": 1`, 1), "")
+	v1 := regexp.MustCompile(`,\s*"model_sha256": "[0-9a-f]*"`).ReplaceAllString(strings.Replace(s, curVersion, `"version": 1`, 1), "")
 	b, err := Unmarshal([]byte(s))
 	if err != nil {
 		t.Fatal(err)
@@ -156,6 +157,11 @@ func TestPythonReaderDigest(t *testing.T) {
 		t.Fatal(err)
 	}
 	tb := string(withBound)
+	tighter, err := Marshal(&Bundle{Model: build(t, cases()[0], rand.New(rand.NewPCG(5, 5)), gp.WithBound(gp.TighterBound))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mb := string(tighter)
 	for _, tc := range []struct {
 		name, file string
 		ok         bool
@@ -166,7 +172,10 @@ func TestPythonReaderDigest(t *testing.T) {
 		{"version 1", v1, true, "warning: format version 1"},
 		{"collapsed bound", tb, true, ""},
 		{"bad collapsed bound", strings.Replace(tb, `"tighter"`, `"loose"`, 1), false, "neither"},
-		{"collapsed bound in version 3", strings.Replace(tb, `"version": 4`, `"version": 3`, 1), false, "needs format version 4"},
+		{"collapsed bound in version 3", strings.Replace(tb, curVersion, `"version": 3`, 1), false, "needs format version 4"},
+		{"tighter bound", mb, true, ""},
+		{"bad bound", resignString(t, strings.Replace(mb, `"bound": "tighter"`, `"bound": "loose"`, 1)), false, "neither"},
+		{"bound in version 4", resignString(t, strings.Replace(mb, curVersion, `"version": 4`, 1)), false, "bound needs format version 5"},
 	} {
 		path := filepath.Join(dir, strings.ReplaceAll(tc.name, " ", "-")+".json")
 		if err := os.WriteFile(path, []byte(tc.file), 0o644); err != nil {
@@ -180,4 +189,10 @@ func TestPythonReaderDigest(t *testing.T) {
 			t.Errorf("%s: %v, stderr %q, want success %v and %q", tc.name, err, stderr.String(), tc.ok, tc.stderr)
 		}
 	}
+}
+
+// resignString is resign for a file held as a string.
+func resignString(t *testing.T, file string) string {
+	t.Helper()
+	return string(resign(t, []byte(file)))
 }

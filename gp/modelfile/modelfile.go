@@ -26,10 +26,13 @@ const Format = "solvegp-model"
 
 // Version is the format version this package writes. It reads files of
 // this version and older ones; newer files are rejected with ErrVersion.
-const Version = 4
+const Version = 5
 
 // collapsedBoundVersion is the first format version with collapsed_bound.
 const collapsedBoundVersion = 4
+
+// boundVersion is the first format version with bound.
+const boundVersion = 5
 
 // MaxFileSize bounds the size of a model file Load and Read accept
 // (1 GiB), so that a corrupt or hostile file cannot exhaust memory.
@@ -62,7 +65,10 @@ type Bundle struct {
 	// not change predictions; it says which objective chose the
 	// hyperparameters and inducing inputs. Empty means not recorded (a
 	// model not fitted by a collapsed bound, or a file before format
-	// version 4).
+	// version 4). The bound the model itself evaluates (gp.WithBound,
+	// gp.Model.Bound; the tighter one for a model trained by mini-batches
+	// on it or exported by package collapsed from its tighter bound) is
+	// recorded as "bound" (format version 5) and restored by Load.
 	CollapsedBound string
 	// Unchecked is set by Load and Unmarshal for a file of an older format
 	// version whose checksum does not cover everything that affects a
@@ -153,6 +159,9 @@ type file struct {
 	Meta         *Meta         `json:"meta,omitempty"`
 	// Field of format version 4 (collapsedBoundVersion).
 	CollapsedBound string `json:"collapsed_bound,omitempty"`
+	// Field of format version 5 (boundVersion): the model's mini-batch
+	// bound (gp.Model.Bound) when it is not the standard one.
+	Bound string `json:"bound,omitempty"`
 }
 
 // checkCollapsedBound accepts the values of Bundle.CollapsedBound.
@@ -293,6 +302,9 @@ func Marshal(b *Bundle) ([]byte, error) {
 		return nil, fmt.Errorf("modelfile: %w", err)
 	}
 	f.CollapsedBound = b.CollapsedBound
+	if bk := m.Bound(); bk != gp.StandardBound {
+		f.Bound = bk.String()
+	}
 	if len(b.Meta.InputNames) > 0 || b.Meta.TargetName != "" || len(b.Meta.Info) > 0 {
 		meta := b.Meta
 		f.Meta = &meta
@@ -674,6 +686,16 @@ func (f *file) build() (*Bundle, error) {
 		return nil, bad("params_sha256 does not match the parameters (file corrupt or edited)")
 	}
 	opts := []gp.Option{gp.WithWhitening(f.Whitened)}
+	if f.Bound != "" {
+		if f.Version < boundVersion {
+			return nil, bad("bound needs format version %d, the file has version %d", boundVersion, f.Version)
+		}
+		bk, err := gp.ParseBound(f.Bound)
+		if err != nil {
+			return nil, bad("bound %q is neither \"standard\" nor \"tighter\"", f.Bound)
+		}
+		opts = append(opts, gp.WithBound(bk))
+	}
 	if mf != nil {
 		opts = append(opts, gp.WithMean(mf))
 	}
