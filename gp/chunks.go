@@ -275,7 +275,7 @@ func (mod *Model) wideForward(lg *la, name string, blk *fwdBlock) {
 		clear(sq[:N])
 		colSumSq(lg.threads, sq, 1, 1, m, N, src)
 		for l := 0; l < L; l++ {
-			copy(f[l], basis[:m*N])
+			copyPar(lg.threads, m, N, basis, f[l])
 			lg.trmmL(name, true, m, N, tris[l], m, f[l], N)
 			lg.gemv(true, m, N, 1, basis, mod.theta[meanOff[l]:meanOff[l]+m], 1, 1, ws.mu[l:], L)
 			colSumSq(lg.threads, ws.vr[l:], L, 1, m, N, f[l])

@@ -28,9 +28,9 @@ type workspace struct {
 	lu, f, pu, au            [][]float64
 	puRef, auRef             [][]float64
 
-	kuv, a, kvv, cvv, kvf, cvf, dm, gm, dsq []float64
-	lv, h, pv, av                           [][]float64
-	pvRef, avRef                            [][]float64
+	kuv, a, kvv, cvv, kvf, dm, gm, dsq []float64
+	lv, h, pv, av                      [][]float64
+	pvRef, avRef                       [][]float64
 
 	// ODVGP.
 	kvs, os, osGrad []float64
@@ -106,7 +106,6 @@ func (mod *Model) ensure(n int) {
 		ws.kvv = grow(ws.kvv, M2*M2)
 		ws.cvv = grow(ws.cvv, M2*M2)
 		ws.kvf = grow(ws.kvf, M2*n)
-		ws.cvf = grow(ws.cvf, M2*n)
 		ws.dm = grow(ws.dm, M2*n)
 		if !mod.whiten {
 			ws.gm = grow(ws.gm, M2*n)
@@ -199,11 +198,11 @@ func (mod *Model) forward(x *mat.Dense) error {
 	l0u := ws.l0u.RawL()
 	mod.kern.Matrix(denseOn(&ws.hKuf, M, N, ws.kuf), mod.z, x)
 	mod.kern.Diag(ws.kff, x)
-	copy(ws.b, ws.kuf)
+	copyPar(lg.threads, M, N, ws.kuf, ws.b)
 	lg.trsmL("B = L0u\\Kuf", false, M, N, l0u, M, ws.b, N)
 	basis := ws.b
 	if !mod.whiten {
-		copy(ws.e, ws.b)
+		copyPar(lg.threads, M, N, ws.b, ws.e)
 		lg.trsmL("E = L0uᵀ\\B", true, M, N, l0u, M, ws.e, N)
 		basis = ws.e
 	}
@@ -216,12 +215,12 @@ func (mod *Model) forward(x *mat.Dense) error {
 	}
 	ws.klu = 0
 	for l := 0; l < L; l++ {
-		unpackTri(ws.lu[l], M, mod.theta[mod.layout.LU[l]:])
+		unpackTri(lg.threads, ws.lu[l], M, mod.theta[mod.layout.LU[l]:])
 		mvec := mod.theta[mod.layout.MU[l] : mod.layout.MU[l]+M]
 		if mod.whiten {
 			ws.puRef[l], ws.auRef[l] = ws.lu[l], mvec
 		} else {
-			copy(ws.pu[l], ws.lu[l])
+			copyPar(lg.threads, M, M, ws.lu[l], ws.pu[l])
 			lg.trsmLowerL("P = L0u\\Lu", M, l0u, ws.pu[l])
 			copy(ws.au[l], mvec)
 			lg.trsv(false, M, l0u, ws.au[l])
@@ -258,10 +257,10 @@ func (mod *Model) forwardSOLVE(lg *la, x *mat.Dense) error {
 	M, M2, L := mod.m, mod.m2, mod.nl
 	l0u := ws.l0u.RawL()
 	kernUU(mod.kern, denseOn(&ws.hKuv, M, M2, ws.kuv), mod.z, mod.o)
-	copy(ws.a, ws.kuv)
+	copyPar(lg.threads, M, M2, ws.kuv, ws.a)
 	lg.trsmL("A = L0u\\Kuv", false, M, M2, l0u, M, ws.a, M2)
 	kernUU(mod.kern, denseOn(&ws.hKvv, M2, M2, ws.kvv), mod.o, mod.o)
-	copy(ws.cvv, ws.kvv)
+	copyPar(lg.threads, M2, M2, ws.kvv, ws.cvv)
 	lg.syrkT("Cvv = Kvv − AᵀA", M2, M, -1, ws.a, M2, 1, ws.cvv, M2)
 	pol, rel := relativeJitterOK(mod.cfg.cvvJitter, M2, ws.kvv, ws.cvv)
 	jit, err := lg.chol("L0v = chol(Cvv)", &ws.l0v, M2, ws.cvv, pol)
@@ -271,23 +270,23 @@ func (mod *Model) forwardSOLVE(lg *la, x *mat.Dense) error {
 	ws.jitV, ws.jitVRel = jit, rel
 	l0v := ws.l0v.RawL()
 	mod.kern.Matrix(denseOn(&ws.hKvf, M2, N, ws.kvf), mod.o, x)
-	copy(ws.cvf, ws.kvf)
-	lg.gemm("Cvf = Kvf − AᵀB", true, false, M2, N, M, -1, ws.a, M2, ws.b, N, 1, ws.cvf, N)
-	copy(ws.dm, ws.cvf)
+	// D = L0v⁻¹·Cvf is formed in place, C_vf = K_vf − AᵀB first.
+	copyPar(lg.threads, M2, N, ws.kvf, ws.dm)
+	lg.gemm("Cvf = Kvf − AᵀB", true, false, M2, N, M, -1, ws.a, M2, ws.b, N, 1, ws.dm, N)
 	lg.trsmL("D = L0v\\Cvf", false, M2, N, l0v, M2, ws.dm, N)
 	basis := ws.dm
 	if !mod.whiten {
-		copy(ws.gm, ws.dm)
+		copyPar(lg.threads, M2, N, ws.dm, ws.gm)
 		lg.trsmL("G = L0vᵀ\\D", true, M2, N, l0v, M2, ws.gm, N)
 		basis = ws.gm
 	}
 	for l := 0; l < L; l++ {
-		unpackTri(ws.lv[l], M2, mod.theta[mod.layout.LV[l]:])
+		unpackTri(lg.threads, ws.lv[l], M2, mod.theta[mod.layout.LV[l]:])
 		mvec := mod.theta[mod.layout.MV[l] : mod.layout.MV[l]+M2]
 		if mod.whiten {
 			ws.pvRef[l], ws.avRef[l] = ws.lv[l], mvec
 		} else {
-			copy(ws.pv[l], ws.lv[l])
+			copyPar(lg.threads, M2, M2, ws.lv[l], ws.pv[l])
 			lg.trsmLowerL("Pv = L0v\\Lv", M2, l0v, ws.pv[l])
 			copy(ws.av[l], mvec)
 			lg.trsv(false, M2, l0v, ws.av[l])
@@ -416,7 +415,10 @@ type backBlock struct {
 // gradients of m_l and L_l into grad. f holds F_l = P_lᵀ·B as wideForward
 // stored them (by chunks when chunkCols(m, N) > 0). blk names B, L0,
 // P_l, a_l, F_l, the offsets of m_l and L_l, and the outputs B̄ and X.
-func (mod *Model) blockBackward(lg *la, blk *backBlock, dmu, dvar []float64, kappa float64, grad []float64) {
+// Whitened, X is zero and is left unwritten: blockBackward reports whether
+// it wrote X, and the caller's first product into X then overwrites it
+// instead of clearing M² values first.
+func (mod *Model) blockBackward(lg *la, blk *backBlock, dmu, dvar []float64, kappa float64, grad []float64) (wroteX bool) {
 	m, b, l0, p, a, f := blk.m, blk.b, blk.l0, blk.p, blk.a, blk.f
 	muOff, luOff, bbar, x := blk.muOff, blk.luOff, blk.bbar, blk.x
 	ws := &mod.ws
@@ -446,7 +448,9 @@ func (mod *Model) blockBackward(lg *la, blk *backBlock, dmu, dvar []float64, kap
 		scaleCols(lg.threads, m, N, -2, b, ws.htot, 1, bbar)
 		lg.bi.Dgemm(gblas.NoTrans, gblas.Trans, m, N, L, 1, am, L, dmu, L, 1, bbar, N)
 	}
-	clear(x)
+	if !mod.whiten {
+		clearPar(lg.threads, m, m, x)
+	}
 	for l := 0; l < L; l++ {
 		pl := p[l]
 		if cw > 0 {
@@ -461,15 +465,7 @@ func (mod *Model) blockBackward(lg *la, blk *backBlock, dmu, dvar []float64, kap
 		for i, v := range a[l][:m] {
 			abar[i] += kappa * v
 		}
-		for i := 0; i < m; i++ {
-			row := pbar[i*m : i*m+m]
-			prow := pl[i*m : i*m+i+1]
-			for j, v := range prow {
-				row[j] += kappa * v
-			}
-			row[i] -= kappa / prow[i]
-			clear(row[i+1:])
-		}
+		triAdjust(lg.threads, m, pbar, pl, kappa)
 		if cw == 0 {
 			// B̄ += P·F̄.
 			lg.trmmL("B̄ += P·F̄", false, m, N, pl, m, fbar, N)
@@ -481,7 +477,7 @@ func (mod *Model) blockBackward(lg *la, blk *backBlock, dmu, dvar []float64, kap
 			for i, v := range abar {
 				mg[i] += v
 			}
-			addTriGrad(lgOff, m, pbar, mod.theta[luOff[l]:])
+			addTriGrad(lg.threads, lgOff, m, pbar, mod.theta[luOff[l]:])
 			continue
 		}
 		// Unwhitened: a = L0⁻¹·m, P = L0⁻¹·L, so m̄ = L0⁻ᵀ·ā, L̄ = L0⁻ᵀ·P̄
@@ -493,8 +489,9 @@ func (mod *Model) blockBackward(lg *la, blk *backBlock, dmu, dvar []float64, kap
 			mg[i] += v
 		}
 		lg.trsmLowerPartLT("L̄ = tril(L0⁻ᵀ·P̄)", m, l0, pbar)
-		addTriGrad(lgOff, m, pbar, mod.theta[luOff[l]:])
+		addTriGrad(lg.threads, lgOff, m, pbar, mod.theta[luOff[l]:])
 	}
+	return !mod.whiten
 }
 
 // backward back-propagates dmu, dvar (gradients of the outer objective with
@@ -523,16 +520,24 @@ func (mod *Model) backward(dmu, dvar []float64, kappa float64, grad []float64, d
 		dO = denseOn(&ws.hDO, M2, d, grad[lay.O:lay.O+M2*d])
 	}
 	l0u := ws.l0u.RawL()
-	mod.blockBackward(&lg, &backBlock{m: M, b: ws.b, l0: l0u, p: ws.puRef, a: ws.auRef, f: ws.f,
+	// beta returns the coefficient of the first product into X_u or X_v:
+	// 0 while the blocks have not written it (it is then overwritten).
+	beta := func(wrote bool) float64 {
+		if wrote {
+			return 1
+		}
+		return 0
+	}
+	wroteXu := mod.blockBackward(&lg, &backBlock{m: M, b: ws.b, l0: l0u, p: ws.puRef, a: ws.auRef, f: ws.f,
 		muOff: lay.MU, luOff: lay.LU, bbar: ws.bbar, x: ws.xu}, dmu, dvar, kappa, grad)
 
 	switch mod.kind {
 	case SOLVEGP:
 		l0v := ws.l0v.RawL()
-		mod.blockBackward(&lg, &backBlock{m: M2, b: ws.dm, l0: l0v, p: ws.pvRef, a: ws.avRef, f: ws.h,
+		wroteXv := mod.blockBackward(&lg, &backBlock{m: M2, b: ws.dm, l0: l0v, p: ws.pvRef, a: ws.avRef, f: ws.h,
 			muOff: lay.MV, luOff: lay.LV, bbar: ws.dbar, x: ws.xv}, dmu, dvar, kappa, grad)
 		// D = L0v⁻¹·Cvf: X_v += D̄·Dᵀ, C̄vf = L0v⁻ᵀ·D̄.
-		lg.gemmLowerNT("Xv += tril(D̄·Dᵀ)", M2, N, 1, ws.dbar, N, ws.dm, N, 1, ws.xv, M2)
+		lg.gemmLowerNT("Xv += tril(D̄·Dᵀ)", M2, N, 1, ws.dbar, N, ws.dm, N, beta(wroteXv), ws.xv, M2)
 		lg.trsmL("C̄vf = L0v⁻ᵀ·D̄", true, M2, N, l0v, M2, ws.dbar, N)
 		if err := lg.cholAdjoint("C̄vv = chol adjoint (L0v)", &ws.l0v, M2, ws.xv); err != nil {
 			return err
@@ -548,15 +553,20 @@ func (mod *Model) backward(dmu, dvar []float64, kappa float64, grad []float64, d
 		kernUUGrad(mod.kern, denseOn(&ws.hXv, M2, M2, ws.xv), ws.hKvv, mod.o, mod.o, dO, dO, kgrad)
 		mod.kern.MatrixGrad(denseOn(&ws.hDbar, M2, N, ws.dbar), ws.hKvf, mod.o, x, dO, dx, kgrad)
 		// A = L0u⁻¹·Kuv.
-		lg.gemmLowerNT("Xu += tril(Ā·Aᵀ)", M, M2, 1, ws.abar, M2, ws.a, M2, 1, ws.xu, M)
+		lg.gemmLowerNT("Xu += tril(Ā·Aᵀ)", M, M2, 1, ws.abar, M2, ws.a, M2, beta(wroteXu), ws.xu, M)
+		wroteXu = true
 		lg.trsmL("K̄uv = L0u⁻ᵀ·Ā", true, M, M2, l0u, M, ws.abar, M2)
 		kernUUGrad(mod.kern, denseOn(&ws.hAbar, M, M2, ws.abar), ws.hKuv, mod.z, mod.o, dZ, dO, kgrad)
 	case ODVGP:
+		if !wroteXu {
+			clearPar(lg.threads, M, M, ws.xu)
+			wroteXu = true
+		}
 		mod.odvgpBackward(&lg, dmu, kappa, grad, dx, dZ, dO, kgrad)
 	}
 
 	// B = L0u⁻¹·Kuf.
-	lg.gemmLowerNT("Xu += tril(B̄·Bᵀ)", M, N, 1, ws.bbar, N, ws.b, N, 1, ws.xu, M)
+	lg.gemmLowerNT("Xu += tril(B̄·Bᵀ)", M, N, 1, ws.bbar, N, ws.b, N, beta(wroteXu), ws.xu, M)
 	lg.trsmL("K̄uf = L0u⁻ᵀ·B̄", true, M, N, l0u, M, ws.bbar, N)
 	if err := lg.cholAdjoint("K̄uu = chol adjoint (L0u)", &ws.l0u, M, ws.xu); err != nil {
 		return err

@@ -1,9 +1,11 @@
 package gp
 
 import (
+	"math"
 	"runtime"
 	"sync"
 
+	"github.com/solvegp/solvegp/gp/transform"
 	"github.com/solvegp/solvegp/internal/parallel"
 )
 
@@ -29,6 +31,11 @@ const (
 	passColSumSq  elemPass = iota // s[n·inc] += sign·Σ_i a[i,n]² (ranges of columns)
 	passScaleCols                 // dst[i,n] = s·src[i,n]·v[n·inc]
 	passAddTo                     // dst[i,n] += src[i,n]
+	passCopy                      // dst[i,n] = src[i,n]
+	passClear                     // dst[i,n] = 0
+	passTriAdjust                 // lower-triangle adjoint terms of a block (triAdjust)
+	passTriGrad                   // packed-gradient accumulation (addTriGrad), triangular work
+	passUnpackTri                 // packed parameters to a dense triangle (unpackTri)
 )
 
 // elemTask is one pass over an r×c row-major block, split into parts
@@ -52,6 +59,24 @@ func (t *elemTask) Run(p int) {
 		return
 	}
 	i0, i1 := p*t.r/t.parts, (p+1)*t.r/t.parts
+	switch t.pass {
+	case passTriGrad:
+		i0, i1 = triRowSplit(t.r, p, t.parts), triRowSplit(t.r, p+1, t.parts)
+		addTriGradRows(t.dst, t.r, t.src, t.v, i0, i1)
+		return
+	case passTriAdjust:
+		triAdjustRows(t.dst, t.r, t.src, t.s, i0, i1)
+		return
+	case passUnpackTri:
+		unpackTriRows(t.dst, t.r, t.src, i0, i1)
+		return
+	case passCopy:
+		copy(t.dst[i0*t.c:i1*t.c], t.src[i0*t.c:i1*t.c])
+		return
+	case passClear:
+		clear(t.dst[i0*t.c : i1*t.c])
+		return
+	}
 	c := t.c
 	for i := i0; i < i1; i++ {
 		d := t.dst[i*c : i*c+c]
@@ -77,12 +102,15 @@ func runElem(threads int, t *elemTask) {
 	if threads <= 0 {
 		threads = runtime.GOMAXPROCS(0)
 	}
-	span := t.r
-	if t.pass == passColSumSq {
+	span, elems := t.r, t.r*t.c
+	switch t.pass {
+	case passColSumSq:
 		span = t.c
+	case passTriGrad:
+		elems /= 2
 	}
 	parts := 1
-	if t.r*t.c >= elemParMin {
+	if elems >= elemParMin {
 		parts = max(1, min(threads, maxElemParts, span))
 	}
 	t.parts = parts
@@ -126,4 +154,91 @@ func addTo(threads, r, c int, src, dst []float64) {
 	t := newElemTask()
 	t.pass, t.r, t.c, t.src, t.dst = passAddTo, r, c, src, dst
 	runElem(threads, t)
+}
+
+// triRowSplit returns the first row of part p of parts ranges of the rows
+// of an order-n lower triangle, balanced for work proportional to the
+// row's length.
+func triRowSplit(n, p, parts int) int {
+	if p >= parts {
+		return n
+	}
+	return min(n, int(math.Sqrt(float64(p)/float64(parts))*float64(n)))
+}
+
+// copyPar copies the r×c block src to dst.
+func copyPar(threads, r, c int, src, dst []float64) {
+	t := newElemTask()
+	t.pass, t.r, t.c, t.src, t.dst = passCopy, r, c, src, dst
+	runElem(threads, t)
+}
+
+// clearPar zeroes the r×c block dst.
+func clearPar(threads, r, c int, dst []float64) {
+	t := newElemTask()
+	t.pass, t.r, t.c, t.dst = passClear, r, c, dst
+	runElem(threads, t)
+}
+
+// triAdjust adds a block's KL terms to the adjoint of its order-n lower
+// triangle P, pbar ← tril(pbar) + kappa·(P − diag(1/P_ii)), and zeroes
+// pbar's strict upper triangle.
+func triAdjust(threads, n int, pbar, p []float64, kappa float64) {
+	t := newElemTask()
+	t.pass, t.r, t.c, t.dst, t.src, t.s = passTriAdjust, n, n, pbar, p, kappa
+	runElem(threads, t)
+}
+
+// triAdjustRows is triAdjust on rows [i0, i1).
+func triAdjustRows(pbar []float64, n int, p []float64, kappa float64, i0, i1 int) {
+	for i := i0; i < i1; i++ {
+		row := pbar[i*n : i*n+n]
+		prow := p[i*n : i*n+i+1]
+		for j, v := range prow {
+			row[j] += kappa * v
+		}
+		row[i] -= kappa / prow[i]
+		clear(row[i+1:])
+	}
+}
+
+// addTriGrad adds the lower triangle of the dense gradient g (n×n) with
+// respect to L into the packed gradient dst, applying the softplus chain
+// rule on the diagonal with the packed unconstrained values src.
+func addTriGrad(threads int, dst []float64, n int, g []float64, src []float64) {
+	t := newElemTask()
+	t.pass, t.r, t.c, t.dst, t.src, t.v = passTriGrad, n, n, dst, g, src
+	runElem(threads, t)
+}
+
+// addTriGradRows is addTriGrad on rows [i0, i1).
+func addTriGradRows(dst []float64, n int, g []float64, src []float64, i0, i1 int) {
+	for i := i0; i < i1; i++ {
+		base := i * (i + 1) / 2
+		row := dst[base : base+i+1]
+		gr := g[i*n : i*n+i+1]
+		for j := 0; j < i; j++ {
+			row[j] += gr[j]
+		}
+		row[i] += gr[i] * transform.SoftplusDeriv(src[base+i])
+	}
+}
+
+// unpackTri expands the packed lower triangle src (row-major, softplus
+// applied to the diagonal) into the dense n×n dst, zeroing the strict
+// upper triangle.
+func unpackTri(threads int, dst []float64, n int, src []float64) {
+	t := newElemTask()
+	t.pass, t.r, t.c, t.dst, t.src = passUnpackTri, n, n, dst, src
+	runElem(threads, t)
+}
+
+// unpackTriRows is unpackTri on rows [i0, i1).
+func unpackTriRows(dst []float64, n int, src []float64, i0, i1 int) {
+	for i := i0; i < i1; i++ {
+		row := dst[i*n : i*n+n]
+		copy(row, src[i*(i+1)/2:i*(i+1)/2+i])
+		row[i] = transform.Softplus(src[i*(i+1)/2+i])
+		clear(row[i+1:])
+	}
 }

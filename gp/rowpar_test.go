@@ -8,6 +8,7 @@ import (
 
 	"github.com/solvegp/solvegp/gp/kernel"
 	"github.com/solvegp/solvegp/gp/likelihood"
+	"github.com/solvegp/solvegp/gp/transform"
 	"github.com/solvegp/solvegp/internal/floats"
 )
 
@@ -64,6 +65,81 @@ func TestElemPasses(t *testing.T) {
 		}
 		addTo(threads, r, c, b, dst)
 		same("addTo", threads, dst, want)
+	}
+}
+
+// TestTriPasses checks the row-parallel passes over M×M triangles and
+// blocks (copy, clear, the KL adjoint terms, the packed-gradient
+// accumulation and the unpacking of the packed parameters), split over 1
+// to 5 goroutines, bit for bit against plain loops, at an order above
+// elemParMin's threshold for the triangular passes.
+func TestTriPasses(t *testing.T) {
+	rng := rand.New(rand.NewPCG(53, 54))
+	const n = 300
+	if n*n/2 < elemParMin {
+		t.Fatal("triangle too small to split the passes")
+	}
+	vec := func(k int) []float64 {
+		v := make([]float64, k)
+		for i := range v {
+			v[i] = rng.NormFloat64()
+		}
+		return v
+	}
+	np := n * (n + 1) / 2
+	packed, p, g := vec(np), vec(n*n), vec(n*n)
+	for i := 0; i < n; i++ {
+		p[i*n+i] = 1 + math.Abs(p[i*n+i])
+	}
+	const kappa = 0.7
+	for threads := 1; threads <= 5; threads++ {
+		src, dst := vec(n*n), vec(n*n)
+		copyPar(threads, n, n, src, dst)
+		if !slices.Equal(dst, src) {
+			t.Fatalf("copyPar, %d goroutines: copy differs", threads)
+		}
+		clearPar(threads, n, n, dst)
+		if slices.ContainsFunc(dst, func(v float64) bool { return v != 0 }) {
+			t.Fatalf("clearPar, %d goroutines: non-zero left", threads)
+		}
+
+		pbar := vec(n * n)
+		want := slices.Clone(pbar)
+		for i := 0; i < n; i++ {
+			for j := 0; j <= i; j++ {
+				want[i*n+j] += kappa * p[i*n+j]
+			}
+			want[i*n+i] -= kappa / p[i*n+i]
+			clear(want[i*n+i+1 : i*n+n])
+		}
+		triAdjust(threads, n, pbar, p, kappa)
+		if !slices.Equal(pbar, want) {
+			t.Fatalf("triAdjust, %d goroutines: result differs", threads)
+		}
+
+		acc := vec(np)
+		want = slices.Clone(acc)
+		for i := 0; i < n; i++ {
+			for j := 0; j < i; j++ {
+				want[i*(i+1)/2+j] += g[i*n+j]
+			}
+			want[i*(i+1)/2+i] += g[i*n+i] * transform.SoftplusDeriv(packed[i*(i+1)/2+i])
+		}
+		addTriGrad(threads, acc, n, g, packed)
+		if !slices.Equal(acc, want) {
+			t.Fatalf("addTriGrad, %d goroutines: result differs", threads)
+		}
+
+		l := vec(n * n)
+		want = make([]float64, n*n)
+		for i := 0; i < n; i++ {
+			copy(want[i*n:i*n+i], packed[i*(i+1)/2:])
+			want[i*n+i] = transform.Softplus(packed[i*(i+1)/2+i])
+		}
+		unpackTri(threads, l, n, packed)
+		if !slices.Equal(l, want) {
+			t.Fatalf("unpackTri, %d goroutines: result differs", threads)
+		}
 	}
 }
 
