@@ -425,11 +425,11 @@ func (mod *Model) blockBackward(lg *la, blk *backBlock, dmu, dvar []float64, kap
 	N, L := ws.n, mod.nl
 	var fbar []float64 // the whole-row path's F̄
 	pbar := ws.pbar[:m*m]
-	abar := ws.vecM[:m]
+	var abar []float64
 	// B̄ = −2·B·diag(Σ_l h_l) + Σ_l (a_l·g_lᵀ + P_l·F̄_l), starting with the
-	// first two terms; Σ_l a_l·g_lᵀ = [a_1 … a_L]·Gᵀ, where the rows of the
-	// N×L matrix G are those of dmu, is one GEMM with inner dimension L:
-	// one pass over B̄ instead of one per latent function.
+	// first two terms, Σ_l a_l·g_lᵀ = [a_1 … a_L]·Gᵀ with the rows of the
+	// N×L matrix G those of dmu; they and the ā_l = B·g_l take one pass
+	// over B (backInit) instead of one per term and latent function.
 	am := ws.amatL[:m*L]
 	for l := 0; l < L; l++ {
 		for i, v := range a[l][:m] {
@@ -445,31 +445,31 @@ func (mod *Model) blockBackward(lg *la, blk *backBlock, dmu, dvar []float64, kap
 		pbars, abars = mod.runChunkedBack(lg, cw, blk, am, dmu, dvar)
 	} else {
 		fbar = ws.fbar[:m*N]
-		scaleCols(lg.threads, m, N, -2, b, ws.htot, 1, bbar)
-		lg.bi.Dgemm(gblas.NoTrans, gblas.Trans, m, N, L, 1, am, L, dmu, L, 1, bbar, N)
+		ws.abarL = grow(ws.abarL, L*m)
+		abars = ws.abarL[:L*m]
+		backInit(lg.threads, blk, N, L, ws.htot, am, dmu, abars)
 	}
 	if !mod.whiten {
 		clearPar(lg.threads, m, m, x)
 	}
 	for l := 0; l < L; l++ {
 		pl := p[l]
+		abar = abars[l*m : (l+1)*m]
 		if cw > 0 {
-			pbar, abar = pbars[l*m*m:(l+1)*m*m], abars[l*m:(l+1)*m]
+			pbar = pbars[l*m*m : (l+1)*m*m]
 		} else {
-			// ā = B·g, F̄ = 2·F·diag(h), P̄ = tril(B·F̄ᵀ).
-			lg.gemv(false, m, N, 1, b, dmu[l:], L, 0, abar, 1)
+			// F̄ = 2·F·diag(h), P̄ = tril(B·F̄ᵀ).
 			scaleCols(lg.threads, m, N, 2, f[l], dvar[l:], L, fbar)
 			lg.gemmLowerNT("P̄ = tril(B·F̄ᵀ)", m, N, 1, b, N, fbar, N, 0, pbar, m)
 		}
-		// ā += κ·a, P̄ += κ·(P − diag(1/P_ii)).
-		for i, v := range a[l][:m] {
-			abar[i] += kappa * v
-		}
-		triAdjust(lg.threads, m, pbar, pl, kappa)
 		if cw == 0 {
 			// B̄ += P·F̄.
 			lg.trmmL("B̄ += P·F̄", false, m, N, pl, m, fbar, N)
 			addTo(lg.threads, m, N, fbar, bbar)
+		}
+		// ā += κ·a, P̄ += κ·(P − diag(1/P_ii)).
+		for i, v := range a[l][:m] {
+			abar[i] += kappa * v
 		}
 		mg := grad[muOff[l] : muOff[l]+m]
 		lgOff := grad[luOff[l]:]
@@ -477,9 +477,11 @@ func (mod *Model) blockBackward(lg *la, blk *backBlock, dmu, dvar []float64, kap
 			for i, v := range abar {
 				mg[i] += v
 			}
-			addTriGrad(lg.threads, lgOff, m, pbar, mod.theta[luOff[l]:])
+			// P = L: the KL terms and the packed gradient in one pass.
+			addTriGradKL(lg.threads, lgOff, m, pbar, mod.theta[luOff[l]:], kappa)
 			continue
 		}
+		triAdjust(lg.threads, m, pbar, pl, kappa)
 		// Unwhitened: a = L0⁻¹·m, P = L0⁻¹·L, so m̄ = L0⁻ᵀ·ā, L̄ = L0⁻ᵀ·P̄
 		// and L0 receives −L0⁻ᵀ·(ā·aᵀ + P̄·Pᵀ).
 		lg.bi.Dger(m, m, 1, abar, 1, a[l], 1, x, m)

@@ -36,6 +36,8 @@ const (
 	passTriAdjust                 // lower-triangle adjoint terms of a block (triAdjust)
 	passTriGrad                   // packed-gradient accumulation (addTriGrad), triangular work
 	passUnpackTri                 // packed parameters to a dense triangle (unpackTri)
+	passBackInit                  // the first terms of B̄ and the ā_l (backInit)
+	passTriGradKL                 // addTriGradKL, triangular work
 )
 
 // elemTask is one pass over an r×c row-major block, split into parts
@@ -47,6 +49,10 @@ type elemTask struct {
 	v           []float64
 	inc         int
 	s           float64
+	// passBackInit's operands: the m×L means, the N×L mean gradients,
+	// the L×m output and L.
+	am, g, out []float64
+	l          int
 }
 
 var elemTasks = sync.Pool{New: func() any { return new(elemTask) }}
@@ -64,6 +70,10 @@ func (t *elemTask) Run(p int) {
 		i0, i1 = triRowSplit(t.r, p, t.parts), triRowSplit(t.r, p+1, t.parts)
 		addTriGradRows(t.dst, t.r, t.src, t.v, i0, i1)
 		return
+	case passTriGradKL:
+		i0, i1 = triRowSplit(t.r, p, t.parts), triRowSplit(t.r, p+1, t.parts)
+		addTriGradKLRows(t.dst, t.r, t.src, t.v, t.s, i0, i1)
+		return
 	case passTriAdjust:
 		triAdjustRows(t.dst, t.r, t.src, t.s, i0, i1)
 		return
@@ -75,6 +85,9 @@ func (t *elemTask) Run(p int) {
 		return
 	case passClear:
 		clear(t.dst[i0*t.c : i1*t.c])
+		return
+	case passBackInit:
+		backInitRows(t, i0, i1)
 		return
 	}
 	c := t.c
@@ -106,7 +119,7 @@ func runElem(threads int, t *elemTask) {
 	switch t.pass {
 	case passColSumSq:
 		span = t.c
-	case passTriGrad:
+	case passTriGrad, passTriGradKL:
 		elems /= 2
 	}
 	parts := 1
@@ -240,5 +253,86 @@ func unpackTriRows(dst []float64, n int, src []float64, i0, i1 int) {
 		copy(row, src[i*(i+1)/2:i*(i+1)/2+i])
 		row[i] = transform.Softplus(src[i*(i+1)/2+i])
 		clear(row[i+1:])
+	}
+}
+
+// backInit starts the backward pass of the block blk (its m, B and B̄ are
+// read) in one pass over the m×n matrix B: with h the n values of htot,
+// [a_1 … a_L] the m×L matrix am and G the n×L matrix g of marginal-mean
+// gradients, it sets
+//
+//	B̄ = −2·B·diag(h) + [a_1 … a_L]·Gᵀ,   ā_l = B·g_l (into abars[l·m:]).
+//
+// Each row of B̄ and each ā_l entry is one goroutine's, so the results do
+// not depend on the number of goroutines.
+func backInit(threads int, blk *backBlock, n, L int, h, am, g, abars []float64) {
+	t := newElemTask()
+	t.pass, t.r, t.c, t.src, t.v, t.dst, t.am, t.g, t.out, t.l = passBackInit, blk.m, n, blk.b, h, blk.bbar, am, g, abars, L
+	runElem(threads, t)
+}
+
+// backInitRows is backInit on rows [i0, i1).
+func backInitRows(t *elemTask, i0, i1 int) {
+	n, L := t.c, t.l
+	h, g := t.v[:n], t.g[:n*L]
+	for i := i0; i < i1; i++ {
+		src, dst := t.src[i*n:i*n+n], t.dst[i*n:i*n+n]
+		ai := t.am[i*L : i*L+L]
+		if L == 1 {
+			a0 := ai[0]
+			for k, v := range src {
+				dst[k] = -2*v*h[k] + a0*g[k]
+			}
+			var s float64
+			for k, v := range src {
+				s += v * g[k]
+			}
+			t.out[i] = s
+			continue
+		}
+		for k, v := range src {
+			acc := -2 * v * h[k]
+			gk := g[k*L : k*L+L]
+			for l, a := range ai {
+				acc += a * gk[l]
+			}
+			dst[k] = acc
+		}
+		for l := 0; l < L; l++ {
+			var s float64
+			for k, v := range src {
+				s += v * g[k*L+l]
+			}
+			t.out[l*t.r+i] = s
+		}
+	}
+}
+
+// addTriGradKL is triAdjust followed by addTriGrad for a whitened block,
+// whose triangle P is the L held packed in src: it adds
+// tril(pbar) + kappa·(L − diag(1/L_ii)), L's diagonal entry being
+// softplus of the packed value, into the packed gradient dst with the
+// softplus chain rule on the diagonal, reading only pbar's lower triangle
+// and leaving pbar unchanged. The sums are those of the two passes.
+func addTriGradKL(threads int, dst []float64, n int, pbar, src []float64, kappa float64) {
+	t := newElemTask()
+	t.pass, t.r, t.c, t.dst, t.src, t.v, t.s = passTriGradKL, n, n, dst, pbar, src, kappa
+	runElem(threads, t)
+}
+
+// addTriGradKLRows is addTriGradKL on rows [i0, i1).
+func addTriGradKLRows(dst []float64, n int, pbar, src []float64, kappa float64, i0, i1 int) {
+	for i := i0; i < i1; i++ {
+		base := i * (i + 1) / 2
+		row := dst[base : base+i+1]
+		gr := pbar[i*n : i*n+i+1]
+		lr := src[base : base+i+1]
+		for j := 0; j < i; j++ {
+			row[j] += gr[j] + kappa*lr[j]
+		}
+		lii := transform.Softplus(lr[i])
+		d := gr[i] + kappa*lii
+		d -= kappa / lii
+		row[i] += d * transform.SoftplusDeriv(lr[i])
 	}
 }

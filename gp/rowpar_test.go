@@ -130,6 +130,22 @@ func TestTriPasses(t *testing.T) {
 			t.Fatalf("addTriGrad, %d goroutines: result differs", threads)
 		}
 
+		// The fused whitened pass equals triAdjust then addTriGrad on the
+		// unpacked triangle.
+		lt := make([]float64, n*n)
+		unpackTri(1, lt, n, packed)
+		pb := vec(n * n)
+		acc = vec(np)
+		want = slices.Clone(acc)
+		pbWant := slices.Clone(pb)
+		triAdjust(1, n, pbWant, lt, kappa)
+		addTriGrad(1, want, n, pbWant, packed)
+		pbBefore := slices.Clone(pb)
+		addTriGradKL(threads, acc, n, pb, packed, kappa)
+		if !slices.Equal(acc, want) || !slices.Equal(pb, pbBefore) {
+			t.Fatalf("addTriGradKL, %d goroutines: result differs", threads)
+		}
+
 		l := vec(n * n)
 		want = make([]float64, n*n)
 		for i := 0; i < n; i++ {
@@ -139,6 +155,58 @@ func TestTriPasses(t *testing.T) {
 		unpackTri(threads, l, n, packed)
 		if !slices.Equal(l, want) {
 			t.Fatalf("unpackTri, %d goroutines: result differs", threads)
+		}
+	}
+}
+
+// TestBackInit checks backInit for one and three latent functions against
+// plain loops (to rounding) and bit for bit across 1 to 5 goroutines.
+func TestBackInit(t *testing.T) {
+	rng := rand.New(rand.NewPCG(55, 56))
+	const m, n = 67, 601
+	if m*n < elemParMin {
+		t.Fatal("block too small to split the pass")
+	}
+	vec := func(k int) []float64 {
+		v := make([]float64, k)
+		for i := range v {
+			v[i] = rng.NormFloat64()
+		}
+		return v
+	}
+	for _, L := range []int{1, 3} {
+		b, h, am, g := vec(m*n), vec(n), vec(m*L), vec(n*L)
+		wantB, wantA := make([]float64, m*n), make([]float64, L*m)
+		for i := 0; i < m; i++ {
+			for k := 0; k < n; k++ {
+				v := -2 * b[i*n+k] * h[k]
+				for l := 0; l < L; l++ {
+					v += am[i*L+l] * g[k*L+l]
+					wantA[l*m+i] += b[i*n+k] * g[k*L+l]
+				}
+				wantB[i*n+k] = v
+			}
+		}
+		var first []float64
+		for threads := 1; threads <= 5; threads++ {
+			bbar, abars := vec(m*n), vec(L*m)
+			backInit(threads, &backBlock{m: m, b: b, bbar: bbar}, n, L, h, am, g, abars)
+			for i, v := range wantB {
+				if math.Abs(bbar[i]-v) > 1e-12*(1+math.Abs(v)) {
+					t.Fatalf("L=%d, %d goroutines: B̄[%d] = %v, want %v", L, threads, i, bbar[i], v)
+				}
+			}
+			for i, v := range wantA {
+				if math.Abs(abars[i]-v) > 1e-10*(1+math.Abs(v)) {
+					t.Fatalf("L=%d, %d goroutines: ā[%d] = %v, want %v", L, threads, i, abars[i], v)
+				}
+			}
+			got := append(bbar, abars...)
+			if first == nil {
+				first = got
+			} else if !slices.Equal(got, first) {
+				t.Fatalf("L=%d: %d goroutines differ from one", L, threads)
+			}
 		}
 	}
 }
