@@ -2,13 +2,13 @@ package gp
 
 import (
 	"fmt"
-	"math"
 
 	gblas "gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/solvegp/solvegp/blas"
 	"github.com/solvegp/solvegp/chol"
+	"github.com/solvegp/solvegp/internal/parallel"
 )
 
 // workspace holds the buffers of one evaluation, reused across steps. Its
@@ -42,6 +42,7 @@ type workspace struct {
 
 	mu, vr, dmu, dvar, dlik, htot []float64
 	klu, klv                      float64
+	klSums                        []float64 // klBlock's partial sums
 
 	// Backward buffers.
 	bbar, fbar, pbar, xu, abar, dbar, xv, vecM, vecM2 []float64
@@ -138,6 +139,7 @@ func (mod *Model) ensure(n int) {
 	}
 	ws.mu = grow(ws.mu, n*L)
 	ws.vr = grow(ws.vr, n*L)
+	ws.klSums = grow(ws.klSums, 2*klParts)
 }
 
 func (mod *Model) linalg(p Pass) la {
@@ -146,14 +148,25 @@ func (mod *Model) linalg(p Pass) la {
 
 // klBlock returns ½(‖P‖² + ‖a‖² − m) − Σ log P_ii for the lower-triangular
 // m×m matrix P: the KL divergence of N(L0·a, L0·P·Pᵀ·L0ᵀ) from N(0, L0·L0ᵀ).
-func klBlock(m int, p, a []float64) float64 {
+// The sums over P run over klParts fixed ranges of rows, on up to threads
+// goroutines, and are added in range order, so the result does not depend
+// on threads.
+// parts holds 2·klParts values of scratch.
+func klBlock(threads, m int, p, a, parts []float64) float64 {
+	t := newElemTask()
+	t.pass, t.r, t.c, t.src, t.out = passKLSums, m, m, p, parts
+	t.parts = klParts
+	workers := parallel.Workers(threads, klParts)
+	if m*m/2 < elemParMin {
+		workers = 1
+	}
+	parallel.For(klParts, workers, t)
+	*t = elemTask{}
+	elemTasks.Put(t)
 	var ss, ld float64
-	for i := 0; i < m; i++ {
-		row := p[i*m : i*m+i+1]
-		for _, v := range row {
-			ss += v * v
-		}
-		ld += math.Log(row[i])
+	for q := 0; q < klParts; q++ {
+		ss += parts[2*q]
+		ld += parts[2*q+1]
 	}
 	for _, v := range a[:m] {
 		ss += v * v
@@ -226,7 +239,7 @@ func (mod *Model) forward(x *mat.Dense) error {
 			lg.trsv(false, M, l0u, ws.au[l])
 			ws.puRef[l], ws.auRef[l] = ws.pu[l], ws.au[l]
 		}
-		ws.klu += klBlock(M, ws.puRef[l], ws.auRef[l])
+		ws.klu += klBlock(lg.threads, M, ws.puRef[l], ws.auRef[l], ws.klSums)
 	}
 	fname := "F = Luᵀ·E"
 	if mod.whiten {
@@ -292,7 +305,7 @@ func (mod *Model) forwardSOLVE(lg *la, x *mat.Dense) error {
 			lg.trsv(false, M2, l0v, ws.av[l])
 			ws.pvRef[l], ws.avRef[l] = ws.pv[l], ws.av[l]
 		}
-		ws.klv += klBlock(M2, ws.pvRef[l], ws.avRef[l])
+		ws.klv += klBlock(lg.threads, M2, ws.pvRef[l], ws.avRef[l], ws.klSums)
 	}
 	hname := "H = Lvᵀ·G"
 	if mod.whiten {

@@ -38,7 +38,11 @@ const (
 	passUnpackTri                 // packed parameters to a dense triangle (unpackTri)
 	passBackInit                  // the first terms of B̄ and the ā_l (backInit)
 	passTriGradKL                 // addTriGradKL, triangular work
+	passKLSums                    // klBlock's sums over a range of rows
 )
+
+// klParts is the fixed number of row ranges of klBlock's sums.
+const klParts = 16
 
 // elemTask is one pass over an r×c row-major block, split into parts
 // ranges.
@@ -69,6 +73,10 @@ func (t *elemTask) Run(p int) {
 	case passTriGrad:
 		i0, i1 = triRowSplit(t.r, p, t.parts), triRowSplit(t.r, p+1, t.parts)
 		addTriGradRows(t.dst, t.r, t.src, t.v, i0, i1)
+		return
+	case passKLSums:
+		i0, i1 = triRowSplit(t.r, p, t.parts), triRowSplit(t.r, p+1, t.parts)
+		t.out[2*p], t.out[2*p+1] = klSumsRows(t.r, t.src, i0, i1)
 		return
 	case passTriGradKL:
 		i0, i1 = triRowSplit(t.r, p, t.parts), triRowSplit(t.r, p+1, t.parts)
@@ -335,4 +343,18 @@ func addTriGradKLRows(dst []float64, n int, pbar, src []float64, kappa float64, 
 		d -= kappa / lii
 		row[i] += d * transform.SoftplusDeriv(lr[i])
 	}
+}
+
+// klSumsRows returns the sum of squares of rows [i0, i1) of the lower
+// triangle of the m×m matrix p and the sum of the logarithms of their
+// diagonal entries.
+func klSumsRows(m int, p []float64, i0, i1 int) (ss, ld float64) {
+	for i := i0; i < i1; i++ {
+		row := p[i*m : i*m+i+1]
+		for _, v := range row {
+			ss += v * v
+		}
+		ld += math.Log(row[i])
+	}
+	return ss, ld
 }

@@ -211,6 +211,43 @@ func TestBackInit(t *testing.T) {
 	}
 }
 
+// TestKLBlock checks klBlock against the plain sums (to rounding) and bit
+// for bit across 1 to 5 goroutines, for orders below and above the
+// parallel threshold.
+func TestKLBlock(t *testing.T) {
+	rng := rand.New(rand.NewPCG(57, 58))
+	for _, m := range []int{5, 300} {
+		p := make([]float64, m*m)
+		a := make([]float64, m)
+		for i := 0; i < m; i++ {
+			a[i] = rng.NormFloat64()
+			for j := 0; j < i; j++ {
+				p[i*m+j] = rng.NormFloat64()
+			}
+			p[i*m+i] = 0.5 + rng.Float64()
+		}
+		var ss, ld float64
+		for i := 0; i < m; i++ {
+			for j := 0; j <= i; j++ {
+				ss += p[i*m+j] * p[i*m+j]
+			}
+			ld += math.Log(p[i*m+i])
+			ss += a[i] * a[i]
+		}
+		want := 0.5*(ss-float64(m)) - ld
+		scratch := make([]float64, 2*klParts)
+		first := klBlock(1, m, p, a, scratch)
+		if math.Abs(first-want) > 1e-10*(1+math.Abs(want)) {
+			t.Fatalf("m=%d: klBlock = %v, want %v", m, first, want)
+		}
+		for threads := 2; threads <= 5; threads++ {
+			if got := klBlock(threads, m, p, a, scratch); math.Float64bits(got) != math.Float64bits(first) {
+				t.Fatalf("m=%d, %d goroutines: %v, one goroutine %v", m, threads, got, first)
+			}
+		}
+	}
+}
+
 // TestFinite checks finite with one NaN or infinity at every position of
 // slices of several lengths (each lane of its four partial sums, and the
 // tail).
