@@ -39,6 +39,7 @@ const (
 	passBackInit                  // the first terms of B̄ and the ā_l (backInit)
 	passTriGradKL                 // addTriGradKL, triangular work
 	passKLSums                    // klBlock's sums over a range of rows
+	passFwdCols                   // fwdCols (ranges of columns)
 )
 
 // klParts is the fixed number of row ranges of klBlock's sums.
@@ -63,9 +64,16 @@ var elemTasks = sync.Pool{New: func() any { return new(elemTask) }}
 
 // Run performs the pass on the p-th range.
 func (t *elemTask) Run(p int) {
-	if t.pass == passColSumSq {
+	switch t.pass {
+	case passColSumSq:
 		n0, n1 := p*t.c/t.parts, (p+1)*t.c/t.parts
 		colSumSqRange(t.dst, t.inc, t.s, t.r, t.c, t.src, n0, n1)
+		return
+	case passFwdCols:
+		n0, n1 := p*t.c/t.parts, (p+1)*t.c/t.parts
+		clear(t.dst[n0:n1])
+		colSumSqRange(t.dst, 1, 1, t.r, t.c, t.src, n0, n1)
+		fwdMeanRange(t, n0, n1)
 		return
 	}
 	i0, i1 := p*t.r/t.parts, (p+1)*t.r/t.parts
@@ -125,7 +133,7 @@ func runElem(threads int, t *elemTask) {
 	}
 	span, elems := t.r, t.r*t.c
 	switch t.pass {
-	case passColSumSq:
+	case passColSumSq, passFwdCols:
 		span = t.c
 	case passTriGrad, passTriGradKL:
 		elems /= 2
@@ -357,4 +365,31 @@ func klSumsRows(m int, p []float64, i0, i1 int) (ss, ld float64) {
 		ld += math.Log(row[i])
 	}
 	return ss, ld
+}
+
+// fwdCols starts a block's forward marginals in one pass over its m×n
+// matrices: sq = colsum(src²) and, with [m_1 … m_L] the m×L matrix am and
+// μ point-major with L values per point, μ_l += basisᵀ·m_l. Each column is
+// one goroutine's, summed over the rows in order, so the results do not
+// depend on the number of goroutines.
+func fwdCols(threads int, blk *fwdBlock, n, L int, am, mu []float64) {
+	t := newElemTask()
+	t.pass, t.r, t.c, t.src, t.dst, t.v, t.am, t.out, t.l = passFwdCols, blk.m, n, blk.src, blk.sq, blk.basis, am, mu, L
+	runElem(threads, t)
+}
+
+// fwdMeanRange adds basisᵀ·m_l (basis in t.v, the m_l in t.am) to μ on the
+// columns [n0, n1).
+func fwdMeanRange(t *elemTask, n0, n1 int) {
+	n, L := t.c, t.l
+	for i := 0; i < t.r; i++ {
+		row := t.v[i*n+n0 : i*n+n1]
+		ai := t.am[i*L : i*L+L]
+		for l, a := range ai {
+			mu := t.out[n0*L+l:]
+			for k, v := range row {
+				mu[k*L] += v * a
+			}
+		}
+	}
 }

@@ -211,6 +211,48 @@ func TestBackInit(t *testing.T) {
 	}
 }
 
+// TestFwdCols checks fwdCols for one and three latent functions against
+// plain loops (to rounding) and bit for bit across 1 to 5 goroutines.
+func TestFwdCols(t *testing.T) {
+	rng := rand.New(rand.NewPCG(59, 60))
+	const m, n = 67, 601
+	vec := func(k int) []float64 {
+		v := make([]float64, k)
+		for i := range v {
+			v[i] = rng.NormFloat64()
+		}
+		return v
+	}
+	for _, L := range []int{1, 3} {
+		src, basis, am, mu0 := vec(m*n), vec(m*n), vec(m*L), vec(n*L)
+		wantSq, wantMu := make([]float64, n), slices.Clone(mu0)
+		for i := 0; i < m; i++ {
+			for k := 0; k < n; k++ {
+				wantSq[k] += src[i*n+k] * src[i*n+k]
+				for l := 0; l < L; l++ {
+					wantMu[k*L+l] += basis[i*n+k] * am[i*L+l]
+				}
+			}
+		}
+		var first []float64
+		for threads := 1; threads <= 5; threads++ {
+			sq, mu := vec(n), slices.Clone(mu0)
+			fwdCols(threads, &fwdBlock{m: m, basis: basis, src: src, sq: sq}, n, L, am, mu)
+			got := append(sq, mu...)
+			for i, v := range append(slices.Clone(wantSq), wantMu...) {
+				if math.Abs(got[i]-v) > 1e-10*(1+math.Abs(v)) {
+					t.Fatalf("L=%d, %d goroutines: value %d = %v, want %v", L, threads, i, got[i], v)
+				}
+			}
+			if first == nil {
+				first = got
+			} else if !slices.Equal(got, first) {
+				t.Fatalf("L=%d: %d goroutines differ from one", L, threads)
+			}
+		}
+	}
+}
+
 // TestKLBlock checks klBlock against the plain sums (to rounding) and bit
 // for bit across 1 to 5 goroutines, for orders below and above the
 // parallel threshold.
