@@ -496,8 +496,9 @@ func (mod *Model) blockBackward(lg *la, blk *backBlock, dmu, dvar []float64, kap
 		}
 		triAdjust(lg.threads, m, pbar, pl, kappa)
 		// Unwhitened: a = L0⁻¹·m, P = L0⁻¹·L, so m̄ = L0⁻ᵀ·ā, L̄ = L0⁻ᵀ·P̄
-		// and L0 receives −L0⁻ᵀ·(ā·aᵀ + P̄·Pᵀ).
-		lg.bi.Dger(m, m, 1, abar, 1, a[l], 1, x, m)
+		// and L0 receives −L0⁻ᵀ·(ā·aᵀ + P̄·Pᵀ), of which only the lower
+		// triangle of X is read.
+		gerLower(lg.threads, m, abar, a[l], x)
 		lg.gemmLowerLLT("X += tril(P̄·Pᵀ)", m, pbar, pl, x)
 		lg.trsv(true, m, l0, abar)
 		for i, v := range abar {

@@ -40,6 +40,7 @@ const (
 	passTriGradKL                 // addTriGradKL, triangular work
 	passKLSums                    // klBlock's sums over a range of rows
 	passFwdCols                   // fwdCols (ranges of columns)
+	passGerLower                  // gerLower, triangular work
 )
 
 // klParts is the fixed number of row ranges of klBlock's sums.
@@ -81,6 +82,10 @@ func (t *elemTask) Run(p int) {
 	case passTriGrad:
 		i0, i1 = triRowSplit(t.r, p, t.parts), triRowSplit(t.r, p+1, t.parts)
 		addTriGradRows(t.dst, t.r, t.src, t.v, i0, i1)
+		return
+	case passGerLower:
+		i0, i1 = triRowSplit(t.r, p, t.parts), triRowSplit(t.r, p+1, t.parts)
+		gerLowerRows(t.dst, t.r, t.src, t.v, i0, i1)
 		return
 	case passKLSums:
 		i0, i1 = triRowSplit(t.r, p, t.parts), triRowSplit(t.r, p+1, t.parts)
@@ -135,7 +140,7 @@ func runElem(threads int, t *elemTask) {
 	switch t.pass {
 	case passColSumSq, passFwdCols:
 		span = t.c
-	case passTriGrad, passTriGradKL:
+	case passTriGrad, passTriGradKL, passGerLower:
 		elems /= 2
 	}
 	parts := 1
@@ -390,6 +395,25 @@ func fwdMeanRange(t *elemTask, n0, n1 int) {
 			for k, v := range row {
 				mu[k*L] += v * a
 			}
+		}
+	}
+}
+
+// gerLower adds the lower triangle (diagonal included) of x·yᵀ to that of
+// the n×n matrix a; the strict upper triangle is not touched.
+func gerLower(threads, n int, x, y, a []float64) {
+	t := newElemTask()
+	t.pass, t.r, t.c, t.dst, t.src, t.v = passGerLower, n, n, a, x, y
+	runElem(threads, t)
+}
+
+// gerLowerRows is gerLower on rows [i0, i1).
+func gerLowerRows(a []float64, n int, x, y []float64, i0, i1 int) {
+	for i := i0; i < i1; i++ {
+		xi := x[i]
+		row := a[i*n : i*n+i+1]
+		for j, v := range y[:i+1] {
+			row[j] += xi * v
 		}
 	}
 }

@@ -146,6 +146,20 @@ func TestTriPasses(t *testing.T) {
 			t.Fatalf("addTriGradKL, %d goroutines: result differs", threads)
 		}
 
+		xv, yv, ga := vec(n), vec(n), vec(n*n)
+		want = slices.Clone(ga)
+		for i := 0; i < n; i++ {
+			for j := 0; j <= i; j++ {
+				want[i*n+j] += xv[i] * yv[j]
+			}
+		}
+		gerLower(threads, n, xv, yv, ga)
+		for i, v := range want {
+			if math.Abs(ga[i]-v) > 1e-14*(1+math.Abs(v)) {
+				t.Fatalf("gerLower, %d goroutines: element %d = %v, want %v", threads, i, ga[i], v)
+			}
+		}
+
 		l := vec(n * n)
 		want = make([]float64, n*n)
 		for i := 0; i < n; i++ {
