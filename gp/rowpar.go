@@ -214,6 +214,17 @@ func clearPar(threads, r, c int, dst []float64) {
 	runElem(threads, t)
 }
 
+// clearVec zeroes v, in ranges of clearVecWidth values on up to threads
+// goroutines.
+func clearVec(threads int, v []float64) {
+	r := len(v) / clearVecWidth
+	clearPar(threads, r, clearVecWidth, v[:r*clearVecWidth])
+	clear(v[r*clearVecWidth:])
+}
+
+// clearVecWidth is the length of clearVec's ranges.
+const clearVecWidth = 1 << 12
+
 // triAdjust adds a block's KL terms to the adjoint of its order-n lower
 // triangle P, pbar ← tril(pbar) + kappa·(P − diag(1/P_ii)), and zeroes
 // pbar's strict upper triangle.

@@ -102,6 +102,11 @@ func TestTriPasses(t *testing.T) {
 		if slices.ContainsFunc(dst, func(v float64) bool { return v != 0 }) {
 			t.Fatalf("clearPar, %d goroutines: non-zero left", threads)
 		}
+		long := vec(3*clearVecWidth*maxElemParts + 5)
+		clearVec(threads, long)
+		if slices.ContainsFunc(long, func(v float64) bool { return v != 0 }) {
+			t.Fatalf("clearVec, %d goroutines: non-zero left", threads)
+		}
 
 		pbar := vec(n * n)
 		want := slices.Clone(pbar)
