@@ -14,6 +14,7 @@ import (
 	"github.com/solvegp/solvegp/gp/likelihood"
 	"github.com/solvegp/solvegp/gp/transform"
 	"github.com/solvegp/solvegp/internal/floats"
+	"github.com/solvegp/solvegp/internal/parallel"
 	"github.com/solvegp/solvegp/internal/randstate"
 	"github.com/solvegp/solvegp/patches"
 )
@@ -713,7 +714,7 @@ func (d *Deep) Objective(x *mat.Dense, y []float64, nTotal int, grad []float64) 
 		dmu[i] *= scale
 		dvr[i] *= scale
 	}
-	clear(grad) // the layers' Backward calls add into it
+	clearPar(d.cfg.Threads, grad) // the layers' Backward calls add into it
 	L := len(d.hidden)
 	var dh *mat.Dense
 	if L > 0 {
@@ -934,4 +935,20 @@ func (d *Deep) SetRandomState(state []byte) error {
 		return fmt.Errorf("%w: random state: %v", ErrConfig, err)
 	}
 	return nil
+}
+
+// clearParMin is the length below which clearPar clears on the calling
+// goroutine.
+const clearParMin = 1 << 16
+
+// clearPar zeroes v in contiguous ranges on up to threads goroutines
+// (≤ 0: GOMAXPROCS): a model's gradient holds tens of millions of values
+// at the paper's sizes, too many to clear on one core while the other idles.
+func clearPar(threads int, v []float64) {
+	parts := parallel.Workers(threads, len(v)/clearParMin)
+	if parts <= 1 {
+		clear(v)
+		return
+	}
+	parallel.Ranges(len(v), parts, func(_, lo, hi int) { clear(v[lo:hi]) })
 }

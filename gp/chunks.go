@@ -272,12 +272,17 @@ func (mod *Model) wideForward(lg *la, name string, blk *fwdBlock) {
 	N, L := ws.n, mod.nl
 	cw := mod.chunkCols(m, N)
 	if cw == 0 {
-		clear(sq[:N])
-		colSumSq(lg.threads, sq, 1, 1, m, N, src)
+		ws.amatL = grow(ws.amatL, m*L)
+		am := ws.amatL[:m*L]
 		for l := 0; l < L; l++ {
-			copy(f[l], basis[:m*N])
+			for i, v := range mod.theta[meanOff[l] : meanOff[l]+m] {
+				am[i*L+l] = v
+			}
+		}
+		fwdCols(lg.threads, blk, N, L, am, ws.mu)
+		for l := 0; l < L; l++ {
+			copyPar(lg.threads, m, N, basis, f[l])
 			lg.trmmL(name, true, m, N, tris[l], m, f[l], N)
-			lg.gemv(true, m, N, 1, basis, mod.theta[meanOff[l]:meanOff[l]+m], 1, 1, ws.mu[l:], L)
 			colSumSq(lg.threads, ws.vr[l:], L, 1, m, N, f[l])
 			for n := 0; n < N; n++ {
 				ws.vr[n*L+l] -= sq[n]

@@ -48,7 +48,7 @@ func getQ(mod *Model, v bool) ([]float64, *mat.Dense) {
 		return mean, nil
 	}
 	l := mat.NewDense(n, n, nil)
-	unpackTri(l.RawMatrix().Data, n, mod.theta[lo:])
+	unpackTri(1, l.RawMatrix().Data, n, mod.theta[lo:])
 	return mean, l
 }
 

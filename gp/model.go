@@ -501,32 +501,6 @@ func packTri(dst []float64, n int, l []float64) {
 	}
 }
 
-// unpackTri expands a packed unconstrained triangle into the dense n×n
-// lower-triangular matrix dst (strict upper triangle zeroed).
-func unpackTri(dst []float64, n int, src []float64) {
-	for i := 0; i < n; i++ {
-		row := dst[i*n : i*n+n]
-		copy(row, src[i*(i+1)/2:i*(i+1)/2+i])
-		row[i] = transform.Softplus(src[i*(i+1)/2+i])
-		clear(row[i+1:])
-	}
-}
-
-// addTriGrad adds the lower triangle of the dense gradient g (n×n) with
-// respect to L into the packed gradient dst, applying the softplus chain
-// rule on the diagonal with the packed unconstrained values src.
-func addTriGrad(dst []float64, n int, g []float64, src []float64) {
-	for i := 0; i < n; i++ {
-		base := i * (i + 1) / 2
-		row := dst[base : base+i+1]
-		gr := g[i*n : i*n+i+1]
-		for j := 0; j < i; j++ {
-			row[j] += gr[j]
-		}
-		row[i] += gr[i] * transform.SoftplusDeriv(src[base+i])
-	}
-}
-
 // Kind returns the model's variational family.
 func (mod *Model) Kind() Kind { return mod.kind }
 

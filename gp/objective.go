@@ -143,7 +143,7 @@ func (mod *Model) Objective(x *mat.Dense, y []float64, nTotal int, grad []float6
 	if grad == nil {
 		return bound, nil
 	}
-	clear(grad)
+	clearVec(mod.cfg.threads, grad)
 	lo := mod.layout.Lik
 	for i, v := range dlik {
 		grad[lo+i] += scale * v

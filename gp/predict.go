@@ -123,7 +123,7 @@ func (mod *Model) snapshot(ops *[]Op) (*Predictor, error) {
 		as = make([][]float64, L)
 		for l := 0; l < L; l++ {
 			ps[l] = make([]float64, n*n)
-			unpackTri(ps[l], n, mod.theta[luOff[l]:])
+			unpackTri(mod.cfg.threads, ps[l], n, mod.theta[luOff[l]:])
 			as[l] = append([]float64(nil), mod.theta[muOff[l]:muOff[l]+n]...)
 			if !mod.whiten {
 				lg.trsmLowerL("P = L0\\L", n, l0, ps[l])
