@@ -3,6 +3,7 @@ package modelfile
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -96,11 +97,12 @@ func TestModelDigest(t *testing.T) {
 // that a version 1 file with a model_sha256 is refused.
 func TestVersion1Unchecked(t *testing.T) {
 	s := standardizedFile(t)
+	cur := fmt.Sprintf(`"version": %d`, Version)
 	b, err := Unmarshal([]byte(s))
 	if err != nil || b.Unchecked != "" {
 		t.Fatalf("current file: %v, Unchecked %q", err, b.Unchecked)
 	}
-	v1 := strings.Replace(s, `"version": 4`, `"version": 1`, 1)
+	v1 := strings.Replace(s, cur, `"version": 1`, 1)
 	noSum := regexp.MustCompile(`,\s*"model_sha256": "[0-9a-f]*"`).ReplaceAllString(v1, "")
 	b, err = Unmarshal([]byte(noSum))
 	if err != nil {
@@ -120,7 +122,7 @@ func TestVersion1Unchecked(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if b2, err := Unmarshal(out); err != nil || b2.Unchecked != "" || !strings.Contains(string(out), `"version": 4`) {
+	if b2, err := Unmarshal(out); err != nil || b2.Unchecked != "" || !strings.Contains(string(out), cur) {
 		t.Errorf("saved again: %v, Unchecked %q", err, b2.Unchecked)
 	}
 }
@@ -145,7 +147,8 @@ func TestPythonReaderDigest(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := standardizedFile(t)
-	v1 := regexp.MustCompile(`,\s*"model_sha256": "[0-9a-f]*"`).ReplaceAllString(strings.Replace(s, `"version": 4`, `"version": 1`, 1), "")
+	cur := fmt.Sprintf(`"version": %d`, Version)
+	v1 := regexp.MustCompile(`,\s*"model_sha256": "[0-9a-f]*"`).ReplaceAllString(strings.Replace(s, cur, `"version": 1`, 1), "")
 	b, err := Unmarshal([]byte(s))
 	if err != nil {
 		t.Fatal(err)
@@ -156,6 +159,12 @@ func TestPythonReaderDigest(t *testing.T) {
 		t.Fatal(err)
 	}
 	tb := string(withBound)
+	b.CollapsedBound, b.CollapsedBlockSize = "blockdiag", 64
+	withBlocks, err := Marshal(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bd := string(withBlocks)
 	for _, tc := range []struct {
 		name, file string
 		ok         bool
@@ -165,8 +174,12 @@ func TestPythonReaderDigest(t *testing.T) {
 		{"edited y_mean", strings.Replace(s, `"y_mean": 7`, `"y_mean": 8`, 1), false, "model_sha256 does not match"},
 		{"version 1", v1, true, "warning: format version 1"},
 		{"collapsed bound", tb, true, ""},
-		{"bad collapsed bound", strings.Replace(tb, `"tighter"`, `"loose"`, 1), false, "neither"},
-		{"collapsed bound in version 3", strings.Replace(tb, `"version": 4`, `"version": 3`, 1), false, "needs format version 4"},
+		{"bad collapsed bound", strings.Replace(tb, `"tighter"`, `"loose"`, 1), false, "none of"},
+		{"collapsed bound in version 3", strings.Replace(tb, cur, `"version": 3`, 1), false, "needs format version 4"},
+		{"blockdiag bound", bd, true, ""},
+		{"blockdiag in version 4", strings.Replace(bd, cur, `"version": 4`, 1), false, "needs format version 5"},
+		{"blockdiag without a size", regexp.MustCompile(`,\s*"collapsed_block_size": 64`).ReplaceAllString(bd, ""), false, "at least 1"},
+		{"block size with tighter", strings.Replace(bd, `"blockdiag"`, `"tighter"`, 1), false, "goes with"},
 	} {
 		path := filepath.Join(dir, strings.ReplaceAll(tc.name, " ", "-")+".json")
 		if err := os.WriteFile(path, []byte(tc.file), 0o644); err != nil {

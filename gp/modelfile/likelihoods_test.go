@@ -2,6 +2,7 @@ package modelfile
 
 import (
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -66,7 +67,7 @@ func TestLikelihoodFileErrors(t *testing.T) {
 		file []byte
 		msg  string
 	}{
-		{"v3 with studentt", edit(`"version": 4`, `"version": 3`), "format version 4"},
+		{"v3 with studentt", edit(fmt.Sprintf(`"version": %d`, Version), `"version": 3`), "format version 4"},
 		{"negative dof", edit(`"degrees_of_freedom": `, `"degrees_of_freedom": -`), "degrees_of_freedom"},
 		{"dof disagrees", edit(`"degrees_of_freedom": `, `"degrees_of_freedom": 1`), "disagree"},
 	} {
