@@ -16,7 +16,7 @@
 // -iters 0), and prints the bound at the start (all bounds at the same
 // parameters, so these values order the bounds), the bound after the fit,
 // and the test RMSE and mean log predictive density on standardized
-// targets.
+// targets; then every bound at the parameters each fit ended at.
 package main
 
 import (
@@ -138,76 +138,107 @@ func run(ctx context.Context, c config, w io.Writer) error {
 	for _, b := range c.blocks {
 		list = append(list, bound{collapsed.BlockDiagonal, b})
 	}
-	for _, b := range list {
-		r, err := fitOne(ctx, c, sets, z, collapsed.Options{Bound: b.kind, BlockSize: b.size, Threads: c.threads})
-		if err != nil {
-			return fmt.Errorf("%v: %w", b.kind, err)
-		}
+	opts := make([]collapsed.Options, len(list))
+	names := make([]string, len(list))
+	fits := make([]*collapsed.Model, len(list))
+	for i, b := range list {
+		opts[i] = collapsed.Options{Bound: b.kind, BlockSize: b.size, Threads: c.threads}
+		names[i] = b.kind.String()
 		size := "–"
 		if b.size > 0 {
 			size = strconv.Itoa(b.size)
+			names[i] += " " + size
 		}
+		md, r, err := fitOne(ctx, c, sets, z, opts[i])
+		if err != nil {
+			return fmt.Errorf("%v: %w", b.kind, err)
+		}
+		fits[i] = md
 		fmt.Fprintf(w, "| %v | %s | %.1f | %.1f | %d (%d) | %.4f | %.4f | %.3f | %.1f (%.1f) |\n",
 			b.kind, size, r.initial, r.bound, r.iters, r.evals, r.rmse, r.loglik, r.evalCPU, r.fitCPU, r.fitWall)
+	}
+	return crossTable(w, sets, fits, opts, names)
+}
+
+// crossTable prints every bound at the parameters every fit ended at (one
+// row per fit, one column per bound), which orders the bounds at common
+// parameters again after the fits have moved apart.
+func crossTable(w io.Writer, sets *data.Sets, fits []*collapsed.Model, opts []collapsed.Options, names []string) error {
+	fmt.Fprintf(w, "\n| parameters of the fit of | %s |\n|---|%s\n", strings.Join(names, " | "), strings.Repeat("---|", len(names)))
+	for i, md := range fits {
+		fmt.Fprintf(w, "| %s |", names[i])
+		for _, o := range opts {
+			other, err := collapsed.New(md.Kernel(), md.Likelihood(), md.Z(), nil, o)
+			if err != nil {
+				return err
+			}
+			f, err := other.Bound(sets.XTrain, sets.YTrain)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(w, " %.1f |", f)
+		}
+		fmt.Fprintln(w)
 	}
 	return nil
 }
 
 // fitOne builds the collapsed model with opts from the common start, times
-// its evaluations, fits it and evaluates it on the test rows.
-func fitOne(ctx context.Context, c config, sets *data.Sets, z *mat.Dense, opts collapsed.Options) (result, error) {
+// its evaluations, fits it and evaluates it on the test rows; it returns the
+// fitted model.
+func fitOne(ctx context.Context, c config, sets *data.Sets, z *mat.Dense, opts collapsed.Options) (*collapsed.Model, result, error) {
 	_, d := sets.XTrain.Dims()
 	k, err := kernel.NewRBF(d, 1, 1, kernel.ARD())
 	if err != nil {
-		return result{}, err
+		return nil, result{}, err
 	}
 	lik, err := likelihood.NewGaussian(0.1)
 	if err != nil {
-		return result{}, err
+		return nil, result{}, err
 	}
 	md, err := collapsed.New(k, lik, z, nil, opts)
 	if err != nil {
-		return result{}, err
+		return nil, result{}, err
 	}
 	grad := make([]float64, md.NumParams())
 	cpu := processCPUSeconds()
 	for range c.evals {
 		if _, err := md.BoundGrad(sets.XTrain, sets.YTrain, grad); err != nil {
-			return result{}, err
+			return nil, result{}, err
 		}
 	}
 	var r result
 	r.evalCPU = (processCPUSeconds() - cpu) / float64(c.evals)
 	if r.initial, err = md.Bound(sets.XTrain, sets.YTrain); err != nil {
-		return result{}, err
+		return nil, result{}, err
 	}
 	r.bound = r.initial
 	if c.iters > 0 {
 		start, cpu := time.Now(), processCPUSeconds()
 		fit, err := md.Fit(ctx, sets.XTrain, sets.YTrain, train.LBFGSOptions{MaxIter: c.iters})
 		if err != nil {
-			return result{}, err
+			return nil, result{}, err
 		}
 		r.fitCPU, r.fitWall = processCPUSeconds()-cpu, time.Since(start).Seconds()
 		r.bound, r.iters, r.evals = fit.Bound, fit.Iterations, fit.Evaluations
 	}
 	post, err := md.Posterior(sets.XTrain, sets.YTrain)
 	if err != nil {
-		return result{}, err
+		return nil, result{}, err
 	}
 	nt, _ := sets.XTest.Dims()
 	mean, variance := make([]float64, nt), make([]float64, nt)
 	if err := post.Predict(sets.XTest, mean, variance); err != nil {
-		return result{}, err
+		return nil, result{}, err
 	}
 	for i := range variance {
 		variance[i] += post.NoiseVariance()
 	}
 	if r.rmse, err = metrics.RMSE(sets.YTest, mean); err != nil {
-		return result{}, err
+		return nil, result{}, err
 	}
 	if r.loglik, err = metrics.GaussianLogLik(sets.YTest, mean, variance); err != nil {
-		return result{}, err
+		return nil, result{}, err
 	}
-	return r, nil
+	return md, r, nil
 }

@@ -14,8 +14,8 @@ import (
 
 // TestRun runs the comparison on a small synthetic data set and checks
 // that it prints one row per bound with finite numbers, the bounds at the
-// common start in the order standard ≤ tighter ≤ blockdiag, and that bad
-// configurations are errors.
+// common start and at each fit's parameters in the order standard ≤
+// tighter ≤ blockdiag, and that bad configurations are errors.
 func TestRun(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	var b strings.Builder
@@ -34,8 +34,20 @@ func TestRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	var starts []float64
+	cross := 0
 	for _, line := range strings.Split(out.String(), "\n") {
 		f := strings.Split(strings.Trim(line, "| "), " | ")
+		if len(f) == 5 && f[0] != "parameters of the fit of" {
+			// Every bound at one fit's parameters: standard ≤ tighter ≤ blockdiag.
+			cross++
+			v := make([]float64, 4)
+			for i := range v {
+				v[i], _ = strconv.ParseFloat(f[i+1], 64)
+			}
+			if !(v[0] <= v[1] && v[1] <= v[2] && v[1] <= v[3]) {
+				t.Errorf("bounds at the parameters of %s: %v", f[0], v)
+			}
+		}
 		if len(f) != 9 || f[0] == "bound" || strings.HasPrefix(f[0], "---") {
 			continue
 		}
@@ -47,8 +59,8 @@ func TestRun(t *testing.T) {
 		v, _ := strconv.ParseFloat(f[2], 64)
 		starts = append(starts, v)
 	}
-	if len(starts) != 4 {
-		t.Fatalf("%d rows, want 4:\n%s", len(starts), out.String())
+	if len(starts) != 4 || cross != 4 {
+		t.Fatalf("%d rows and %d cross rows, want 4 each:\n%s", len(starts), cross, out.String())
 	}
 	for i := 1; i < len(starts); i++ {
 		if starts[i] < starts[i-1] {
