@@ -12,6 +12,7 @@ import (
 
 	"github.com/solvegp/solvegp/blas"
 	"github.com/solvegp/solvegp/chol"
+	"github.com/solvegp/solvegp/internal/parallel"
 )
 
 // The BlockDiagonal bound. Partition the N training points into blocks
@@ -137,8 +138,9 @@ func blockChunk(chunk, size int) int {
 
 // blockFactor factors σ²I + C_b = σ²I + K_bb − Ã_bᵀ·Ã_b for the block
 // whose rows are xb (nb of them) and whose Ã columns are (a, lda) (k rows),
-// writing K_bb into kbb (nb×nb) and the factor into c.
-func (md *Model) blockFactor(c *chol.Cholesky, kbb *mat.Dense, xb *mat.Dense, a []float64, lda int, s float64) error {
+// writing K_bb into kbb (nb×nb) and the factor into c, with threads
+// goroutines for the linear algebra.
+func (md *Model) blockFactor(c *chol.Cholesky, kbb *mat.Dense, xb *mat.Dense, a []float64, lda int, s float64, threads int) error {
 	nb, _ := xb.Dims()
 	k := md.m + md.m2
 	md.kern.Matrix(kbb, xb, xb)
@@ -148,79 +150,114 @@ func (md *Model) blockFactor(c *chol.Cholesky, kbb *mat.Dense, xb *mat.Dense, a 
 		copy(buf[i*nb:i*nb+i+1], kr.Data[i*kr.Stride:i*kr.Stride+i+1])
 		buf[i*nb+i] += s
 	}
-	bi := blas.Implementation{Threads: md.threads}
+	bi := blas.Implementation{Threads: threads}
 	bi.Dsyrk(gblas.Lower, gblas.Trans, nb, k, -1, a, lda, 1, buf, nb)
-	if _, err := c.Factor(nb, buf, nb, chol.NoJitter(), md.threads); err != nil {
+	if _, err := c.Factor(nb, buf, nb, chol.NoJitter(), threads); err != nil {
 		return fmt.Errorf("collapsed: factorizing σ²I + K_bb − Q_bb of a %d-point block: %w", nb, err)
 	}
 	return nil
 }
 
+// blockWorkers returns the goroutines that work on the nblk blocks of a
+// chunk at once and the threads each gives its linear algebra: blocks in
+// parallel when there are several, each block's small products on one
+// thread then.
+func (md *Model) blockWorkers(nblk int) (workers, inner int) {
+	workers = parallel.Workers(md.threads, nblk)
+	if workers > 1 {
+		return workers, 1
+	}
+	return 1, md.threads
+}
+
 // blockForwardChunk adds Σ_b log|I + C_b/σ²| over the blocks of one chunk
 // (rows xc, Ã columns ac, nc of them) to st.logTerm, keeping the factors
-// in st.blk when the data form a single chunk.
+// in st.blk when the data form a single chunk. The blocks are worked on in
+// parallel; their terms are added in block order.
 func (md *Model) blockForwardChunk(st *state, xc *mat.Dense, ac blas64.General, nc int) error {
 	_, d := xc.Dims()
 	size := md.blockSize
-	kbb := mat.NewDense(min(size, nc), min(size, nc), nil)
-	for b0 := 0; b0 < nc; b0 += size {
-		nb := min(size, nc-b0)
-		c := new(chol.Cholesky)
-		kb := kbb.Slice(0, nb, 0, nb).(*mat.Dense)
-		if err := md.blockFactor(c, kb, xc.Slice(b0, b0+nb, 0, d).(*mat.Dense), ac.Data[b0:], ac.Stride, st.s); err != nil {
-			return err
+	nblk := (nc + size - 1) / size
+	facs := make([]*chol.Cholesky, nblk)
+	logs := make([]float64, nblk)
+	errs := make([]error, nblk)
+	workers, inner := md.blockWorkers(nblk)
+	parallel.Ranges(nblk, workers, func(_, lo, hi int) {
+		kbb := mat.NewDense(min(size, nc), min(size, nc), nil)
+		for j := lo; j < hi; j++ {
+			b0 := j * size
+			nb := min(size, nc-b0)
+			c := new(chol.Cholesky)
+			kb := kbb.Slice(0, nb, 0, nb).(*mat.Dense)
+			if errs[j] = md.blockFactor(c, kb, xc.Slice(b0, b0+nb, 0, d).(*mat.Dense), ac.Data[b0:], ac.Stride, st.s, inner); errs[j] != nil {
+				return
+			}
+			facs[j], logs[j] = c, c.LogDet()-float64(nb)*math.Log(st.s)
 		}
-		st.logTerm += c.LogDet() - float64(nb)*math.Log(st.s)
-		if st.single {
-			st.blk = append(st.blk, c)
+	})
+	for j := range logs {
+		if errs[j] != nil {
+			return errs[j]
 		}
+		st.logTerm += logs[j]
+	}
+	if st.single {
+		st.blk = append(st.blk, facs...)
 	}
 	return nil
+}
+
+// blockBack is the shared state of the parallel block loop of
+// blockBackChunk: its operands (the chunk's first row n0, rows xc, Ã
+// columns a, the scratch buf and the threads per block) and the per-block
+// and per-range results that are added in order afterwards.
+type blockBack struct {
+	n0    int
+	xc    *mat.Dense
+	a     blas64.General
+	buf   []float64
+	inner int
+	ds    []float64   // per block: ½·(n_b/σ² − tr P_b)
+	dth   [][]float64 // per range: the kernel-parameter gradient through its K_bb
+	err   []error     // per block
 }
 
 // blockBackChunk adds, for the blocks of one chunk (first row n0, rows xc,
 // Ã columns a, K̄_wf columns b, nc of them), the kernel gradient through
 // K_bb (adjoint −P_b/2) to dtheta, L⁻ᵀ·Ã_b·P_b to K̄_wf, Ã_b·P_b·Ã_bᵀ to
 // gp (full k×k), and returns Σ_b ½·(n_b/σ² − tr P_b), the direct
-// derivative with respect to σ². buf is k×nc scratch (stride nc).
+// derivative with respect to σ². buf is k×nc scratch (stride nc). The
+// blocks are worked on in parallel (each writes its own columns of buf);
+// their sums are added in order.
 func (md *Model) blockBackChunk(st *state, n0 int, xc *mat.Dense, a, b blas64.General, gpm, buf []float64, dtheta []float64) (float64, error) {
-	nc, d := xc.Dims()
+	nc, _ := xc.Dims()
 	k := md.m + md.m2
 	size := md.blockSize
-	s := st.s
-	bi := blas.Implementation{Threads: md.threads}
-	kbb := mat.NewDense(min(size, nc), min(size, nc), nil)
-	pb := mat.NewDense(min(size, nc), min(size, nc), nil)
-	var ds float64
-	for b0 := 0; b0 < nc; b0 += size {
-		nb := min(size, nc-b0)
-		xb := xc.Slice(b0, b0+nb, 0, d).(*mat.Dense)
-		kb := kbb.Slice(0, nb, 0, nb).(*mat.Dense)
-		var c *chol.Cholesky
-		if st.single {
-			c = st.blk[(n0+b0)/size]
-			md.kern.Matrix(kb, xb, xb)
-		} else {
-			c = new(chol.Cholesky)
-			if err := md.blockFactor(c, kb, xb, a.Data[b0:], a.Stride, s); err != nil {
-				return 0, err
+	nblk := (nc + size - 1) / size
+	workers, inner := md.blockWorkers(nblk)
+	bb := &blockBack{n0: n0, xc: xc, a: a, buf: buf, inner: inner,
+		ds: make([]float64, nblk), dth: make([][]float64, workers), err: make([]error, nblk)}
+	parallel.Ranges(nblk, workers, func(part, lo, hi int) {
+		bb.dth[part] = make([]float64, len(dtheta))
+		for j := lo; j < hi; j++ {
+			if bb.err[j] = md.blockBackOne(st, bb, j, part); bb.err[j] != nil {
+				return
 			}
 		}
-		p := pb.Slice(0, nb, 0, nb).(*mat.Dense)
-		pr := p.RawMatrix()
-		if err := c.Inverse(pr.Data, pr.Stride); err != nil {
-			return 0, err
+	})
+	var ds float64
+	for j := range bb.ds {
+		if bb.err[j] != nil {
+			return 0, bb.err[j]
 		}
-		var tr float64
-		for i := 0; i < nb; i++ {
-			tr += pr.Data[i*pr.Stride+i]
-		}
-		ds += 0.5 * (float64(nb)/s - tr)
-		// buf_b = Ã_b·P_b.
-		bi.Dgemm(gblas.NoTrans, gblas.NoTrans, k, nb, nb, 1, a.Data[b0:], a.Stride, pr.Data, pr.Stride, 0, buf[b0:], nc)
-		p.Scale(-0.5, p)
-		md.kern.MatrixGrad(p, kb, xb, xb, nil, nil, dtheta)
+		ds += bb.ds[j]
 	}
+	for _, g := range bb.dth {
+		for i, v := range g {
+			dtheta[i] += v
+		}
+	}
+	bi := blas.Implementation{Threads: md.threads}
 	bi.Dgemm(gblas.NoTrans, gblas.Trans, k, k, nc, 1, buf, nc, a.Data, a.Stride, 1, gpm, k)
 	if err := st.lw.SolveLT(nc, buf, nc); err != nil {
 		return 0, err
@@ -232,4 +269,45 @@ func (md *Model) blockBackChunk(st *state, n0 int, xc *mat.Dense, a, b blas64.Ge
 		}
 	}
 	return ds, nil
+}
+
+// blockBackOne does block j of a chunk for blockBackChunk: P_b from the
+// kept or a new factor, its σ² term into bb.ds[j], Ã_b·P_b into the
+// block's columns of buf, and the kernel gradient with adjoint −P_b/2 into
+// bb.dth[part], with bb.inner threads for the linear algebra.
+func (md *Model) blockBackOne(st *state, bb *blockBack, j, part int) error {
+	n0, xc, a, buf, inner := bb.n0, bb.xc, bb.a, bb.buf, bb.inner
+	nc, d := xc.Dims()
+	k := md.m + md.m2
+	size := md.blockSize
+	b0 := j * size
+	nb := min(size, nc-b0)
+	xb := xc.Slice(b0, b0+nb, 0, d).(*mat.Dense)
+	kb := mat.NewDense(nb, nb, nil)
+	var c *chol.Cholesky
+	if st.single {
+		c = st.blk[(n0+b0)/size]
+		md.kern.Matrix(kb, xb, xb)
+	} else {
+		c = new(chol.Cholesky)
+		if err := md.blockFactor(c, kb, xb, a.Data[b0:], a.Stride, st.s, inner); err != nil {
+			return err
+		}
+	}
+	p := mat.NewDense(nb, nb, nil)
+	pr := p.RawMatrix()
+	c.SetThreads(inner)
+	if err := c.Inverse(pr.Data, pr.Stride); err != nil {
+		return err
+	}
+	var tr float64
+	for i := 0; i < nb; i++ {
+		tr += pr.Data[i*pr.Stride+i]
+	}
+	bb.ds[j] = 0.5 * (float64(nb)/st.s - tr)
+	bi := blas.Implementation{Threads: inner}
+	bi.Dgemm(gblas.NoTrans, gblas.NoTrans, k, nb, nb, 1, a.Data[b0:], a.Stride, pr.Data, pr.Stride, 0, buf[b0:], nc)
+	p.Scale(-0.5, p)
+	md.kern.MatrixGrad(p, kb, xb, xb, nil, nil, bb.dth[part])
+	return nil
 }

@@ -325,3 +325,36 @@ func TestBlockDiagPosterior(t *testing.T) {
 		}
 	}
 }
+
+// TestBlockDiagThreads: working on the blocks in parallel (Threads 4)
+// gives the bound and gradient of one thread, to rounding, in one chunk
+// (kept factors) and in several (factors formed anew).
+func TestBlockDiagThreads(t *testing.T) {
+	x, y := toyData(40, 66)
+	rng := rand.New(rand.NewPCG(66, 66))
+	z := randMat(rng, 5, 2, 1)
+	o := randMat(rng, 3, 2, 1)
+	for _, chunk := range []int{0, 12} {
+		var f [2]float64
+		var g [2][]float64
+		for i, threads := range []int{1, 4} {
+			md, err := New(newKernel(t, 0.8, 1.1), newNoise(t, 0.04), z, o,
+				Options{Bound: BlockDiagonal, BlockSize: 3, ChunkSize: chunk, Threads: threads})
+			if err != nil {
+				t.Fatal(err)
+			}
+			g[i] = make([]float64, md.NumParams())
+			if f[i], err = md.BoundGrad(x, y, g[i]); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if math.Abs(f[0]-f[1]) > 1e-12*math.Abs(f[0]) {
+			t.Errorf("chunk %d: bound %v with one thread, %v with four", chunk, f[0], f[1])
+		}
+		for i := range g[0] {
+			if math.Abs(g[0][i]-g[1][i]) > 1e-10*math.Max(1, math.Abs(g[0][i])) {
+				t.Errorf("chunk %d: gradient %d: %v with one thread, %v with four", chunk, i, g[0][i], g[1][i])
+			}
+		}
+	}
+}
