@@ -22,10 +22,11 @@ reads back as the same float64. With --jitter, the diagonal jitters added to
 K_uu and C_vv are printed to standard error as "jitter <K_uu> <C_vv>".
 A version 4 file may record the collapsed bound the model was fitted with
 (collapsed_bound: "standard" or "tighter"; Model.collapsed_bound, "" if
-absent); it does not affect predictions. A version 5 file may record the
-bound a model trained by mini-batches maximized (bound: "standard" or
-"tighter"; Model.bound, "standard" if absent); it does not affect
-predictions either.
+absent), a version 5 file also "blockdiag" with its collapsed_block_size
+(Model.collapsed_block_size, 0 if absent); they do not affect predictions.
+A version 5 file may also record the bound a model trained by mini-batches
+maximized (bound: "standard" or "tighter"; Model.bound, "standard" if
+absent); it does not affect predictions either.
 A version 1 or 2 file, whose checksum covers the parameters only, is read with a
 warning on standard error (after the jitter line).
 
@@ -52,6 +53,7 @@ FORMAT = "solvegp-model"
 VERSION = 5
 COLLAPSED_BOUND_VERSION = 4  # first version with collapsed_bound
 BOUND_VERSION = 5  # first version with bound
+BLOCKDIAG_VERSION = 5  # first version with collapsed_bound "blockdiag" and collapsed_block_size
 
 # The jitter policy (model-format.md, "Jitter").
 JITTER_START = 1e-10
@@ -353,6 +355,25 @@ def model_digest(doc):
     return hashlib.sha256(b"".join(out)).hexdigest()
 
 
+def _check_collapsed_bound(bound, size, version):
+    """Checks collapsed_bound and collapsed_block_size (model-format.md)."""
+    if bound not in ("", "standard", "tighter", "blockdiag"):
+        raise FormatError("collapsed_bound %r is none of \"standard\", \"tighter\" and \"blockdiag\"" % (bound,))
+    if bound and version < COLLAPSED_BOUND_VERSION:
+        raise FormatError("collapsed_bound needs format version %d, the file has version %d"
+                          % (COLLAPSED_BOUND_VERSION, version))
+    if not isinstance(size, int) or isinstance(size, bool):
+        raise FormatError("collapsed_block_size %r is not an integer" % (size,))
+    if bound == "blockdiag":
+        if version < BLOCKDIAG_VERSION:
+            raise FormatError("collapsed_bound \"blockdiag\" needs format version %d, the file has version %d"
+                              % (BLOCKDIAG_VERSION, version))
+        if size < 1:
+            raise FormatError("collapsed_bound \"blockdiag\" needs a collapsed_block_size of at least 1, not %d" % size)
+    elif size != 0:
+        raise FormatError("collapsed_block_size %d goes with collapsed_bound \"blockdiag\" only" % size)
+
+
 class Model:
     def __init__(self, path):
         with open(path, encoding="utf-8") as f:
@@ -367,11 +388,8 @@ class Model:
                               % (version, VERSION))
         self.version = version
         self.collapsed_bound = doc.get("collapsed_bound", "")
-        if self.collapsed_bound not in ("", "standard", "tighter"):
-            raise FormatError("collapsed_bound %r is neither \"standard\" nor \"tighter\"" % (self.collapsed_bound,))
-        if self.collapsed_bound and version < COLLAPSED_BOUND_VERSION:
-            raise FormatError("collapsed_bound needs format version %d, the file has version %d"
-                              % (COLLAPSED_BOUND_VERSION, version))
+        self.collapsed_block_size = doc.get("collapsed_block_size", 0)
+        _check_collapsed_bound(self.collapsed_bound, self.collapsed_block_size, version)
         self.bound = doc.get("bound", "standard")
         if self.bound not in ("standard", "tighter"):
             raise FormatError("bound %r is neither \"standard\" nor \"tighter\"" % (self.bound,))

@@ -21,7 +21,7 @@ import (
 // collapsedOnly are train's flags that only -collapsed uses, and
 // notCollapsed those of mini-batch training that it does not.
 var (
-	collapsedOnly = []string{"iters"}
+	collapsedOnly = []string{"iters", "block-size"}
 	notCollapsed  = []string{"epochs", "steps", "batch", "lr", "decay", "decay-every", "natural", "natural-fresh",
 		"patience", "checkpoint", "checkpoint-every", "plot", "whiten"}
 )
@@ -71,6 +71,7 @@ type collapsedRun struct {
 	out            string
 	iters          int
 	bound          collapsed.BoundKind
+	blockSize      int // -block-size, for the blockdiag bound
 	asJSON, quiet  bool
 }
 
@@ -89,7 +90,7 @@ func trainCollapsed(ctx context.Context, r *collapsedRun, stdout, stderr io.Writ
 		if err != nil {
 			return err
 		}
-		md, err = collapsed.New(k, r.lik, z, o, collapsed.Options{Threads: r.spec.threads, Mean: mf, Bound: r.bound})
+		md, err = collapsed.New(k, r.lik, z, o, collapsed.Options{Threads: r.spec.threads, Mean: mf, Bound: r.bound, BlockSize: r.blockSize})
 		return err
 	}); err != nil {
 		if ctx.Err() != nil {
@@ -123,7 +124,7 @@ func trainCollapsed(ctx context.Context, r *collapsedRun, stdout, stderr io.Writ
 		return fail(stderr, "train", err)
 	}
 	bundle := newBundle(model, r.std, r.names)
-	bundle.CollapsedBound = r.bound.String()
+	bundle.CollapsedBound, bundle.CollapsedBlockSize = r.bound.String(), r.blockSize
 	stop := res.Reason
 	if interrupted {
 		stop = train.Canceled.String()

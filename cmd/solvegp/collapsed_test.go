@@ -129,8 +129,14 @@ func TestTrainCollapsedFlags(t *testing.T) {
 		{[]string{"-collapsed", "-iters", "0"}, "-iters 0: must be positive"},
 		{[]string{"-iters", "10"}, "-iters needs -collapsed"},
 		{[]string{"-bound", "tighter", "-likelihood", "poisson"}, "-bound tighter needs the Gaussian likelihood, not -likelihood poisson"},
-		{[]string{"-bound", "tight"}, `-bound: "tight" is neither standard nor tighter`},
-		{[]string{"-collapsed", "-bound", "tight"}, `-bound: "tight" is neither standard nor tighter`},
+		{[]string{"-bound", "tight"}, `-bound: "tight" is none of standard, tighter and blockdiag`},
+		{[]string{"-collapsed", "-bound", "tight"}, `-bound: "tight" is none of standard, tighter and blockdiag`},
+		{[]string{"-bound", "blockdiag", "-block-size", "8"}, "-block-size needs -collapsed"},
+		{[]string{"-bound", "blockdiag"}, "-bound blockdiag needs -collapsed"},
+		{[]string{"-collapsed", "-bound", "blockdiag"}, "-bound blockdiag needs -block-size of at least 1, not 0"},
+		{[]string{"-collapsed", "-bound", "blockdiag", "-block-size", "-4"}, "-bound blockdiag needs -block-size of at least 1, not -4"},
+		{[]string{"-collapsed", "-bound", "tighter", "-block-size", "8"}, "-block-size goes with -bound blockdiag only, not -bound tighter"},
+		{[]string{"-block-size", "8"}, "-block-size needs -collapsed"},
 	} {
 		args := append(append([]string{"train", "-quiet", "-m", "5", "-m2", "5", "-out", out}, c.args...), path)
 		code, _, errOut := runCmd(t, args...)
@@ -141,16 +147,21 @@ func TestTrainCollapsedFlags(t *testing.T) {
 }
 
 // TestTrainCollapsedTighter fits SGPR and collapsed SOLVE-GP with -bound
-// standard and -bound tighter: the model file records the bound, and the
-// tighter bound's optimum is above the standard one's.
+// standard, tighter and blockdiag: the model file records the bound (and
+// the block size), and each bound's optimum is above the one before.
 func TestTrainCollapsedTighter(t *testing.T) {
 	dir := t.TempDir()
 	trainCSV := writeRegression(t, dir, 200, 5)
 	for _, c := range []struct{ model, m2 string }{{"svgp", "0"}, {"solvegp", "6"}} {
-		var values [2]float64
-		for i, bound := range []string{"standard", "tighter"} {
+		var values [3]float64
+		for i, bound := range []string{"standard", "tighter", "blockdiag"} {
 			model := filepath.Join(dir, c.model+"-"+bound+".json")
 			args := []string{"train", "-collapsed", "-bound", bound, "-model", c.model, "-m", "8", "-quiet", "-out", model}
+			size := 0
+			if bound == "blockdiag" {
+				size = 16
+				args = append(args, "-block-size", "16")
+			}
 			if c.model != "svgp" {
 				args = append(args, "-m2", c.m2)
 			}
@@ -162,14 +173,15 @@ func TestTrainCollapsedTighter(t *testing.T) {
 				t.Fatal(err)
 			}
 			v, err := strconv.ParseFloat(b.Meta.Info["collapsed_bound_value"], 64)
-			if err != nil || b.CollapsedBound != bound || b.Meta.Info["optimizer"] != "L-BFGS on the "+bound+" collapsed bound" {
-				t.Fatalf("%s -bound %s: collapsed bound %q, meta %+v", c.model, bound, b.CollapsedBound, b.Meta.Info)
+			if err != nil || b.CollapsedBound != bound || b.CollapsedBlockSize != size ||
+				b.Meta.Info["optimizer"] != "L-BFGS on the "+bound+" collapsed bound" {
+				t.Fatalf("%s -bound %s: collapsed bound %q (block size %d), meta %+v", c.model, bound, b.CollapsedBound, b.CollapsedBlockSize, b.Meta.Info)
 			}
 			values[i] = v
 		}
-		t.Logf("%s: standard %.6f, tighter %.6f", c.model, values[0], values[1])
-		if !(values[1] > values[0]) {
-			t.Errorf("%s: tighter optimum %v not above standard %v", c.model, values[1], values[0])
+		t.Logf("%s: standard %.6f, tighter %.6f, blockdiag %.6f", c.model, values[0], values[1], values[2])
+		if !(values[1] > values[0] && values[2] > values[1]) {
+			t.Errorf("%s: optima standard %v, tighter %v, blockdiag %v not increasing", c.model, values[0], values[1], values[2])
 		}
 	}
 }

@@ -166,12 +166,13 @@ func shortUsage(w io.Writer, fs *flag.FlagSet, synopsis string) {
 			summary = c.summary
 		}
 	}
-	// The summary and the pointer share a line when it fits.
+	// The summary, the pointer and the flag list's heading share a line
+	// when it fits.
 	sep := "\n"
-	if utf8.RuneCountInString(summary)+len(". Every flag in full: docs/cli.md.") <= helpWidth {
+	if utf8.RuneCountInString(summary)+len(". Every flag in full: docs/cli.md. Flags:") <= helpWidth {
 		sep = " "
 	}
-	fmt.Fprintf(w, "Usage: solvegp %s %s\n%s.%sEvery flag in full: docs/cli.md.\nFlags:\n", fs.Name(), synopsis,
+	fmt.Fprintf(w, "Usage: solvegp %s %s\n%s.%sEvery flag in full: docs/cli.md. Flags:\n", fs.Name(), synopsis,
 		strings.ToUpper(summary[:1])+summary[1:], sep)
 	head := func(f *flag.Flag) string {
 		if typ, _ := flag.UnquoteUsage(f); typ != "" {

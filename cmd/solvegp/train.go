@@ -102,8 +102,11 @@ optimal q(v⊥) for solvegp, over the kernel, the noise and Z and O, for at
 most -iters iterations. -bound tighter fits instead the tighter collapsed
 bound of Titsias (2025) and Bui et al. (2025), whose trace term
 −½Σ log(1 + dₙ/σ²) replaces −Σ dₙ/(2σ²) (dₙ the prior variance left at
-xₙ after Z and O); its optimal q(u) and q(v⊥) are those of the standard bound
-and the model file records which bound was fitted. Each iteration costs O(N·(M+M2)² + (M+M2)³), so it
+xₙ after Z and O); -bound blockdiag -block-size B the block-diagonal bound of
+Bui and Titsias (2025), −½Σ_b log det(I + C_b/σ²) over blocks of B nearby
+points (C_b the residual covariance of block b), tighter still. Their optimal
+q(u) and q(v⊥) are those of the standard bound and the model file records
+which bound was fitted. Each iteration costs O(N·(M+M2)² + (M+M2)³), so it
 suits N up to about 10⁵. The model saved is the equivalent SVGP or SOLVE-GP
 at the optimal q(u) and q(v⊥), unwhitened; Ctrl-C saves it at the best
 bound so far (exit code 130). The mini-batch flags (-epochs, -batch, -lr,
@@ -132,6 +135,7 @@ type trainFlags struct {
 	stream                int
 	boundName             string
 	bound                 collapsed.BoundKind
+	blockSize             int
 }
 
 // newTrainFlags registers train's flags, in the order -h lists them.
@@ -158,7 +162,8 @@ func newTrainFlags(stderr io.Writer) *trainFlags {
 	fs.DurationVar(&f.ckEvery, "checkpoint-every", time.Minute, "least wall time between two checkpoints")
 	fs.BoolVar(&f.useCollapsed, "collapsed", false, "fit the collapsed bound by full-batch L-BFGS (see above)")
 	fs.IntVar(&f.iters, "iters", 1000, "with -collapsed: most L-BFGS iterations")
-	fs.StringVar(&f.boundName, "bound", "standard", "the bound to maximize, standard or tighter (Titsias 2025; Gaussian likelihood; see above)")
+	fs.StringVar(&f.boundName, "bound", "standard", "the bound to maximize: standard, tighter (Titsias 2025; Gaussian likelihood) or, with -collapsed, blockdiag (see above)")
+	fs.IntVar(&f.blockSize, "block-size", 0, "with -bound blockdiag: training points per block (at least 1)")
 	fs.IntVar(&f.stream, "stream", 0, "stream the data files each epoch through a shuffle buffer of this many rows instead of loading them (0: load them; see above)")
 	fs.StringVar(&f.spec.mean, "mean", "zero", "prior mean function, learned with the other parameters: zero, constant or linear (on standardized inputs and targets)")
 	return f
@@ -182,10 +187,21 @@ func (f *trainFlags) check(path string) (data.Options, error) {
 		return data.Options{}, err
 	}
 	if f.bound, err = collapsed.ParseBound(f.boundName); err != nil {
-		return data.Options{}, fmt.Errorf("-bound: %q is neither standard nor tighter", f.boundName)
+		return data.Options{}, fmt.Errorf("-bound: %q is none of standard, tighter and blockdiag", f.boundName)
 	}
-	if f.spec.bound, err = gp.ParseBound(f.boundName); err != nil {
-		return data.Options{}, fmt.Errorf("-bound: %q is neither standard nor tighter", f.boundName)
+	switch {
+	case f.bound == collapsed.BlockDiagonal && !f.useCollapsed:
+		return data.Options{}, errors.New("-bound blockdiag needs -collapsed")
+	case f.bound == collapsed.BlockDiagonal && f.blockSize < 1:
+		return data.Options{}, fmt.Errorf("-bound blockdiag needs -block-size of at least 1, not %d", f.blockSize)
+	case f.bound != collapsed.BlockDiagonal && f.blockSize != 0:
+		return data.Options{}, fmt.Errorf("-block-size goes with -bound blockdiag only, not -bound %s", f.bound)
+	}
+	if f.bound != collapsed.BlockDiagonal {
+		// The mini-batch bound: standard or tighter, as the name parsed above.
+		if f.spec.bound, err = gp.ParseBound(f.boundName); err != nil {
+			return data.Options{}, fmt.Errorf("-bound: %w", err)
+		}
 	}
 	if f.spec.bound == gp.TighterBound && f.spec.lik != "gaussian" {
 		return data.Options{}, fmt.Errorf("-bound tighter needs the Gaussian likelihood, not -likelihood %s", f.spec.lik)
@@ -371,7 +387,7 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if f.useCollapsed {
 		return trainCollapsed(ctx, &collapsedRun{spec: &f.spec, lik: d.lik.(*likelihood.Gaussian), xs: d.xs, ys: d.ys,
 			xTrain: d.xTrain, yTrain: d.yTrain, xValid: d.xValid, yValid: d.yValid, std: d.std, names: d.tab.Names,
-			args: args, out: f.out, iters: f.iters, bound: f.bound, asJSON: f.asJSON, quiet: f.quiet}, stdout, stderr)
+			args: args, out: f.out, iters: f.iters, bound: f.bound, blockSize: f.blockSize, asJSON: f.asJSON, quiet: f.quiet}, stdout, stderr)
 	}
 	var model *gp.Model
 	if err := interruptible(ctx, func() (err error) {

@@ -46,6 +46,14 @@
 // least the Standard bound, at most the log marginal likelihood, and has
 // the same optimal q(u) and q*(v⊥) (tighter.go derives it).
 //
+// Options.Bound = BlockDiagonal is the bound of Bui and Titsias (2025)
+// with a block-diagonal Λ over a partition of the data into blocks of
+// Options.BlockSize points (BlockOrder): the trace term becomes
+// −½·Σ_b log|I + C_b/σ²| with C_b = K_bb − Q_bb the diagonal blocks of C.
+// It lies between Tighter (block size 1) and the log marginal likelihood,
+// and again leaves q(u), q*(v⊥) and the predictions unchanged
+// (blockdiag.go derives it).
+//
 // Options.Tight selects instead the tighter bound of Appendix A,
 // log N(y | 0, Q_ff + σ²I) − ½·tr[(Q_ff + σ²I)⁻¹(K_ff − Q_ff)], which
 // adds T = tr(B⁻¹(Ã·K_ff·Ãᵀ − G²))/(2σ⁴) ≥ 0 to Titsias' bound at
@@ -92,7 +100,15 @@ type Options struct {
 	// Tighter, which replaces the trace term −Σ dₙ/(2σ²) by
 	// −½·Σ log(1 + dₙ/σ²) at O(N·(M+M₂)²) extra gradient cost. It applies
 	// to SGPR and collapsed SOLVE-GP alike and does not go with Tight.
+	// BlockDiagonal replaces it by −½·Σ_b log|I + C_b/σ²| over blocks of
+	// BlockSize points.
 	Bound BoundKind
+	// BlockSize is the number of points per block of the BlockDiagonal
+	// bound (at least 1; the last block holds the remainder). It must be 0
+	// for the other bounds. The extra cost per evaluation is
+	// O(N·BlockSize·(d + M + M₂ + BlockSize)) time and, when the data fit
+	// in one chunk, O(N·BlockSize) memory.
+	BlockSize int
 	// ChunkSize is the number of data rows processed at a time (0 means
 	// 4096). Smaller chunks use less memory; when the data fit in one
 	// chunk the gradient reuses the forward pass's N×(M+M₂) matrices
@@ -115,17 +131,19 @@ type Options struct {
 // then of O, and last the mean function's (Options.Mean). A Model is not
 // safe for concurrent use.
 type Model struct {
-	kern    kernel.Kernel
-	lik     *likelihood.Gaussian
-	w       *mat.Dense // (M+M₂)×d: Z rows then O rows
-	m, m2   int
-	fix     bool
-	tight   bool
-	bound   BoundKind
-	jitter  chol.JitterPolicy
-	threads int
-	chunk   int
-	mean    gp.MeanFunction // nil: zero mean
+	kern  kernel.Kernel
+	lik   *likelihood.Gaussian
+	w     *mat.Dense // (M+M₂)×d: Z rows then O rows
+	m, m2 int
+	fix   bool
+	tight bool
+	bound BoundKind
+	// blockSize is the BlockDiagonal bound's block size (0 otherwise).
+	blockSize int
+	jitter    chol.JitterPolicy
+	threads   int
+	chunk     int
+	mean      gp.MeanFunction // nil: zero mean
 }
 
 // New returns a collapsed model with kernel k, Gaussian noise lik, M
@@ -177,18 +195,39 @@ func New(k kernel.Kernel, lik *likelihood.Gaussian, z, o *mat.Dense, opts Option
 	if opts.Tight && m2 > 0 {
 		return nil, errors.New("collapsed: New: the tighter bound (Options.Tight) is defined for SGPR only (o must be nil)")
 	}
-	if opts.Bound != Standard && opts.Bound != Tighter {
+	if opts.Bound != Standard && opts.Bound != Tighter && opts.Bound != BlockDiagonal {
 		return nil, fmt.Errorf("collapsed: New: unknown Options.Bound %v", opts.Bound)
 	}
-	if opts.Tight && opts.Bound == Tighter {
-		return nil, errors.New("collapsed: New: Options.Tight and Options.Bound = Tighter are different bounds; choose one")
+	if opts.Tight && opts.Bound != Standard {
+		return nil, fmt.Errorf("collapsed: New: Options.Tight and Options.Bound = %v are different bounds; choose one", opts.Bound)
+	}
+	if err := checkBlockSize(opts.Bound, opts.BlockSize); err != nil {
+		return nil, err
 	}
 	if err := checkMean(opts.Mean, d); err != nil {
 		return nil, err
 	}
-	return &Model{kern: k, lik: lik, w: w, m: m, m2: m2, fix: opts.FixInducing, tight: opts.Tight, bound: opts.Bound, jitter: jit,
-		threads: opts.Threads, chunk: chunk, mean: opts.Mean}, nil
+	return &Model{kern: k, lik: lik, w: w, m: m, m2: m2, fix: opts.FixInducing, tight: opts.Tight, bound: opts.Bound,
+		blockSize: opts.BlockSize, jitter: jit, threads: opts.Threads, chunk: chunk, mean: opts.Mean}, nil
 }
+
+// checkBlockSize validates Options.BlockSize for the bound b.
+func checkBlockSize(b BoundKind, size int) error {
+	if b == BlockDiagonal && size < 1 {
+		return fmt.Errorf("collapsed: New: Options.BlockSize is %d; the blockdiag bound needs at least 1", size)
+	}
+	if b != BlockDiagonal && size != 0 {
+		return fmt.Errorf("collapsed: New: Options.BlockSize %d is set but the bound is %v (it applies to blockdiag only)", size, b)
+	}
+	return nil
+}
+
+// BoundKind returns the collapsed bound the model evaluates.
+func (md *Model) BoundKind() BoundKind { return md.bound }
+
+// BlockSize returns the block size of the BlockDiagonal bound (0 for the
+// other bounds).
+func (md *Model) BlockSize() int { return md.blockSize }
 
 // checkMean validates a mean function for d-dimensional inputs (nil is
 // the zero mean).
@@ -423,12 +462,19 @@ type state struct {
 	// Tighter bound: wₙ = 1/(σ² + dₙ) for every row, Σ log(1 + dₙ/σ²)
 	// and Σ dₙwₙ.
 	w       []float64
-	logTerm float64
+	logTerm float64 // also Σ_b log|I + C_b/σ²| for BlockDiagonal
 	dw      float64
+
+	// BlockDiagonal bound: the factors of σ²I + C_b, block by block, when
+	// the data form a single chunk (otherwise the backward pass
+	// recomputes them).
+	blk []*chol.Cholesky
 }
 
-// forward evaluates the bound (without the Appendix A term if noTight).
-func (md *Model) forward(x *mat.Dense, y []float64, noTight bool) (*state, error) {
+// forward evaluates the bound. With qOnly it computes only what the
+// optimal q(u) and q*(v⊥) need: the Appendix A term and the BlockDiagonal
+// term are left out of st.f (x need not be in block order then).
+func (md *Model) forward(x *mat.Dense, y []float64, qOnly bool) (*state, error) {
 	n, err := md.checkData(x, y)
 	if err != nil {
 		return nil, err
@@ -446,7 +492,11 @@ func (md *Model) forward(x *mat.Dense, y []float64, noTight bool) (*state, error
 
 	// Forward pass over row chunks: G = ÃÃᵀ (lower), e = Ãy, Σ k(x,x).
 	chunk := min(md.chunk, n)
-	tight := md.tight && !noTight
+	blockTerm := md.bound == BlockDiagonal && !qOnly
+	if blockTerm {
+		chunk = min(blockChunk(md.chunk, md.blockSize), n)
+	}
+	tight := md.tight && !qOnly
 	if tight {
 		chunk = n // the tight term needs all of Ã at once
 	}
@@ -473,6 +523,11 @@ func (md *Model) forward(x *mat.Dense, y []float64, noTight bool) (*state, error
 		md.kern.Diag(st.diag[:nc], xc)
 		if md.bound == Tighter {
 			if err := st.tighterChunk(n0, nc, k, acr.Data, acr.Stride, st.diag); err != nil {
+				return nil, err
+			}
+		}
+		if blockTerm {
+			if err := md.blockForwardChunk(st, xc, acr, nc); err != nil {
 				return nil, err
 			}
 		}
@@ -522,10 +577,11 @@ func (md *Model) forward(x *mat.Dense, y []float64, noTight bool) (*state, error
 	}
 	nf := float64(n)
 	st.f = -0.5*nf*math.Log(2*math.Pi) - 0.5*logDetB - 0.5*nf*math.Log(s) - st.yy/(2*s) + st.eb/(2*s*s)
-	if md.bound == Tighter {
-		st.f -= 0.5 * st.logTerm
-	} else {
+	switch md.bound {
+	case Standard:
 		st.f += -st.trKff/(2*s) + st.trG/(2*s)
+	case Tighter, BlockDiagonal:
+		st.f -= 0.5 * st.logTerm
 	}
 	if tight {
 		if err := md.tightForward(st, x); err != nil {
@@ -560,6 +616,13 @@ func (md *Model) eval(x *mat.Dense, y []float64, grad []float64) (float64, error
 		return math.NaN(), err
 	}
 	y = md.residual(x, y)
+	if md.bound == BlockDiagonal {
+		order, err := BlockOrder(x, md.blockSize)
+		if err != nil {
+			return math.NaN(), err
+		}
+		x, y = permuteRows(x, y, order)
+	}
 	st, err := md.forward(x, y, false)
 	if err != nil {
 		return math.NaN(), err
@@ -609,11 +672,12 @@ func (md *Model) noiseAdjoint(st *state) (gbar []float64, ds float64, err error)
 	}
 	nf := float64(n)
 	ds = -nf/(2*s) + st.yy/(2*s*s) - st.eb/(s*s*s) + (bgb/(2*s*s)+0.5*inner)/(s*s)
-	if md.bound == Tighter {
-		ds += st.dw / (2 * s)
-	} else {
+	switch md.bound {
+	case Standard:
 		ds += st.trKff/(2*s*s) - st.trG/(2*s*s)
-	}
+	case Tighter:
+		ds += st.dw / (2 * s)
+	} // BlockDiagonal's direct term is added block by block in backward
 	if md.tight {
 		ds += md.tightGbar(st, gbar)
 	}
@@ -623,7 +687,7 @@ func (md *Model) noiseAdjoint(st *state) (gbar []float64, ds float64, err error)
 // backward writes the gradient of the bound into grad; y is the residual
 // y − m(X) when the model has a mean function.
 func (md *Model) backward(st *state, x *mat.Dense, y []float64, grad []float64) error {
-	n, chunk := st.n, st.chunk
+	n := st.n
 	_, d := x.Dims()
 	k := md.m + md.m2
 	s, beta, g := st.s, st.beta, st.g
@@ -683,63 +747,23 @@ func (md *Model) backward(st *state, x *mat.Dense, y []float64, grad []float64) 
 		}
 	}
 
-	// The bound depends on the residual r through −rᵀr/(2σ²) + eᵀβ/(2σ⁴)
-	// with e = Ã·r, so ∂F/∂r = −r/σ² + Ãᵀβ/σ⁴ and ∂F/∂m(X) = −∂F/∂r.
-	var gm []float64
+	ra := &rowAdjoints{xm: xm, u: u, zm: zm, dw: dw, dtheta: dtheta}
 	if md.mean != nil {
-		gm = make([]float64, n)
+		ra.gm = make([]float64, n)
 	}
-	kbarwf := mat.NewDense(k, chunk, nil)
-	var gw, wbuf []float64 // Tighter: G_w = Ã·diag(w)·Ãᵀ and scratch
-	if md.bound == Tighter {
-		gw, wbuf = make([]float64, k*k), make([]float64, k*chunk)
+	if md.bound == Tighter || md.bound == BlockDiagonal {
+		ra.gw = make([]float64, k*k)
 	}
-	for n0 := 0; n0 < n; n0 += chunk {
-		nc := min(chunk, n-n0)
-		xc := x.Slice(n0, n0+nc, 0, d).(*mat.Dense)
-		kc := st.kwf.Slice(0, k, 0, nc).(*mat.Dense)
-		ac := st.at.Slice(0, k, 0, nc).(*mat.Dense)
-		if !st.single {
-			var err error
-			if ac, err = md.whiten(st, xc, nc); err != nil {
-				return err
-			}
-		}
-		acr := ac.RawMatrix()
-		if gm != nil {
-			gc := gm[n0 : n0+nc]
-			bi.Dgemv(gblas.Trans, k, nc, -1/(s*s), acr.Data, acr.Stride, beta, 1, 0, gc, 1)
-			for i := range gc {
-				gc[i] += y[n0+i] / s
-			}
-		}
-		bc := kbarwf.Slice(0, k, 0, nc).(*mat.Dense)
-		bcr := bc.RawMatrix()
-		bi.Dgemm(gblas.NoTrans, gblas.NoTrans, k, nc, k, 1, xm, k, acr.Data, acr.Stride, 0, bcr.Data, bcr.Stride)
-		bi.Dger(k, nc, 1, u, 1, y[n0:n0+nc], 1, bcr.Data, bcr.Stride)
-		if md.tight {
-			bi.Dgemm(gblas.NoTrans, gblas.Trans, k, nc, k, 1, zm, k, st.v[n0*k:], k, 1, bcr.Data, bcr.Stride)
-		}
-		if md.bound == Tighter {
-			if err := md.tighterBackChunk(st, n0, nc, acr, bcr, gw, wbuf); err != nil {
-				return err
-			}
-		}
-		md.kern.MatrixGrad(bc, kc, md.w, xc, dw, nil, dtheta)
-		for i := 0; i < nc; i++ {
-			if md.bound == Tighter {
-				st.diag[i] = -0.5 * st.w[n0+i]
-			} else {
-				st.diag[i] = -1 / (2 * s)
-			}
-		}
-		md.kern.DiagGrad(st.diag[:nc], xc, nil, dtheta)
+	if err := md.backwardRows(st, x, y, ra); err != nil {
+		return err
 	}
+	ds += ra.ds
+	gm := ra.gm
 	if md.tight {
 		md.tightKffGrad(st, x, dtheta)
 	}
-	if md.bound == Tighter {
-		if err := md.tighterLbar(st, gw, lbar); err != nil {
+	if ra.gw != nil {
+		if err := md.tighterLbar(st, ra.gw, lbar); err != nil {
 			return err
 		}
 	}
@@ -764,6 +788,91 @@ func (md *Model) backward(st *state, x *mat.Dense, y []float64, grad []float64) 
 		if math.IsNaN(v) || math.IsInf(v, 0) {
 			return fmt.Errorf("collapsed: gradient entry %d is %v", i, v)
 		}
+	}
+	return nil
+}
+
+// rowAdjoints carries the backward pass's operands into and its sums out
+// of backwardRows: X = 2L⁻ᵀḠ, u = L⁻ᵀē and (tight bound) Z = L⁻ᵀB⁻¹/σ⁴
+// in; the gradients with respect to W and θ, the mean's residual adjoint
+// gm (nil without a mean function), the Gram adjoint gw of the Tighter
+// (G_w) or BlockDiagonal (G_P) bound (nil for the others) and the direct
+// σ² derivative ds of the BlockDiagonal term accumulated.
+type rowAdjoints struct {
+	xm, u, zm  []float64
+	dw         *mat.Dense
+	dtheta, gm []float64
+	gw         []float64
+	ds         float64
+}
+
+// backwardRows runs the N-dependent part of the backward pass, chunk by
+// chunk: K̄_wf = X·Ã + u·yᵀ (+ the tight and Tighter / BlockDiagonal
+// terms) into the kernel gradient, and the K_ff diagonal (or block)
+// adjoints.
+func (md *Model) backwardRows(st *state, x *mat.Dense, y []float64, ra *rowAdjoints) error {
+	n, chunk := st.n, st.chunk
+	_, d := x.Dims()
+	k := md.m + md.m2
+	s, beta := st.s, st.beta
+	bi := blas.Implementation{Threads: md.threads}
+	// The bound depends on the residual r through −rᵀr/(2σ²) + eᵀβ/(2σ⁴)
+	// with e = Ã·r, so ∂F/∂r = −r/σ² + Ãᵀβ/σ⁴ and ∂F/∂m(X) = −∂F/∂r.
+	kbarwf := mat.NewDense(k, chunk, nil)
+	var wbuf []float64 // Tighter, BlockDiagonal: scratch
+	if ra.gw != nil {
+		wbuf = make([]float64, k*chunk)
+	}
+	for n0 := 0; n0 < n; n0 += chunk {
+		nc := min(chunk, n-n0)
+		xc := x.Slice(n0, n0+nc, 0, d).(*mat.Dense)
+		kc := st.kwf.Slice(0, k, 0, nc).(*mat.Dense)
+		ac := st.at.Slice(0, k, 0, nc).(*mat.Dense)
+		if !st.single {
+			var err error
+			if ac, err = md.whiten(st, xc, nc); err != nil {
+				return err
+			}
+		}
+		acr := ac.RawMatrix()
+		if ra.gm != nil {
+			gc := ra.gm[n0 : n0+nc]
+			bi.Dgemv(gblas.Trans, k, nc, -1/(s*s), acr.Data, acr.Stride, beta, 1, 0, gc, 1)
+			for i := range gc {
+				gc[i] += y[n0+i] / s
+			}
+		}
+		bc := kbarwf.Slice(0, k, 0, nc).(*mat.Dense)
+		bcr := bc.RawMatrix()
+		bi.Dgemm(gblas.NoTrans, gblas.NoTrans, k, nc, k, 1, ra.xm, k, acr.Data, acr.Stride, 0, bcr.Data, bcr.Stride)
+		bi.Dger(k, nc, 1, ra.u, 1, y[n0:n0+nc], 1, bcr.Data, bcr.Stride)
+		if md.tight {
+			bi.Dgemm(gblas.NoTrans, gblas.Trans, k, nc, k, 1, ra.zm, k, st.v[n0*k:], k, 1, bcr.Data, bcr.Stride)
+		}
+		switch md.bound {
+		case Tighter:
+			if err := md.tighterBackChunk(st, n0, nc, acr, bcr, ra.gw, wbuf); err != nil {
+				return err
+			}
+		case BlockDiagonal:
+			dsb, err := md.blockBackChunk(st, n0, xc, acr, bcr, ra.gw, wbuf, ra.dtheta)
+			if err != nil {
+				return err
+			}
+			ra.ds += dsb
+		}
+		md.kern.MatrixGrad(bc, kc, md.w, xc, ra.dw, nil, ra.dtheta)
+		if md.bound == BlockDiagonal {
+			continue // K_ff enters through the blocks K_bb only
+		}
+		for i := 0; i < nc; i++ {
+			if md.bound == Tighter {
+				st.diag[i] = -0.5 * st.w[n0+i]
+			} else {
+				st.diag[i] = -1 / (2 * s)
+			}
+		}
+		md.kern.DiagGrad(st.diag[:nc], xc, nil, ra.dtheta)
 	}
 	return nil
 }

@@ -44,11 +44,13 @@ import (
 //
 // For a model with Options.Tight, q(u) is the SGPR optimum (as for
 // Posterior), and the gp model's bound is Titsias' bound, below md's.
-// For a model with Options.Bound = Tighter, q(u) and q*(v⊥) are the
-// Standard bound's optimum, which is also the Tighter bound's (the
-// diagonal rescaling of the residual covariance separates from them), and
-// the gp model evaluates the uncollapsed tighter bound
-// (gp.WithBound(gp.TighterBound)), which at that q equals md's.
+// For a model with Options.Bound = Tighter or BlockDiagonal, q(u) and
+// q*(v⊥) are the Standard bound's optimum, which is also these bounds'
+// (the diagonal or block-diagonal rescaling of the residual covariance
+// separates from them). For Tighter the gp model evaluates the uncollapsed
+// tighter bound (gp.WithBound(gp.TighterBound)), which at that q equals
+// md's; for BlockDiagonal, which has no uncollapsed counterpart in gp, it
+// evaluates the Standard bound, below md's.
 //
 // It returns an error for data that Bound rejects (nil, mismatched in
 // size or not finite), for a kernel it cannot copy, and when the kernel

@@ -35,9 +35,9 @@ type Posterior struct {
 // Posterior computes the optimal q(u) (and q*(v⊥)) for the data x, y.
 // For a model with Options.Tight, whose bound fixes no q(u) of this form,
 // it is the SGPR posterior at the model's current hyperparameters.
-// Options.Bound = Tighter does not change the optimal q(u) and q*(v⊥),
-// so the posterior is that of the Standard bound at the same
-// hyperparameters.
+// Options.Bound = Tighter or BlockDiagonal does not change the optimal
+// q(u) and q*(v⊥), so the posterior is that of the Standard bound at the
+// same hyperparameters.
 func (md *Model) Posterior(x *mat.Dense, y []float64) (*Posterior, error) {
 	if _, err := md.checkData(x, y); err != nil {
 		return nil, err

@@ -25,28 +25,41 @@ const (
 	// still a lower bound on the log marginal likelihood, with the same
 	// optimal q(u) (and q(v⊥)) and so the same predictions.
 	Tighter
+	// BlockDiagonal replaces it by −½·Σ_b log|I + C_b/σ²|, C_b the diagonal
+	// blocks of the residual covariance K_ff − Q_ff over a partition of the
+	// data into blocks of Options.BlockSize points (BlockOrder): the bound
+	// of Bui and Titsias (2025) with a block-diagonal scaling of the
+	// residual covariance. It is never below Tighter (Fischer's
+	// inequality), equals it for blocks of one point, and has the same
+	// optimal q(u) (and q(v⊥)) and predictions (blockdiag.go derives it).
+	BlockDiagonal
 )
 
-// String returns "standard" or "tighter".
+// String returns "standard", "tighter" or "blockdiag".
 func (b BoundKind) String() string {
 	switch b {
 	case Standard:
 		return "standard"
 	case Tighter:
 		return "tighter"
+	case BlockDiagonal:
+		return "blockdiag"
 	}
 	return fmt.Sprintf("BoundKind(%d)", int(b))
 }
 
-// ParseBound returns the BoundKind named s ("standard" or "tighter").
+// ParseBound returns the BoundKind named s ("standard", "tighter" or
+// "blockdiag").
 func ParseBound(s string) (BoundKind, error) {
 	switch s {
 	case "standard":
 		return Standard, nil
 	case "tighter":
 		return Tighter, nil
+	case "blockdiag":
+		return BlockDiagonal, nil
 	}
-	return 0, fmt.Errorf("collapsed: unknown bound %q (want standard or tighter)", s)
+	return 0, fmt.Errorf("collapsed: unknown bound %q (want standard, tighter or blockdiag)", s)
 }
 
 // The Tighter bound. With q(f⊥ | v⊥) (or q(f | u) for SGPR) of covariance

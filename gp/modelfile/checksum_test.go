@@ -162,6 +162,12 @@ func TestPythonReaderDigest(t *testing.T) {
 		t.Fatal(err)
 	}
 	mb := string(tighter)
+	b.CollapsedBound, b.CollapsedBlockSize = "blockdiag", 64
+	withBlocks, err := Marshal(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bd := string(withBlocks)
 	for _, tc := range []struct {
 		name, file string
 		ok         bool
@@ -171,8 +177,12 @@ func TestPythonReaderDigest(t *testing.T) {
 		{"edited y_mean", strings.Replace(s, `"y_mean": 7`, `"y_mean": 8`, 1), false, "model_sha256 does not match"},
 		{"version 1", v1, true, "warning: format version 1"},
 		{"collapsed bound", tb, true, ""},
-		{"bad collapsed bound", strings.Replace(tb, `"tighter"`, `"loose"`, 1), false, "neither"},
+		{"bad collapsed bound", strings.Replace(tb, `"tighter"`, `"loose"`, 1), false, "none of"},
 		{"collapsed bound in version 3", strings.Replace(tb, curVersion, `"version": 3`, 1), false, "needs format version 4"},
+		{"blockdiag bound", bd, true, ""},
+		{"blockdiag in version 4", strings.Replace(bd, curVersion, `"version": 4`, 1), false, "needs format version 5"},
+		{"blockdiag without a size", regexp.MustCompile(`,\s*"collapsed_block_size": 64`).ReplaceAllString(bd, ""), false, "at least 1"},
+		{"block size with tighter", strings.Replace(bd, `"blockdiag"`, `"tighter"`, 1), false, "goes with"},
 		{"tighter bound", mb, true, ""},
 		{"bad bound", resignString(t, strings.Replace(mb, `"bound": "tighter"`, `"bound": "loose"`, 1)), false, "neither"},
 		{"bound in version 4", resignString(t, strings.Replace(mb, curVersion, `"version": 4`, 1)), false, "bound needs format version 5"},

@@ -34,6 +34,10 @@ const collapsedBoundVersion = 4
 // boundVersion is the first format version with bound.
 const boundVersion = 5
 
+// blockDiagVersion is the first format version with collapsed_bound
+// "blockdiag" and collapsed_block_size.
+const blockDiagVersion = 5
+
 // MaxFileSize bounds the size of a model file Load and Read accept
 // (1 GiB), so that a corrupt or hostile file cannot exhaust memory.
 const MaxFileSize = 1 << 30
@@ -60,16 +64,20 @@ type Bundle struct {
 	Meta Meta
 	// CollapsedBound names the collapsed bound the model was fitted with
 	// by package collapsed: "standard" (Titsias' SGPR or the collapsed
-	// SOLVE-GP bound) or "tighter" (the bound of Titsias 2025 and Bui et
-	// al. 2025). Both have the same optimal q(u) and q(v⊥), so it does
-	// not change predictions; it says which objective chose the
-	// hyperparameters and inducing inputs. Empty means not recorded (a
-	// model not fitted by a collapsed bound, or a file before format
-	// version 4). The bound the model itself evaluates (gp.WithBound,
+	// SOLVE-GP bound), "tighter" (the bound of Titsias 2025 and Bui et
+	// al. 2025) or "blockdiag" (the block-diagonal bound of Bui and
+	// Titsias 2025, format version 5). All have the same optimal q(u) and
+	// q(v⊥), so it does not change predictions; it says which objective
+	// chose the hyperparameters and inducing inputs. Empty means not
+	// recorded (a model not fitted by a collapsed bound, or a file before
+	// format version 4). The bound the model itself evaluates (gp.WithBound,
 	// gp.Model.Bound; the tighter one for a model trained by mini-batches
 	// on it or exported by package collapsed from its tighter bound) is
 	// recorded as "bound" (format version 5) and restored by Load.
 	CollapsedBound string
+	// CollapsedBlockSize is the block size of the "blockdiag" bound (at
+	// least 1); it must be 0 for the other values of CollapsedBound.
+	CollapsedBlockSize int
 	// Unchecked is set by Load and Unmarshal for a file of an older format
 	// version whose checksum does not cover everything that affects a
 	// prediction: it says what was not checked, for a warning. It is empty
@@ -157,20 +165,31 @@ type file struct {
 	ModelSHA256  string        `json:"model_sha256,omitempty"`
 	Standardizer *standardJSON `json:"standardizer"`
 	Meta         *Meta         `json:"meta,omitempty"`
-	// Field of format version 4 (collapsedBoundVersion).
-	CollapsedBound string `json:"collapsed_bound,omitempty"`
+	// Field of format version 4 (collapsedBoundVersion); "blockdiag" and
+	// collapsed_block_size need format version 5 (blockDiagVersion).
+	CollapsedBound     string `json:"collapsed_bound,omitempty"`
+	CollapsedBlockSize int    `json:"collapsed_block_size,omitempty"`
 	// Field of format version 5 (boundVersion): the model's mini-batch
 	// bound (gp.Model.Bound) when it is not the standard one.
 	Bound string `json:"bound,omitempty"`
 }
 
-// checkCollapsedBound accepts the values of Bundle.CollapsedBound.
-func checkCollapsedBound(s string) error {
+// checkCollapsedBound accepts the values of Bundle.CollapsedBound with
+// their block size.
+func checkCollapsedBound(s string, size int) error {
 	switch s {
 	case "", "standard", "tighter":
+		if size != 0 {
+			return fmt.Errorf("collapsed_block_size %d goes with collapsed_bound \"blockdiag\" only, not %q", size, s)
+		}
+		return nil
+	case "blockdiag":
+		if size < 1 {
+			return fmt.Errorf("collapsed_bound \"blockdiag\" needs a collapsed_block_size of at least 1, not %d", size)
+		}
 		return nil
 	}
-	return fmt.Errorf("collapsed_bound %q is neither \"standard\" nor \"tighter\"", s)
+	return fmt.Errorf("collapsed_bound %q is none of \"standard\", \"tighter\" and \"blockdiag\"", s)
 }
 
 type dims struct {
@@ -298,10 +317,10 @@ func Marshal(b *Bundle) ([]byte, error) {
 		}
 		f.Standardizer = &standardJSON{XMean: s.XMean, XScale: s.XScale, YMean: s.YMean, YScale: s.YScale}
 	}
-	if err := checkCollapsedBound(b.CollapsedBound); err != nil {
+	if err := checkCollapsedBound(b.CollapsedBound, b.CollapsedBlockSize); err != nil {
 		return nil, fmt.Errorf("modelfile: %w", err)
 	}
-	f.CollapsedBound = b.CollapsedBound
+	f.CollapsedBound, f.CollapsedBlockSize = b.CollapsedBound, b.CollapsedBlockSize
 	if bk := m.Bound(); bk != gp.StandardBound {
 		f.Bound = bk.String()
 	}
@@ -744,13 +763,16 @@ func (f *file) build() (*Bundle, error) {
 	if f.Meta != nil {
 		b.Meta = *f.Meta
 	}
-	if err := checkCollapsedBound(f.CollapsedBound); err != nil {
+	if err := checkCollapsedBound(f.CollapsedBound, f.CollapsedBlockSize); err != nil {
 		return nil, bad("%v", err)
 	}
 	if f.CollapsedBound != "" && f.Version < collapsedBoundVersion {
 		return nil, bad("collapsed_bound needs format version %d, the file has version %d", collapsedBoundVersion, f.Version)
 	}
-	b.CollapsedBound = f.CollapsedBound
+	if f.CollapsedBound == "blockdiag" && f.Version < blockDiagVersion {
+		return nil, bad("collapsed_bound \"blockdiag\" needs format version %d, the file has version %d", blockDiagVersion, f.Version)
+	}
+	b.CollapsedBound, b.CollapsedBlockSize = f.CollapsedBound, f.CollapsedBlockSize
 	return b, nil
 }
 
