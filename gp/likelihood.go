@@ -58,3 +58,24 @@ type Likelihood interface {
 	// class probabilities per point in mean (variance may be nil).
 	PredictY(mean, variance, mu, fvar []float64, rng *rand.Rand)
 }
+
+// MultiOutput is implemented by likelihoods that observe P ≥ 1 values per
+// point (likelihood.MultiGaussian): several outputs whose latent functions
+// are the model's L = NumLatent() latent functions, or mixtures of them.
+// For such a likelihood the targets y hold n·P values, point-major
+// (element n·P+p is output p of point n), and a NaN target is a missing
+// value rather than an error; ExpectedLogLik, LogPredictive (one value per
+// point) and PredictY (P values per point) take that layout, and
+// Model.NumOutputs and Predictor.NumOutputs return P.
+type MultiOutput interface {
+	NumOutputs() int
+}
+
+// numOutputs returns P for a MultiOutput likelihood and 1 otherwise, and
+// whether the likelihood is a MultiOutput.
+func numOutputs(lik Likelihood) (int, bool) {
+	if mo, ok := lik.(MultiOutput); ok {
+		return mo.NumOutputs(), true
+	}
+	return 1, false
+}

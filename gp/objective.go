@@ -60,11 +60,9 @@ func (mod *Model) ValidateData(x *mat.Dense, y []float64) error {
 	if err := mod.checkX(x); err != nil {
 		return err
 	}
-	if n, _ := x.Dims(); len(y) != n {
-		return fmt.Errorf("%w: %d targets for %d inputs", ErrShape, len(y), n)
-	}
-	if !floats.AllFinite(y) {
-		return fmt.Errorf("%w: targets hold NaN or Inf", ErrValue)
+	n, _ := x.Dims()
+	if err := checkTargets(y, n, mod.nout, mod.multi); err != nil {
+		return err
 	}
 	return validateLabels(mod.lik, y)
 }
@@ -84,11 +82,8 @@ func (mod *Model) Objective(x *mat.Dense, y []float64, nTotal int, grad []float6
 		return 0, err
 	}
 	n, _ := x.Dims()
-	if len(y) != n {
-		return 0, fmt.Errorf("%w: %d targets for %d inputs", ErrShape, len(y), n)
-	}
-	if !floats.AllFinite(y) {
-		return 0, fmt.Errorf("%w: targets hold NaN or Inf", ErrValue)
+	if err := checkTargets(y, n, mod.nout, mod.multi); err != nil {
+		return 0, err
 	}
 	if nTotal < 1 {
 		return 0, fmt.Errorf("%w: nTotal = %d", ErrValue, nTotal)
@@ -137,6 +132,23 @@ func (mod *Model) Objective(x *mat.Dense, y []float64, nTotal int, grad []float6
 		return bound, fmt.Errorf("%w: gradient holds NaN or Inf", ErrValue)
 	}
 	return bound, nil
+}
+
+// checkTargets checks that y holds nout targets for each of n points, all
+// finite, or for a MultiOutput likelihood (multi) finite or NaN (missing).
+func checkTargets(y []float64, n, nout int, multi bool) error {
+	if len(y) != n*nout {
+		if nout > 1 {
+			return fmt.Errorf("%w: %d targets for %d inputs of %d outputs", ErrShape, len(y), n, nout)
+		}
+		return fmt.Errorf("%w: %d targets for %d inputs", ErrShape, len(y), n)
+	}
+	for i, v := range y {
+		if math.IsInf(v, 0) || (math.IsNaN(v) && !multi) {
+			return fmt.Errorf("%w: targets hold NaN or Inf (target %d is %g)", ErrValue, i, v)
+		}
+	}
+	return nil
 }
 
 // labelValidator is implemented by likelihoods that can check labels.
