@@ -14,7 +14,8 @@ import "math/rand/v2"
 // exposed in unconstrained form, as for Kernel.
 //
 // For a likelihood of your own: y holds one value per point (len(y) = n,
-// whatever L), and mu and variance n·L values; the marginal variances may
+// whatever L; n·P for a MultiOutput likelihood of P outputs), and mu and
+// variance n·L values; the marginal variances may
 // be rounded slightly below zero (see the package documentation, Numerical
 // notes), so take a negative one as 0 where a square root or quadrature
 // needs it. LogPredictive, PredictY and Params must be safe for

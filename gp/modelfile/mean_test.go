@@ -121,7 +121,7 @@ func TestMeanFileErrors(t *testing.T) {
 		return strings.Replace(s, old, new, 1)
 	}
 	for _, tc := range []struct{ name, file, msg string }{
-		{"version 3", edit(`"version": 4`, `"version": 3`), "format version 4"},
+		{"version 3", edit(`"version": 5`, `"version": 3`), "format version 4"},
 		{"unknown type", edit(`"type": "linear"`, `"type": "quadratic"`), "unknown mean type"},
 		{"bias edited", regexp.MustCompile(`"bias": [-0-9.e]+`).ReplaceAllString(s, `"bias": 123`), "mean values disagree"},
 		{"no layout.mean", regexp.MustCompile(`\s*"mean": [0-9]+,`).ReplaceAllString(s, ``), "layout"},

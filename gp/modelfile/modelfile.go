@@ -26,7 +26,7 @@ const Format = "solvegp-model"
 
 // Version is the format version this package writes. It reads files of
 // this version and older ones; newer files are rejected with ErrVersion.
-const Version = 4
+const Version = 5
 
 // collapsedBoundVersion is the first format version with collapsed_bound.
 const collapsedBoundVersion = 4
@@ -78,6 +78,9 @@ type Meta struct {
 	InputNames []string `json:"input_names,omitempty"`
 	// TargetName is the name of the target column, if known.
 	TargetName string `json:"target_name,omitempty"`
+	// TargetNames are the names of the target columns of a multi-output
+	// model, if known (format version 5).
+	TargetNames []string `json:"target_names,omitempty"`
 	// Info holds free-form key/value pairs (for example the command that
 	// trained the model, or its final bound).
 	Info map[string]string `json:"info,omitempty"`
@@ -199,6 +202,11 @@ type likJSON struct {
 	Scale            float64 `json:"scale,omitempty"`
 	DegreesOfFreedom float64 `json:"degrees_of_freedom,omitempty"`
 	DoFFloor         float64 `json:"degrees_of_freedom_floor,omitempty"`
+	// Outputs, NoiseVariances and Mixing are those of the multi-output
+	// likelihoods (format version 5, multioutput.go).
+	Outputs        int         `json:"outputs,omitempty"`
+	NoiseVariances []float64   `json:"noise_variances,omitempty"`
+	Mixing         *matrixJSON `json:"mixing,omitempty"`
 }
 
 type matrixJSON struct {
@@ -225,6 +233,9 @@ type standardJSON struct {
 	XScale []float64 `json:"x_scale"`
 	YMean  float64   `json:"y_mean"`
 	YScale float64   `json:"y_scale"`
+	// Per-output target statistics (format version 5).
+	YMeans  []float64 `json:"y_means,omitempty"`
+	YScales []float64 `json:"y_scales,omitempty"`
 }
 
 var kindNames = map[gp.Kind]string{gp.SVGP: "svgp", gp.ODVGP: "odvgp", gp.SOLVEGP: "solvegp"}
@@ -287,13 +298,16 @@ func Marshal(b *Bundle) ([]byte, error) {
 		if err := checkStandardizer(s, d, lj.Type); err != nil {
 			return nil, err
 		}
-		f.Standardizer = &standardJSON{XMean: s.XMean, XScale: s.XScale, YMean: s.YMean, YScale: s.YScale}
+		if err := checkOutputStandardizer(s, lj.Type, m.NumOutputs()); err != nil {
+			return nil, err
+		}
+		f.Standardizer = &standardJSON{XMean: s.XMean, XScale: s.XScale, YMean: s.YMean, YScale: s.YScale, YMeans: s.YMeans, YScales: s.YScales}
 	}
 	if err := checkCollapsedBound(b.CollapsedBound); err != nil {
 		return nil, fmt.Errorf("modelfile: %w", err)
 	}
 	f.CollapsedBound = b.CollapsedBound
-	if len(b.Meta.InputNames) > 0 || b.Meta.TargetName != "" || len(b.Meta.Info) > 0 {
+	if len(b.Meta.InputNames) > 0 || b.Meta.TargetName != "" || len(b.Meta.TargetNames) > 0 || len(b.Meta.Info) > 0 {
 		meta := b.Meta
 		f.Meta = &meta
 	}
@@ -487,6 +501,9 @@ func encodeLikType(l gp.Likelihood) (*likJSON, error) {
 	if lj, ok := encodeMoreLik(l); ok {
 		return lj, nil
 	}
+	if lj, ok := encodeMultiLik(l); ok {
+		return lj, nil
+	}
 	return nil, fmt.Errorf("modelfile: cannot save likelihood of type %T", l)
 }
 
@@ -638,6 +655,9 @@ func (f *file) build() (*Bundle, error) {
 	if err := checkLikVersion(f.Likelihood, f.Version); err != nil {
 		return nil, err
 	}
+	if err := checkMultiVersion(f); err != nil {
+		return nil, err
+	}
 	k, err := decodeKernel(f.Kernel, d, 0)
 	if err != nil {
 		return nil, err
@@ -714,8 +734,11 @@ func (f *file) build() (*Bundle, error) {
 	}
 	b := &Bundle{Model: model}
 	if s := f.Standardizer; s != nil {
-		b.Standardizer = &data.Standardizer{XMean: s.XMean, XScale: s.XScale, YMean: s.YMean, YScale: s.YScale}
+		b.Standardizer = &data.Standardizer{XMean: s.XMean, XScale: s.XScale, YMean: s.YMean, YScale: s.YScale, YMeans: s.YMeans, YScales: s.YScales}
 		if err := checkStandardizer(b.Standardizer, d, f.Likelihood.Type); err != nil {
+			return nil, err
+		}
+		if err := checkOutputStandardizer(b.Standardizer, f.Likelihood.Type, model.NumOutputs()); err != nil {
 			return nil, err
 		}
 	}
@@ -967,7 +990,9 @@ func decodeLik(lj *likJSON) (gp.Likelihood, error) {
 	default:
 		var ok bool
 		if l, ok, err = decodeMoreLik(lj, quad); !ok {
-			return nil, bad("unknown likelihood type %q", lj.Type)
+			if l, ok, err = decodeMultiLik(lj); !ok {
+				return nil, bad("unknown likelihood type %q", lj.Type)
+			}
 		}
 	}
 	if err != nil {
