@@ -61,7 +61,7 @@ var notTraining = map[string]bool{"out": true, "plot": true, "json": true, "quie
 // default reproduces what solvegp computed before them (-init kmeans): at
 // their default they are left out of the fingerprint, so that older
 // checkpoints still resume, and any other value changes it.
-var omitAtDefault = map[string]bool{"init": true}
+var omitAtDefault = map[string]bool{"init": true, "outputs": true}
 
 // runFingerprint hashes the values of every training flag and the loaded
 // data (shape and bits), so that a checkpoint is only resumed by the run

@@ -18,7 +18,7 @@ var cliDocPath = filepath.Join("..", "..", "docs", "cli.md")
 // helpFlags returns the flag names a -h output lists.
 func helpFlags(help string) []string {
 	var names []string
-	_, list, _ := strings.Cut(help, "\nFlags:\n")
+	_, list, _ := strings.Cut(help, "Flags:\n")
 	for _, line := range strings.Split(list, "\n") {
 		if strings.HasPrefix(line, "  -") {
 			names = append(names, strings.Fields(line)[0][1:])

@@ -166,13 +166,16 @@ func shortUsage(w io.Writer, fs *flag.FlagSet, synopsis string) {
 			summary = c.summary
 		}
 	}
-	// The summary and the pointer share a line when it fits.
-	sep := "\n"
-	if utf8.RuneCountInString(summary)+len(". Every flag in full: docs/cli.md.") <= helpWidth {
+	// The summary, the pointer and "Flags:" share a line when they fit.
+	sep, flags := "\n", "\n"
+	if n := utf8.RuneCountInString(summary) + len(". Every flag in full: docs/cli.md."); n <= helpWidth {
 		sep = " "
+		if n+len(" Flags:") <= helpWidth {
+			flags = " "
+		}
 	}
-	fmt.Fprintf(w, "Usage: solvegp %s %s\n%s.%sEvery flag in full: docs/cli.md.\nFlags:\n", fs.Name(), synopsis,
-		strings.ToUpper(summary[:1])+summary[1:], sep)
+	fmt.Fprintf(w, "Usage: solvegp %s %s\n%s.%sEvery flag in full: docs/cli.md.%sFlags:\n", fs.Name(), synopsis,
+		strings.ToUpper(summary[:1])+summary[1:], sep, flags)
 	head := func(f *flag.Flag) string {
 		if typ, _ := flag.UnquoteUsage(f); typ != "" {
 			return "  -" + f.Name + " " + typ

@@ -42,7 +42,7 @@ func TestVersion1ModelWarning(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	v1 := regexp.MustCompile(`,\s*"model_sha256": "[0-9a-f]*"`).ReplaceAllString(strings.Replace(string(buf), `"version": 4`, `"version": 1`, 1), "")
+	v1 := regexp.MustCompile(`,\s*"model_sha256": "[0-9a-f]*"`).ReplaceAllString(strings.Replace(string(buf), `"version": 5`, `"version": 1`, 1), "")
 	old := writeFile(t, dir, "v1.json", v1)
 	for _, cmd := range []string{"predict", "eval"} {
 		code, _, errOut := runCmd(t, cmd, "-model", old, train)

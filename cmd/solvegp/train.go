@@ -127,6 +127,8 @@ type trainFlags struct {
 	stream                int
 	boundName             string
 	bound                 collapsed.BoundKind
+	outputs               string
+	latent                int
 }
 
 // newTrainFlags registers train's flags, in the order -h lists them.
@@ -155,6 +157,7 @@ func newTrainFlags(stderr io.Writer) *trainFlags {
 	fs.IntVar(&f.iters, "iters", 1000, "with -collapsed: most L-BFGS iterations")
 	fs.StringVar(&f.boundName, "bound", "standard", "with -collapsed: the collapsed bound, standard or tighter")
 	fs.IntVar(&f.stream, "stream", 0, "stream the data files each epoch through a shuffle buffer of this many rows instead of loading them (0: load them; see above)")
+	fs.StringVar(&f.outputs, "outputs", "independent", "with several -target columns: independent (one GP per output, kernel shared), lmc (linear model of coregionalization, one latent GP per output) or lmc:L (L latent GPs)")
 	fs.StringVar(&f.spec.mean, "mean", "zero", "prior mean function, learned with the other parameters: zero, constant or linear (on standardized inputs and targets)")
 	return f
 }
@@ -252,12 +255,19 @@ type trainData struct {
 	std            *data.Standardizer
 	xs             *mat.Dense // standardized training inputs and targets
 	ys             []float64
+	// targetNames are the names of the target columns of a multi-output
+	// run (several -target columns), whose y slices hold one value per
+	// target and row.
+	targetNames []string
 }
 
 // loadTrainData reads path, checks its labels and scale for the model,
 // holds out the validation rows and standardizes the training rows. Ctrl-C
 // abandons the reading (a notSavedError).
 func loadTrainData(ctx context.Context, f *trainFlags, path string, opts data.Options) (*trainData, error) {
+	if len(f.csv.targets) > 0 {
+		return loadMultiTrainData(f, path, opts)
+	}
 	d := &trainData{}
 	if err := interruptible(ctx, func() (err error) {
 		d.tab, err = data.LoadFiles(f.fs.Args(), opts)
@@ -343,6 +353,14 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		fmt.Fprintf(stderr, "solvegp train: %v\n", err)
 		return exitUsage
 	}
+	if err := f.csv.parseTarget(); err != nil {
+		fmt.Fprintf(stderr, "solvegp train: %v\n", err)
+		return exitUsage
+	}
+	if err := f.checkMultiFlags(); err != nil {
+		fmt.Fprintf(stderr, "solvegp train: %v\n", err)
+		return exitUsage
+	}
 	opts, err := f.check(path)
 	if err != nil {
 		return fail(stderr, "train", err)
@@ -354,6 +372,11 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	// Ctrl-C before the first training step leaves -out alone: loading
 	// and k-means are abandoned as soon as the context is cancelled.
 	d, err := loadTrainData(ctx, f, path, opts)
+	var te targetError
+	if errors.As(err, &te) {
+		fmt.Fprintf(stderr, "solvegp train: %v\n", err)
+		return exitUsage
+	}
 	if err != nil {
 		return trainFailure(stderr, f.out, err)
 	}
@@ -437,7 +460,7 @@ func (r *trainRun) newBar() *progress {
 	if r.f.quiet {
 		return nil
 	}
-	n := len(r.d.ys)
+	n, _ := r.d.xs.Dims()
 	bs := r.f.batch
 	if bs == 0 || bs > n {
 		bs = n
@@ -618,7 +641,7 @@ func (r *trainRun) save(args []string, res train.Result, interrupted bool, fitEr
 	f, d := r.f, r.d
 	sum := &trainSummary{
 		Model: f.out, Kind: r.model.Kind().String(), M: f.spec.m, M2: f.spec.m2,
-		NTrain: len(d.ys), NValid: len(d.yValid), Steps: res.Steps, Epochs: res.Epochs,
+		NTrain: rows(d.xs), NValid: rows(d.xValid), Steps: res.Steps, Epochs: res.Epochs,
 		Stop: stopReason(res.Reason, interrupted), Interrupted: interrupted, Rejected: res.Rejected, Natural: f.natural,
 		History: r.history,
 	}
@@ -687,10 +710,24 @@ func newBundle(model *gp.Model, std *data.Standardizer, names []string) *modelfi
 	b := &modelfile.Bundle{Model: model, Standardizer: std}
 	if names != nil {
 		names = append([]string(nil), names...)
+		if p := model.NumOutputs(); isMultiOutput(model) {
+			d := len(names) - p
+			b.Meta.InputNames, b.Meta.TargetNames = names[:d], names[d:]
+			return b
+		}
 		d := len(names) - 1
 		b.Meta.InputNames, b.Meta.TargetName = names[:d], names[d]
 	}
 	return b
+}
+
+// rows returns the number of rows of x, 0 for nil.
+func rows(x *mat.Dense) int {
+	if x == nil {
+		return 0
+	}
+	n, _ := x.Dims()
+	return n
 }
 
 // trainInfo returns the Meta.Info that train records in a model file: the
