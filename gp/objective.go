@@ -70,13 +70,14 @@ func (mod *Model) ValidateData(x *mat.Dense, y []float64) error {
 // Objective returns the mini-batch estimate of the evidence lower bound
 // for the batch (x, y) drawn from a data set of nTotal points,
 //
-//	(nTotal/len(y))·Σ_n E_q[log p(y_n | f_n)] − KL_u − KL_v,
+//	(nTotal/n)·Σ_n E_q[log p(y_n | f_n)] − KL_u − KL_v,
 //
 // to be maximized, and if grad is non-nil writes its gradient with respect
 // to the flat parameter vector into grad (len NumParams). x is n×d with one
-// point per row; y holds n observations. A bound or gradient that is not
-// finite (for example from overflowing inputs) is reported as an error
-// wrapping ErrValue.
+// point per row; y holds n observations (n·P, point-major, for a
+// MultiOutput likelihood of P outputs, NaN marking a missing one). A bound
+// or gradient that is not finite (for example from overflowing inputs) is
+// reported as an error wrapping ErrValue.
 func (mod *Model) Objective(x *mat.Dense, y []float64, nTotal int, grad []float64) (float64, error) {
 	if err := mod.checkX(x); err != nil {
 		return 0, err

@@ -267,6 +267,9 @@ func loadMultiInputs(b *modelfile.Bundle, path string, csv *csvFlags, needTarget
 	if err != nil {
 		return nil, err
 	}
+	if csv.target != 0 {
+		return nil, fmt.Errorf("-target %d: a multi-output model takes its target columns as a list (-target a,b)", csv.target)
+	}
 	opts.NoTarget = true
 	raw, err := data.LoadTable(path, opts)
 	if err != nil {

@@ -126,3 +126,28 @@ func readLine(t *testing.T, path string, i int) string {
 	}
 	return strings.Split(string(buf), "\n")[i]
 }
+
+// TestMultiOutputTargetFlags checks that predict and eval refuse a -target
+// list for a single-output model and a single -target column for a
+// multi-output one.
+func TestMultiOutputTargetFlags(t *testing.T) {
+	dir := t.TempDir()
+	data := writeTwoOutputs(t, dir, 30)
+	multi := filepath.Join(dir, "multi.json")
+	if code, _, stderr := runCmd(t, "train", "-quiet", "-model", "svgp", "-m", "4", "-epochs", "2", "-target", "p,q", "-out", multi, data); code != exitOK {
+		t.Fatalf("train: exit %d: %s", code, stderr)
+	}
+	single := filepath.Join(dir, "single.json")
+	if code, _, stderr := runCmd(t, "train", "-quiet", "-model", "svgp", "-m", "4", "-epochs", "2", "-out", single, writeRegression(t, dir, 30, 1)); code != exitOK {
+		t.Fatalf("train: exit %d: %s", code, stderr)
+	}
+	if code, _, stderr := runCmd(t, "eval", "-model", single, "-target", "a,b", data); code == exitOK || !strings.Contains(stderr, "multi-output model") {
+		t.Errorf("eval of a single-output model with a -target list: exit %d: %s", code, stderr)
+	}
+	if code, _, stderr := runCmd(t, "eval", "-model", multi, "-target", "2", data); code == exitOK || !strings.Contains(stderr, "as a list") {
+		t.Errorf("eval of a multi-output model with -target 2: exit %d: %s", code, stderr)
+	}
+	if code, out, stderr := runCmd(t, "eval", "-model", multi, "-target", "2,4", data); code != exitOK || !strings.Contains(out, "output p") {
+		t.Errorf("eval with -target 2,4: exit %d: %s%s", code, out, stderr)
+	}
+}

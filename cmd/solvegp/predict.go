@@ -53,6 +53,9 @@ func loadInputs(b *modelfile.Bundle, path string, csv *csvFlags, needTarget bool
 	if err != nil {
 		return nil, err
 	}
+	if len(csv.targets) > 0 {
+		return nil, fmt.Errorf("-target %s: several target columns need a multi-output model (train -target a,b)", csv.targetSpec)
+	}
 	opts.NoTarget = true // every column, chosen below
 	raw, err := data.LoadTable(path, opts)
 	if err != nil {
