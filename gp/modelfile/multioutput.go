@@ -1,6 +1,7 @@
 package modelfile
 
 import (
+	"fmt"
 	"math"
 
 	"github.com/solvegp/solvegp/gp"
@@ -58,7 +59,8 @@ func checkMultiVersion(f *file) error {
 }
 
 // decodeMultiLik builds a likelihood.MultiGaussian from lj; ok is false for
-// other types. The noise variances and W are starting values: the
+// other types; its errors are wrapped by decodeLik. The noise variances
+// and W are starting values: the
 // parameter vector sets them, and checkMultiLikValues compares them with it.
 func decodeMultiLik(lj *likJSON) (l gp.Likelihood, ok bool, err error) {
 	if !isMultiLik(lj.Type) {
@@ -66,14 +68,14 @@ func decodeMultiLik(lj *likJSON) (l gp.Likelihood, ok bool, err error) {
 	}
 	p := lj.Outputs
 	if p < 1 || p > likelihood.MaxOutputs || len(lj.NoiseVariances) != p {
-		return nil, true, bad("%s likelihood with %d outputs and %d noise_variances", lj.Type, p, len(lj.NoiseVariances))
+		return nil, true, fmt.Errorf("%s likelihood with %d outputs and %d noise_variances", lj.Type, p, len(lj.NoiseVariances))
 	}
 	noise := make([]float64, p)
 	for i, v := range lj.NoiseVariances {
 		// A trained noise may sit at its floor, which the constructors
 		// refuse as a starting value (see the Gaussian's decoding).
 		if !(v >= lj.NoiseFloor) || math.IsInf(v, 1) {
-			return nil, true, bad("%s noise_variances[%d] = %g below its floor %g or not finite", lj.Type, i, v, lj.NoiseFloor)
+			return nil, true, fmt.Errorf("%s noise_variances[%d] = %g below its floor %g or not finite", lj.Type, i, v, lj.NoiseFloor)
 		}
 		noise[i] = v
 		if v == lj.NoiseFloor {
@@ -83,19 +85,18 @@ func decodeMultiLik(lj *likJSON) (l gp.Likelihood, ok bool, err error) {
 	floor := likelihood.NoiseFloor(lj.NoiseFloor)
 	if lj.Type == likIndependent {
 		if lj.Mixing != nil {
-			return nil, true, bad("independent_gaussian likelihood with a mixing matrix")
+			return nil, true, fmt.Errorf("independent_gaussian likelihood with a mixing matrix")
 		}
 		l, err = likelihood.NewIndependentGaussian(noise, floor)
 		return l, true, err
 	}
 	if lj.Mixing == nil || lj.Mixing.Rows != p || lj.Mixing.Cols < 1 || lj.Mixing.Cols > likelihood.MaxOutputs {
-		return nil, true, bad("lmc likelihood needs a mixing matrix of %d rows", p)
+		return nil, true, fmt.Errorf("lmc likelihood needs a mixing matrix of %d rows", p)
 	}
-	w, err := lj.Mixing.decode("mixing", p, lj.Mixing.Cols)
-	if err != nil {
-		return nil, true, err
+	if len(lj.Mixing.Data) != p*lj.Mixing.Cols {
+		return nil, true, fmt.Errorf("lmc mixing matrix of %d×%d with %d values", p, lj.Mixing.Cols, len(lj.Mixing.Data))
 	}
-	l, err = likelihood.NewLMC(lj.Mixing.Cols, w.RawMatrix().Data, noise, floor)
+	l, err = likelihood.NewLMC(lj.Mixing.Cols, lj.Mixing.Data, noise, floor)
 	return l, true, err
 }
 

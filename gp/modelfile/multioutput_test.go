@@ -177,3 +177,31 @@ func equalBits(a, b []float64) bool {
 	}
 	return true
 }
+
+// TestMultiOutputBadFiles checks that edited multi-output fields are
+// errors wrapping ErrFormat, not panics.
+func TestMultiOutputBadFiles(t *testing.T) {
+	rng := rand.New(rand.NewPCG(25, 26))
+	buf, err := Marshal(multiCases(t, rng)["lmc-solvegp"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(buf)
+	for name, edit := range map[string][2]string{
+		"outputs":         {`"outputs": 3`, `"outputs": 2`},
+		"type":            {`"type": "lmc"`, `"type": "independent_gaussian"`},
+		"mixing rows":     {`"rows": 3,` + "\n      \"cols\": 2", `"rows": 2,` + "\n      \"cols\": 2"},
+		"y_means":         {`"y_means": [`, `"y_means": [1, `},
+		"unknown type":    {`"type": "lmc"`, `"type": "lmc2"`},
+		"negative output": {`"outputs": 3`, `"outputs": -3`},
+	} {
+		if !strings.Contains(s, edit[0]) {
+			t.Fatalf("%s: the file has no %q", name, edit[0])
+		}
+		// Re-signed, so that the edit reaches the field's checks.
+		_, err := Unmarshal(resign(t, []byte(strings.Replace(s, edit[0], edit[1], 1))))
+		if !errors.Is(err, ErrFormat) || strings.Contains(err.Error(), "sha256") {
+			t.Errorf("%s: %v, want an error wrapping ErrFormat from the field's check", name, err)
+		}
+	}
+}
