@@ -273,3 +273,44 @@ func TestMultiOutputTargetErrors(t *testing.T) {
 		t.Errorf("missing target refused: %v", err)
 	}
 }
+
+// TestNaturalStepIndependentOutputs checks that natural-gradient steps of
+// size 1 on the full data set put every q(u) (and q(v⊥)) of independent
+// Gaussian outputs, missing targets included, at its optimum, as for the
+// single-output Gaussian (see Model.NaturalStep): one step for SVGP, and
+// for SOLVE-GP, whose two means step as one block-Jacobi sweep, repeated
+// steps; the bound's gradient with respect to them then vanishes.
+func TestNaturalStepIndependentOutputs(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 12))
+	const n, P = 12, 2
+	x, y := multiData(rng, n, P)
+	z := randDense(rng, 4, 2, -2, 2)
+	o := randDense(rng, 3, 2, -2, 2)
+	for _, kind := range []Kind{SVGP, SOLVEGP} {
+		for _, whiten := range []bool{false, true} {
+			g, _ := likelihood.NewIndependentGaussian([]float64{0.2, 0.4})
+			mod := multiModel(t, kind, whiten, g, z, o)
+			perturbQ(mod, rng, 0.3)
+			steps := 1
+			if kind == SOLVEGP {
+				steps = 200
+			}
+			for s := 0; s < steps; s++ {
+				if err := mod.NaturalStep(x, y, n, 1); err != nil {
+					t.Fatal(err)
+				}
+			}
+			grad := make([]float64, mod.NumParams())
+			if _, err := mod.Objective(x, y, n, grad); err != nil {
+				t.Fatal(err)
+			}
+			lay := mod.layout
+			for i := lay.MU[0]; i < lay.Mean; i++ {
+				if math.Abs(grad[i]) > 1e-6 {
+					t.Errorf("%v whiten=%v: gradient %d (%s) = %g after a natural step of 1", kind, whiten, i, mod.paramGroup(i), grad[i])
+					break
+				}
+			}
+		}
+	}
+}
