@@ -12,6 +12,9 @@ prints predictions as CSV on standard output, with the columns of
     f_mean_0..,f_var_0..,p_0..p_{C-1}          (C classes)
     f_mean_0,f_mean_1,f_var_0,f_var_1,y_mean,y_var,noise_mean,noise_var
                                                (heteroscedastic)
+    f_mean_<t>,f_var_<t>,y_mean_<t>,y_var_<t>  (for each output t of a
+                                               multi-output model, named by
+                                               meta.target_names or its index)
 
 inputs.csv holds one input per row. A first row that is not all numbers is a
 header: if the model records its input names (meta.input_names) and the
@@ -54,6 +57,8 @@ VERSION = 5
 COLLAPSED_BOUND_VERSION = 4  # first version with collapsed_bound
 BOUND_VERSION = 5  # first version with bound
 BLOCKDIAG_VERSION = 5  # first version with collapsed_bound "blockdiag" and collapsed_block_size
+MULTI_OUTPUT_VERSION = 5  # first version with independent_gaussian and lmc
+MULTI_OUTPUT_TYPES = ("independent_gaussian", "lmc")
 
 # The jitter policy (model-format.md, "Jitter").
 JITTER_START = 1e-10
@@ -437,6 +442,10 @@ class Model:
         if self.lik_type == "studentt":
             self.scale = softplus(p[lay["likelihood"]])
             self.dof = self.lik.get("degrees_of_freedom_floor", 0.0) + softplus(p[lay["likelihood"] + 1])
+        if self.lik_type in MULTI_OUTPUT_TYPES:
+            self.multi_output(doc, p, lay["likelihood"], version)
+        elif version >= MULTI_OUTPUT_VERSION and self.std and ("y_means" in self.std or "y_scales" in self.std):
+            raise FormatError("per-output target statistics for a %s likelihood" % self.lik_type)
         if self.lik_type == "robustmax":
             self.rule = gauss_hermite(self.lik.get("quadrature_points", DEFAULT_QUADRATURE["robustmax"]))
         self.z = [p[lay["z"] + i * d:lay["z"] + (i + 1) * d] for i in range(m)]
@@ -459,6 +468,31 @@ class Model:
             kvv = [[k(a, b, i == j) for j, b in enumerate(self.o)] for i, a in enumerate(self.o)]
             cvv = [[kvv[i][j] - dot(self.acol[i], self.acol[j]) for j in range(m2)] for i in range(m2)]
             self.l0v, self.jitter_v = jittered_cholesky(cvv, mean_diag(kvv))
+
+    def multi_output(self, doc, p, off, version):
+        """Reads the noise variances, the mixing matrix W (P x L; the
+        identity for independent outputs), the per-output standardization
+        and the output names of a multi-output likelihood."""
+        if version < MULTI_OUTPUT_VERSION:
+            raise FormatError("likelihood type %r needs format version %d, the file has version %d"
+                              % (self.lik_type, MULTI_OUTPUT_VERSION, version))
+        n_out = self.lik["outputs"]
+        floor = self.lik.get("noise_floor", 0.0)
+        self.noises = [floor + softplus(p[off + j]) for j in range(n_out)]
+        if self.lik_type == "lmc":
+            w = p[off + n_out:off + n_out + n_out * self.c]
+            self.w = [w[j * self.c:(j + 1) * self.c] for j in range(n_out)]
+        else:
+            if n_out != self.c:
+                raise FormatError("independent_gaussian with %d outputs and %d latent functions" % (n_out, self.c))
+            self.w = [[1.0 if l == j else 0.0 for l in range(self.c)] for j in range(n_out)]
+        st = self.std or {}
+        self.y_means = st.get("y_means") or [st.get("y_mean", 0.0)] * n_out
+        self.y_scales = st.get("y_scales") or [st.get("y_scale", 1.0)] * n_out
+        if len(self.y_means) != n_out or len(self.y_scales) != n_out:
+            raise FormatError("standardizer y_means and y_scales for %d outputs" % n_out)
+        names = (doc.get("meta") or {}).get("target_names") or []
+        self.out_names = names if len(names) == n_out else [str(j) for j in range(n_out)]
 
     def latent(self, x):
         """[(mu, var)] per latent function at the standardized input x."""
@@ -493,6 +527,8 @@ class Model:
         return out
 
     def header(self):
+        if self.lik_type in MULTI_OUTPUT_TYPES:
+            return [c + t for t in self.out_names for c in ("f_mean_", "f_var_", "y_mean_", "y_var_")]
         if self.lik_type == "heteroscedastic":
             return ["f_mean_0", "f_mean_1", "f_var_0", "f_var_1", "y_mean", "y_var", "noise_mean", "noise_var"]
         if self.c == 1:
@@ -509,6 +545,15 @@ class Model:
         else:
             x, ym, ys = list(xraw), 0.0, 1.0
         f = self.latent(x)
+        if self.lik_type in MULTI_OUTPUT_TYPES:
+            # f_p = sum_l W_pl g_l: mean sum_l W_pl mu_l, variance
+            # sum_l W_pl^2 max(var_l, 0); each in its own target's units.
+            out = []
+            for w, noise, m, s in zip(self.w, self.noises, self.y_means, self.y_scales):
+                fm = sum(wl * mu for wl, (mu, _) in zip(w, f))
+                fv = sum(wl * wl * max(var, 0.0) for wl, (_, var) in zip(w, f))
+                out += [fm * s + m, fv * s * s, fm * s + m, (fv + noise) * s * s]
+            return out
         if self.c == 1:
             mu, var = f[0]
             v = max(var, 0.0)

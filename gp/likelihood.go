@@ -14,7 +14,8 @@ import "math/rand/v2"
 // exposed in unconstrained form, as for Kernel.
 //
 // For a likelihood of your own: y holds one value per point (len(y) = n,
-// whatever L), and mu and variance n·L values; the marginal variances may
+// whatever L; n·P for a MultiOutput likelihood of P outputs), and mu and
+// variance n·L values; the marginal variances may
 // be rounded slightly below zero (see the package documentation, Numerical
 // notes), so take a negative one as 0 where a square root or quadrature
 // needs it. LogPredictive, PredictY and Params must be safe for
@@ -57,4 +58,25 @@ type Likelihood interface {
 	// scalar likelihoods one value per point; for C-class likelihoods the C
 	// class probabilities per point in mean (variance may be nil).
 	PredictY(mean, variance, mu, fvar []float64, rng *rand.Rand)
+}
+
+// MultiOutput is implemented by likelihoods that observe P ≥ 1 values per
+// point (likelihood.MultiGaussian): several outputs whose latent functions
+// are the model's L = NumLatent() latent functions, or mixtures of them.
+// For such a likelihood the targets y hold n·P values, point-major
+// (element n·P+p is output p of point n), and a NaN target is a missing
+// value rather than an error; ExpectedLogLik, LogPredictive (one value per
+// point) and PredictY (P values per point) take that layout, and
+// Model.NumOutputs and Predictor.NumOutputs return P.
+type MultiOutput interface {
+	NumOutputs() int
+}
+
+// numOutputs returns P for a MultiOutput likelihood and 1 otherwise, and
+// whether the likelihood is a MultiOutput.
+func numOutputs(lik Likelihood) (int, bool) {
+	if mo, ok := lik.(MultiOutput); ok {
+		return mo.NumOutputs(), true
+	}
+	return 1, false
 }

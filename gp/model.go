@@ -179,6 +179,8 @@ type Model struct {
 	d, m, m2 int
 	dz       int // columns of Z and O (d unless the kernel is inter-domain)
 	nl       int // number of latent functions
+	nout     int // targets per point (P of a MultiOutput likelihood, else 1)
+	multi    bool
 	cfg      config
 	layout   Layout
 	theta    []float64
@@ -294,6 +296,10 @@ func newModel(kind Kind, k Kernel, lik Likelihood, z, o mat.Matrix, opts []Optio
 	if nl < 1 || nl > MaxLatent {
 		return nil, fmt.Errorf("%w: likelihood has %d latent functions, want 1 to %d", ErrShape, nl, MaxLatent)
 	}
+	nout, multi := numOutputs(lik)
+	if nout < 1 || nout > MaxLatent {
+		return nil, fmt.Errorf("%w: likelihood has %d outputs, want 1 to %d", ErrShape, nout, MaxLatent)
+	}
 	nk, nlk := k.NumParams(), lik.NumParams()
 	if nk < 0 || nlk < 0 {
 		return nil, fmt.Errorf("%w: kernel has %d parameters and likelihood %d, want at least 0", ErrShape, nk, nlk)
@@ -322,7 +328,7 @@ func newModel(kind Kind, k Kernel, lik Likelihood, z, o mat.Matrix, opts []Optio
 			}
 		}
 	}
-	mod := &Model{kind: kind, whiten: cfg.whiten, kern: k, lik: lik, mean: cfg.mean, d: d, dz: di, m: m, m2: m2, nl: nl, cfg: cfg}
+	mod := &Model{kind: kind, whiten: cfg.whiten, kern: k, lik: lik, mean: cfg.mean, d: d, dz: di, m: m, m2: m2, nl: nl, nout: nout, multi: multi, cfg: cfg}
 	if kind == ODVGP && cfg.colSample >= m2 {
 		mod.cfg.colSample = 0
 	}
@@ -511,6 +517,10 @@ func (mod *Model) Whitened() bool { return mod.whiten }
 // the number of orthogonal inducing points M₂ (0 for SVGP) and the number
 // of latent functions C.
 func (mod *Model) Dims() (d, m, m2, c int) { return mod.d, mod.m, mod.m2, mod.nl }
+
+// NumOutputs returns the number of targets per point: P for a likelihood
+// that implements MultiOutput, else 1.
+func (mod *Model) NumOutputs() int { return mod.nout }
 
 // Kernel returns the model's kernel (its parameters are owned by the model).
 func (mod *Model) Kernel() Kernel { return mod.kern }

@@ -65,11 +65,9 @@ func (mod *Model) ValidateData(x *mat.Dense, y []float64) error {
 	if err := mod.checkX(x); err != nil {
 		return err
 	}
-	if n, _ := x.Dims(); len(y) != n {
-		return fmt.Errorf("%w: %d targets for %d inputs", ErrShape, len(y), n)
-	}
-	if !floats.AllFinite(y) {
-		return fmt.Errorf("%w: targets hold NaN or Inf", ErrValue)
+	n, _ := x.Dims()
+	if err := checkTargets(y, n, mod.nout, mod.multi); err != nil {
+		return err
 	}
 	return validateLabels(mod.lik, y)
 }
@@ -77,24 +75,22 @@ func (mod *Model) ValidateData(x *mat.Dense, y []float64) error {
 // Objective returns the mini-batch estimate of the evidence lower bound
 // for the batch (x, y) drawn from a data set of nTotal points,
 //
-//	(nTotal/len(y))·Σ_n E_q[log p(y_n | f_n)] − KL_u − KL_v,
+//	(nTotal/n)·Σ_n E_q[log p(y_n | f_n)] − KL_u − KL_v,
 //
 // to be maximized (for TighterBound, see WithBound, each point's term is
 // that of the relaxed conditional: the estimate stays unbiased), and if grad is non-nil writes its gradient with respect
 // to the flat parameter vector into grad (len NumParams). x is n×d with one
-// point per row; y holds n observations. A bound or gradient that is not
-// finite (for example from overflowing inputs) is reported as an error
-// wrapping ErrValue.
+// point per row; y holds n observations (n·P, point-major, for a
+// MultiOutput likelihood of P outputs, NaN marking a missing one). A bound
+// or gradient that is not finite (for example from overflowing inputs) is
+// reported as an error wrapping ErrValue.
 func (mod *Model) Objective(x *mat.Dense, y []float64, nTotal int, grad []float64) (float64, error) {
 	if err := mod.checkX(x); err != nil {
 		return 0, err
 	}
 	n, _ := x.Dims()
-	if len(y) != n {
-		return 0, fmt.Errorf("%w: %d targets for %d inputs", ErrShape, len(y), n)
-	}
-	if !floats.AllFinite(y) {
-		return 0, fmt.Errorf("%w: targets hold NaN or Inf", ErrValue)
+	if err := checkTargets(y, n, mod.nout, mod.multi); err != nil {
+		return 0, err
 	}
 	if nTotal < 1 {
 		return 0, fmt.Errorf("%w: nTotal = %d", ErrValue, nTotal)
@@ -162,6 +158,23 @@ func (mod *Model) Objective(x *mat.Dense, y []float64, nTotal int, grad []float6
 		return bound, fmt.Errorf("%w: gradient holds NaN or Inf", ErrValue)
 	}
 	return bound, nil
+}
+
+// checkTargets checks that y holds nout targets for each of n points, all
+// finite, or for a MultiOutput likelihood (multi) finite or NaN (missing).
+func checkTargets(y []float64, n, nout int, multi bool) error {
+	if len(y) != n*nout {
+		if nout > 1 {
+			return fmt.Errorf("%w: %d targets for %d inputs of %d outputs", ErrShape, len(y), n, nout)
+		}
+		return fmt.Errorf("%w: %d targets for %d inputs", ErrShape, len(y), n)
+	}
+	for i, v := range y {
+		if math.IsInf(v, 0) || (math.IsNaN(v) && !multi) {
+			return fmt.Errorf("%w: targets hold NaN or Inf (target %d is %g)", ErrValue, i, v)
+		}
+	}
+	return nil
 }
 
 // labelValidator is implemented by likelihoods that can check labels.

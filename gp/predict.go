@@ -9,7 +9,6 @@ import (
 
 	"github.com/solvegp/solvegp/blas"
 	"github.com/solvegp/solvegp/chol"
-	"github.com/solvegp/solvegp/internal/floats"
 	"github.com/solvegp/solvegp/internal/nilcheck"
 )
 
@@ -37,6 +36,8 @@ type Predictor struct {
 	mean     MeanFunction // the model's mean function (a copy), or nil
 	d, m, m2 int
 	nl       int
+	nout     int
+	multi    bool
 	threads  int
 	batch    int
 	z, o     *mat.Dense
@@ -103,7 +104,7 @@ func (mod *Model) Predictor(batch int) (*Predictor, error) {
 func (mod *Model) snapshot(ops *[]Op) (*Predictor, error) {
 	M, M2, L, d := mod.m, mod.m2, mod.nl, mod.d
 	lg := la{bi: blas.Implementation{Threads: mod.cfg.threads}, threads: mod.cfg.threads, pass: Predict, ops: ops}
-	p := &Predictor{kind: mod.kind, kern: mod.kern, lik: mod.lik, d: d, m: M, m2: M2, nl: L,
+	p := &Predictor{kind: mod.kind, kern: mod.kern, lik: mod.lik, d: d, m: M, m2: M2, nl: L, nout: mod.nout, multi: mod.multi,
 		threads: mod.cfg.threads, batch: DefaultPredictBatch, z: mat.DenseCopyOf(mod.z),
 		seed: mod.cfg.seed + 1}
 	if mod.o != nil {
@@ -172,6 +173,10 @@ func (p *Predictor) Jitter() (uu, vv float64) { return p.jitU, p.jitV }
 
 // NumLatent returns the number C of latent functions.
 func (p *Predictor) NumLatent() int { return p.nl }
+
+// NumOutputs returns the number of targets per point (see
+// Model.NumOutputs).
+func (p *Predictor) NumOutputs() int { return p.nout }
 
 // checkX checks the shape and values of the test inputs x, and that a
 // kernel or likelihood shared with the model has not changed.
@@ -312,7 +317,8 @@ func (p *Predictor) newRand() *rand.Rand { return rand.New(rand.NewPCG(p.seed, 7
 
 // PredictY returns the predictive mean and variance of the observations at
 // the rows of x, as computed by the likelihood's PredictY: n×C matrices
-// (for C-class likelihoods the class probabilities are in mean).
+// (for C-class likelihoods the class probabilities are in mean), or n×P
+// for a MultiOutput likelihood of P outputs.
 //
 // For a likelihood that samples (softmax), the values are Monte Carlo
 // estimates from random numbers that each call draws afresh from the
@@ -327,6 +333,9 @@ func (p *Predictor) PredictY(x mat.Matrix) (mean, variance *mat.Dense, err error
 		return nil, nil, err
 	}
 	n, L := fm.Dims()
+	if p.multi {
+		L = p.nout
+	}
 	ym := make([]float64, n*L)
 	yv := make([]float64, n*L)
 	p.lik.PredictY(ym, yv, fm.RawMatrix().Data, fv.RawMatrix().Data, p.newRand())
@@ -337,16 +346,16 @@ func (p *Predictor) PredictY(x mat.Matrix) (mean, variance *mat.Dense, err error
 }
 
 // LogPredictive returns log ∫ p(y_n | f) q(f(x_n)) df for every test point.
+// For a MultiOutput likelihood y holds NumOutputs values per point (NaN for
+// a missing one) and the likelihood's LogPredictive says what the density
+// of a point's observed outputs is.
 func (p *Predictor) LogPredictive(x mat.Matrix, y []float64) ([]float64, error) {
 	n, err := p.checkX(x)
 	if err != nil {
 		return nil, err
 	}
-	if len(y) != n {
-		return nil, fmt.Errorf("%w: %d targets for %d inputs", ErrShape, len(y), n)
-	}
-	if !floats.AllFinite(y) {
-		return nil, fmt.Errorf("%w: targets hold NaN or Inf", ErrValue)
+	if err := checkTargets(y, n, p.nout, p.multi); err != nil {
+		return nil, err
 	}
 	if err := validateLabels(p.lik, y); err != nil {
 		return nil, err
@@ -360,7 +369,7 @@ func (p *Predictor) LogPredictive(x mat.Matrix, y []float64) ([]float64, error) 
 		mu = grow(mu, nb*L)
 		vr = grow(vr, nb*L)
 		p.marginals(&buf, xb, nb, mu, vr)
-		p.lik.LogPredictive(out[i0:i0+nb], y[i0:i0+nb], mu, vr, rng)
+		p.lik.LogPredictive(out[i0:i0+nb], y[i0*p.nout:(i0+nb)*p.nout], mu, vr, rng)
 	})
 	if err := finitePredictions("log predictive", 1, out); err != nil {
 		return nil, err

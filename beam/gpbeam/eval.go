@@ -71,6 +71,9 @@ func Eval(s beam.Scope, modelJSON []byte, shards []Shard) (beam.PCollection, err
 	if err != nil {
 		return beam.PCollection{}, err
 	}
+	if err := checkSingleOutput(b); err != nil {
+		return beam.PCollection{}, err
+	}
 	fn := &metricsFn{Classifier: isClassifier(b)}
 	if st := b.Standardizer; st != nil && !fn.Classifier && (st.YScale != 1 || st.YMean != 0) {
 		fn.Standardized, fn.YScale, fn.LogOffset = true, st.YScale, st.LogDensityOffset()
@@ -100,6 +103,9 @@ type evalFn struct {
 func (f *evalFn) Setup() error {
 	b, err := modelfile.Unmarshal(f.Model)
 	if err != nil {
+		return err
+	}
+	if err := checkSingleOutput(b); err != nil {
 		return err
 	}
 	p, err := b.Predictor(0)
@@ -249,4 +255,14 @@ func ReadMetrics(ctx context.Context, path string) (Metrics, error) {
 		return m, fmt.Errorf("%s: %w", path, err)
 	}
 	return m, nil
+}
+
+// checkSingleOutput reports a multi-output model (several target columns),
+// whose shards the pipelines do not read: solvegp predict and eval take
+// them.
+func checkSingleOutput(b *modelfile.Bundle) error {
+	if p := b.Model.NumOutputs(); p > 1 {
+		return fmt.Errorf("gpbeam: the model has %d outputs; the pipelines take single-output models (use solvegp predict or eval)", p)
+	}
+	return nil
 }

@@ -55,6 +55,9 @@ func (f *predictFn) Setup() error {
 	if err != nil {
 		return err
 	}
+	if err := checkSingleOutput(b); err != nil {
+		return err
+	}
 	p, err := b.Predictor(0)
 	if err != nil {
 		return err

@@ -48,21 +48,21 @@ const (
 // resumed run may be extended or cut short), or (-threads) change it only
 // in rounding: a checkpoint may be resumed with other values of them.
 //
-// It also lists -collapsed, -iters, -block-size and -stream, which do
+// It also lists -collapsed, -iters and -stream, which do
 // not go with -checkpoint
 // (a run with a checkpoint always has their defaults): left out of the
 // fingerprint, they keep it what a solvegp older than them computed, whose
 // checkpoints still resume.
 var notTraining = map[string]bool{"out": true, "plot": true, "json": true, "quiet": true, "checkpoint": true,
 	"checkpoint-every": true, "threads": true, "epochs": true, "steps": true, "patience": true,
-	"collapsed": true, "iters": true, "stream": true, "block-size": true}
+	"collapsed": true, "iters": true, "stream": true}
 
 // omitAtDefault lists training flags added after checkpoints existed whose
 // default reproduces what solvegp computed before them (-init kmeans,
 // -bound standard): at
 // their default they are left out of the fingerprint, so that older
 // checkpoints still resume, and any other value changes it.
-var omitAtDefault = map[string]bool{"init": true, "bound": true}
+var omitAtDefault = map[string]bool{"init": true, "bound": true, "outputs": true}
 
 // runFingerprint hashes the values of every training flag and the loaded
 // data (shape and bits), so that a checkpoint is only resumed by the run

@@ -21,7 +21,7 @@ import (
 // collapsedOnly are train's flags that only -collapsed uses, and
 // notCollapsed those of mini-batch training that it does not.
 var (
-	collapsedOnly = []string{"iters", "block-size"}
+	collapsedOnly = []string{"iters"}
 	notCollapsed  = []string{"epochs", "steps", "batch", "lr", "decay", "decay-every", "natural", "natural-fresh",
 		"patience", "checkpoint", "checkpoint-every", "plot", "whiten"}
 )
@@ -71,7 +71,7 @@ type collapsedRun struct {
 	out            string
 	iters          int
 	bound          collapsed.BoundKind
-	blockSize      int // -block-size, for the blockdiag bound
+	blockSize      int // B of -bound blockdiag:B
 	asJSON, quiet  bool
 }
 

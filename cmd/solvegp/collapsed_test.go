@@ -129,14 +129,14 @@ func TestTrainCollapsedFlags(t *testing.T) {
 		{[]string{"-collapsed", "-iters", "0"}, "-iters 0: must be positive"},
 		{[]string{"-iters", "10"}, "-iters needs -collapsed"},
 		{[]string{"-bound", "tighter", "-likelihood", "poisson"}, "-bound tighter needs the Gaussian likelihood, not -likelihood poisson"},
-		{[]string{"-bound", "tight"}, `-bound: "tight" is none of standard, tighter and blockdiag`},
-		{[]string{"-collapsed", "-bound", "tight"}, `-bound: "tight" is none of standard, tighter and blockdiag`},
-		{[]string{"-bound", "blockdiag", "-block-size", "8"}, "-block-size needs -collapsed"},
-		{[]string{"-bound", "blockdiag"}, "-bound blockdiag needs -collapsed"},
-		{[]string{"-collapsed", "-bound", "blockdiag"}, "-bound blockdiag needs -block-size of at least 1, not 0"},
-		{[]string{"-collapsed", "-bound", "blockdiag", "-block-size", "-4"}, "-bound blockdiag needs -block-size of at least 1, not -4"},
-		{[]string{"-collapsed", "-bound", "tighter", "-block-size", "8"}, "-block-size goes with -bound blockdiag only, not -bound tighter"},
-		{[]string{"-block-size", "8"}, "-block-size needs -collapsed"},
+		{[]string{"-bound", "tight"}, `-bound: "tight" is none of standard, tighter and blockdiag:B`},
+		{[]string{"-collapsed", "-bound", "tight"}, `-bound: "tight" is none of standard, tighter and blockdiag:B`},
+		{[]string{"-bound", "blockdiag:8"}, "-bound blockdiag needs -collapsed"},
+		{[]string{"-collapsed", "-bound", "blockdiag"}, "-bound blockdiag needs a block size, as in blockdiag:128"},
+		{[]string{"-collapsed", "-bound", "blockdiag:-4"}, "-bound blockdiag:-4: the block size must be an integer of at least 1"},
+		{[]string{"-collapsed", "-bound", "blockdiag:x"}, "-bound blockdiag:x: the block size must be an integer of at least 1"},
+		{[]string{"-collapsed", "-bound", "tighter:8"}, "-bound tighter takes no block size"},
+		{[]string{"-bound", "bd:8"}, `-bound: "bd:8" is none of standard, tighter and blockdiag:B`},
 	} {
 		args := append(append([]string{"train", "-quiet", "-m", "5", "-m2", "5", "-out", out}, c.args...), path)
 		code, _, errOut := runCmd(t, args...)
@@ -156,12 +156,11 @@ func TestTrainCollapsedTighter(t *testing.T) {
 		var values [3]float64
 		for i, bound := range []string{"standard", "tighter", "blockdiag"} {
 			model := filepath.Join(dir, c.model+"-"+bound+".json")
-			args := []string{"train", "-collapsed", "-bound", bound, "-model", c.model, "-m", "8", "-quiet", "-out", model}
-			size := 0
+			flagValue, size := bound, 0
 			if bound == "blockdiag" {
-				size = 16
-				args = append(args, "-block-size", "16")
+				flagValue, size = "blockdiag:16", 16
 			}
+			args := []string{"train", "-collapsed", "-bound", flagValue, "-model", c.model, "-m", "8", "-quiet", "-out", model}
 			if c.model != "svgp" {
 				args = append(args, "-m2", c.m2)
 			}

@@ -17,12 +17,16 @@ import (
 // csvFlags are the flags that say how to read a CSV file.
 type csvFlags struct {
 	header string
-	target int
+	// targetSpec is -target as given; target is its column number for a
+	// single target, targets its entries for several (multi-output).
+	targetSpec string
+	target     int
+	targets    []string
 }
 
 func (c *csvFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.header, "header", "auto", "first line is a header: auto, yes or no")
-	fs.IntVar(&c.target, "target", 0, "1-based column of the target (0: the last column)")
+	fs.StringVar(&c.targetSpec, "target", "0", "1-based column of the target (0: the last column), or a comma-separated list of the target columns of a multi-output model, by header name or 1-based number (a,b,c)")
 }
 
 func (c *csvFlags) options() (data.Options, error) {
@@ -37,8 +41,8 @@ func (c *csvFlags) options() (data.Options, error) {
 	default:
 		return o, fmt.Errorf("-header %q: want auto, yes or no", c.header)
 	}
-	if c.target < 0 {
-		return o, fmt.Errorf("-target %d: columns are numbered from 1 (0 means the last)", c.target)
+	if err := c.parseTarget(); err != nil {
+		return o, err
 	}
 	o.Target = c.target
 	return o, nil
@@ -59,6 +63,9 @@ type metrics struct {
 	// on standardized targets; BoundMC says it is a Monte Carlo estimate.
 	Bound   *float64 `json:"bound,omitempty"`
 	BoundMC bool     `json:"bound_monte_carlo,omitempty"`
+	// Outputs are the statistics of each output of a multi-output model
+	// (LogLik is then the mean over points of the sum over its outputs).
+	Outputs []outputMetrics `json:"outputs,omitempty"`
 }
 
 func ptr(v float64) *float64 { return &v }
@@ -67,6 +74,9 @@ func ptr(v float64) *float64 { return &v }
 // withBound is set it also computes the evidence lower bound.
 func evaluate(b *modelfile.Bundle, x *mat.Dense, y []float64, withBound bool) (metrics, error) {
 	n := len(y)
+	if isMultiOutput(b.Model) {
+		n = rows(x)
+	}
 	m := metrics{N: n}
 	p, err := b.Predictor(0)
 	if err != nil {
@@ -82,7 +92,9 @@ func evaluate(b *modelfile.Bundle, x *mat.Dense, y []float64, withBound bool) (m
 	}
 	m.LogLik = mean(lp)
 	_, c := pred.YMean.Dims()
-	if c == 1 || isHeteroscedastic(b.Model) {
+	if isMultiOutput(b.Model) {
+		m.Outputs = evaluateOutputs(b, pred, y)
+	} else if c == 1 || isHeteroscedastic(b.Model) {
 		if isBernoulli(b.Model) {
 			correct := 0
 			for i, v := range y {

@@ -53,6 +53,9 @@ func loadInputs(b *modelfile.Bundle, path string, csv *csvFlags, needTarget bool
 	if err != nil {
 		return nil, err
 	}
+	if len(csv.targets) > 0 {
+		return nil, fmt.Errorf("-target %s: several target columns need a multi-output model (train -target a,b)", csv.targetSpec)
+	}
 	opts.NoTarget = true // every column, chosen below
 	raw, err := data.LoadTable(path, opts)
 	if err != nil {
@@ -227,6 +230,9 @@ name, in any order: a file with more columns than inputs has as its target
 the column -target gives, else the one named as the model's target, else the
 last; a header without every input, or with a column that is neither an input
 nor the target, is an error. Without a header the columns are taken in order.
+For a multi-output model (train -target a,b) the columns are
+  f_mean_<t>, f_var_<t>, y_mean_<t>, y_var_<t> for each target t, in order
+(its inputs are matched as above, its target columns left out).
 For a single latent function the output columns are
   f_mean, f_var, y_mean, y_var
 (latent and observed mean and variance); for C classes they are
@@ -260,7 +266,11 @@ For a single latent function the output columns are
 		return fail(stderr, "predict", wrongFile(*modelPath, kindRegression, err))
 	}
 	warnUnchecked(stderr, "predict", *modelPath, b)
-	tab, err := loadInputs(b, fs.Arg(0), &csv, false)
+	load := loadInputs
+	if isMultiOutput(b.Model) {
+		load = loadMultiInputs
+	}
+	tab, err := load(b, fs.Arg(0), &csv, false)
 	if err != nil {
 		return fail(stderr, "predict", err)
 	}
@@ -270,7 +280,14 @@ For a single latent function the output columns are
 	}
 	var buf bytes.Buffer
 	hetero := isHeteroscedastic(b.Model)
-	if data.IsParquet(*out) {
+	if isMultiOutput(b.Model) {
+		names, cols := multiColumns(pred, outputNames(b))
+		if data.IsParquet(*out) {
+			err = data.WriteParquet(&buf, names, cols, 0)
+		} else {
+			writeColumns(&buf, names, cols)
+		}
+	} else if data.IsParquet(*out) {
 		err = writeParquetPredictions(&buf, pred, hetero)
 	} else {
 		writePredictions(&buf, pred, hetero)
@@ -402,7 +419,11 @@ by name, in any order, as in predict.`, stderr)
 		return fail(stderr, "eval", wrongFile(*modelPath, kindRegression, err))
 	}
 	warnUnchecked(stderr, "eval", *modelPath, b)
-	tab, err := loadInputs(b, fs.Arg(0), &csv, true)
+	load := loadInputs
+	if isMultiOutput(b.Model) {
+		load = loadMultiInputs
+	}
+	tab, err := load(b, fs.Arg(0), &csv, true)
 	if err != nil {
 		return fail(stderr, "eval", err)
 	}
@@ -429,6 +450,7 @@ by name, in any order, as in predict.`, stderr)
 	if m.Accuracy != nil {
 		fmt.Fprintf(stdout, "accuracy   %.6g\n", *m.Accuracy)
 	}
+	printOutputMetrics(stdout, m.Outputs)
 	if m.Bound != nil {
 		fmt.Fprintf(stdout, "bound      %.6g (ELBO on this data, standardized%s)\n", *m.Bound, mcNote(m.BoundMC))
 	}

@@ -102,7 +102,7 @@ optimal q(v⊥) for solvegp, over the kernel, the noise and Z and O, for at
 most -iters iterations. -bound tighter fits instead the tighter collapsed
 bound of Titsias (2025) and Bui et al. (2025), whose trace term
 −½Σ log(1 + dₙ/σ²) replaces −Σ dₙ/(2σ²) (dₙ the prior variance left at
-xₙ after Z and O); -bound blockdiag -block-size B the block-diagonal bound of
+xₙ after Z and O); -bound blockdiag:B the block-diagonal bound of
 Bui and Titsias (2025), −½Σ_b log det(I + C_b/σ²) over blocks of B nearby
 points (C_b the residual covariance of block b), tighter still. Their optimal
 q(u) and q(v⊥) are those of the standard bound and the model file records
@@ -135,7 +135,9 @@ type trainFlags struct {
 	stream                int
 	boundName             string
 	bound                 collapsed.BoundKind
-	blockSize             int
+	blockSize             int // of -bound blockdiag:B
+	outputs               string
+	latent                int
 }
 
 // newTrainFlags registers train's flags, in the order -h lists them.
@@ -162,9 +164,9 @@ func newTrainFlags(stderr io.Writer) *trainFlags {
 	fs.DurationVar(&f.ckEvery, "checkpoint-every", time.Minute, "least wall time between two checkpoints")
 	fs.BoolVar(&f.useCollapsed, "collapsed", false, "fit the collapsed bound by full-batch L-BFGS (see above)")
 	fs.IntVar(&f.iters, "iters", 1000, "with -collapsed: most L-BFGS iterations")
-	fs.StringVar(&f.boundName, "bound", "standard", "the bound to maximize: standard, tighter (Titsias 2025; Gaussian likelihood) or, with -collapsed, blockdiag (see above)")
-	fs.IntVar(&f.blockSize, "block-size", 0, "with -bound blockdiag: training points per block (at least 1)")
+	fs.StringVar(&f.boundName, "bound", "standard", "the bound to maximize: standard, tighter (Titsias 2025; Gaussian likelihood) or, with -collapsed, blockdiag:B (blocks of B training points; see above)")
 	fs.IntVar(&f.stream, "stream", 0, "stream the data files each epoch through a shuffle buffer of this many rows instead of loading them (0: load them; see above)")
+	fs.StringVar(&f.outputs, "outputs", "independent", "with several -target columns: independent (one GP per output, kernel shared), lmc (linear model of coregionalization, one latent GP per output) or lmc:L (L latent GPs)")
 	fs.StringVar(&f.spec.mean, "mean", "zero", "prior mean function, learned with the other parameters: zero, constant or linear (on standardized inputs and targets)")
 	return f
 }
@@ -186,19 +188,14 @@ func (f *trainFlags) check(path string) (data.Options, error) {
 	if err := f.checkValues(); err != nil {
 		return data.Options{}, err
 	}
-	if f.bound, err = collapsed.ParseBound(f.boundName); err != nil {
-		return data.Options{}, fmt.Errorf("-bound: %q is none of standard, tighter and blockdiag", f.boundName)
+	if f.bound, f.blockSize, err = parseTrainBound(f.boundName); err != nil {
+		return data.Options{}, err
 	}
-	switch {
-	case f.bound == collapsed.BlockDiagonal && !f.useCollapsed:
+	if f.bound == collapsed.BlockDiagonal && !f.useCollapsed {
 		return data.Options{}, errors.New("-bound blockdiag needs -collapsed")
-	case f.bound == collapsed.BlockDiagonal && f.blockSize < 1:
-		return data.Options{}, fmt.Errorf("-bound blockdiag needs -block-size of at least 1, not %d", f.blockSize)
-	case f.bound != collapsed.BlockDiagonal && f.blockSize != 0:
-		return data.Options{}, fmt.Errorf("-block-size goes with -bound blockdiag only, not -bound %s", f.bound)
 	}
 	if f.bound != collapsed.BlockDiagonal {
-		// The mini-batch bound: standard or tighter, as the name parsed above.
+		// The mini-batch bound: standard or tighter, as parsed above.
 		if f.spec.bound, err = gp.ParseBound(f.boundName); err != nil {
 			return data.Options{}, fmt.Errorf("-bound: %w", err)
 		}
@@ -279,12 +276,19 @@ type trainData struct {
 	std            *data.Standardizer
 	xs             *mat.Dense // standardized training inputs and targets
 	ys             []float64
+	// targetNames are the names of the target columns of a multi-output
+	// run (several -target columns), whose y slices hold one value per
+	// target and row.
+	targetNames []string
 }
 
 // loadTrainData reads path, checks its labels and scale for the model,
 // holds out the validation rows and standardizes the training rows. Ctrl-C
 // abandons the reading (a notSavedError).
 func loadTrainData(ctx context.Context, f *trainFlags, path string, opts data.Options) (*trainData, error) {
+	if len(f.csv.targets) > 0 {
+		return loadMultiTrainData(f, path, opts)
+	}
 	d := &trainData{}
 	if err := interruptible(ctx, func() (err error) {
 		d.tab, err = data.LoadFiles(f.fs.Args(), opts)
@@ -370,6 +374,14 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		fmt.Fprintf(stderr, "solvegp train: %v\n", err)
 		return exitUsage
 	}
+	if err := f.csv.parseTarget(); err != nil {
+		fmt.Fprintf(stderr, "solvegp train: %v\n", err)
+		return exitUsage
+	}
+	if err := f.checkMultiFlags(); err != nil {
+		fmt.Fprintf(stderr, "solvegp train: %v\n", err)
+		return exitUsage
+	}
 	opts, err := f.check(path)
 	if err != nil {
 		return fail(stderr, "train", err)
@@ -381,6 +393,11 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	// Ctrl-C before the first training step leaves -out alone: loading
 	// and k-means are abandoned as soon as the context is cancelled.
 	d, err := loadTrainData(ctx, f, path, opts)
+	var te targetError
+	if errors.As(err, &te) {
+		fmt.Fprintf(stderr, "solvegp train: %v\n", err)
+		return exitUsage
+	}
 	if err != nil {
 		return trainFailure(stderr, f.out, err)
 	}
@@ -464,7 +481,7 @@ func (r *trainRun) newBar() *progress {
 	if r.f.quiet {
 		return nil
 	}
-	n := len(r.d.ys)
+	n, _ := r.d.xs.Dims()
 	bs := r.f.batch
 	if bs == 0 || bs > n {
 		bs = n
@@ -645,7 +662,7 @@ func (r *trainRun) save(args []string, res train.Result, interrupted bool, fitEr
 	f, d := r.f, r.d
 	sum := &trainSummary{
 		Model: f.out, Kind: r.model.Kind().String(), M: f.spec.m, M2: f.spec.m2,
-		NTrain: len(d.ys), NValid: len(d.yValid), Steps: res.Steps, Epochs: res.Epochs,
+		NTrain: rows(d.xs), NValid: rows(d.xValid), Steps: res.Steps, Epochs: res.Epochs,
 		Stop: stopReason(res.Reason, interrupted), Interrupted: interrupted, Rejected: res.Rejected, Natural: f.natural,
 		History: r.history,
 	}
@@ -714,10 +731,24 @@ func newBundle(model *gp.Model, std *data.Standardizer, names []string) *modelfi
 	b := &modelfile.Bundle{Model: model, Standardizer: std}
 	if names != nil {
 		names = append([]string(nil), names...)
+		if p := model.NumOutputs(); isMultiOutput(model) {
+			d := len(names) - p
+			b.Meta.InputNames, b.Meta.TargetNames = names[:d], names[d:]
+			return b
+		}
 		d := len(names) - 1
 		b.Meta.InputNames, b.Meta.TargetName = names[:d], names[d]
 	}
 	return b
+}
+
+// rows returns the number of rows of x, 0 for nil.
+func rows(x *mat.Dense) int {
+	if x == nil {
+		return 0
+	}
+	n, _ := x.Dims()
+	return n
 }
 
 // trainInfo returns the Meta.Info that train records in a model file: the
@@ -849,4 +880,28 @@ func schedule(lr, factor float64, every int) train.Schedule {
 		return train.StepDecay{Initial: lr, Factor: factor, Every: every}
 	}
 	return train.Constant(lr)
+}
+
+// parseTrainBound parses train's -bound value: standard, tighter, or
+// blockdiag:B with a block size B ≥ 1 (the size is 0 for the others).
+func parseTrainBound(s string) (collapsed.BoundKind, int, error) {
+	name, size, sized := strings.Cut(s, ":")
+	kind, err := collapsed.ParseBound(name)
+	if err != nil {
+		return 0, 0, fmt.Errorf("-bound: %q is none of standard, tighter and blockdiag:B", s)
+	}
+	if kind != collapsed.BlockDiagonal {
+		if sized {
+			return 0, 0, fmt.Errorf("-bound %s takes no block size", name)
+		}
+		return kind, 0, nil
+	}
+	if !sized {
+		return 0, 0, errors.New("-bound blockdiag needs a block size, as in blockdiag:128")
+	}
+	b, err := strconv.Atoi(size)
+	if err != nil || b < 1 {
+		return 0, 0, fmt.Errorf("-bound %s: the block size must be an integer of at least 1", s)
+	}
+	return kind, b, nil
 }

@@ -30,6 +30,64 @@ type Standardizer struct {
 	XMean, XScale []float64
 	// YMean and YScale are the training mean and scale of the target.
 	YMean, YScale float64
+	// YMeans and YScales, when not empty, hold the training mean and scale
+	// of each of P target columns of a multi-output model (see
+	// FitStandardizerOutputs); the targets are then stored point-major, P
+	// per point, YMean must be 0 and YScale 1, and the Y methods scale
+	// element i with the statistics of column i mod P.
+	YMeans, YScales []float64
+}
+
+// FitStandardizerOutputs is FitStandardizer for p target columns stored
+// point-major in y (n·p values; element i·p+j is column j of row i), each
+// standardized on its own: NaN targets are missing and left out of the
+// statistics. A column with no observed value, an infinite target, or a
+// length that is not n·p is an error.
+func FitStandardizerOutputs(x *mat.Dense, y []float64, p int) (*Standardizer, error) {
+	s, err := FitStandardizer(x, nil)
+	if err != nil {
+		return nil, err
+	}
+	n, _ := x.Dims()
+	if p < 1 || len(y) != n*p {
+		return nil, fmt.Errorf("data: FitStandardizerOutputs: %d rows in x and %d outputs but %d targets", n, p, len(y))
+	}
+	s.YMeans, s.YScales = make([]float64, p), make([]float64, p)
+	col := make([]float64, 0, n)
+	for j := 0; j < p; j++ {
+		col = col[:0]
+		for i := 0; i < n; i++ {
+			if v := y[i*p+j]; !math.IsNaN(v) {
+				col = append(col, v)
+			}
+		}
+		if len(col) == 0 {
+			return nil, fmt.Errorf("data: FitStandardizerOutputs: target column %d has no observed value", j+1)
+		}
+		m, sc, err := meanScale(col)
+		if err != nil {
+			return nil, fmt.Errorf("data: FitStandardizerOutputs: target column %d: %w", j+1, err)
+		}
+		s.YMeans[j], s.YScales[j] = m, sc
+	}
+	return s, nil
+}
+
+// NumOutputs returns the number of target columns the statistics are for:
+// len(YMeans), or 1 when YMeans is empty.
+func (s *Standardizer) NumOutputs() int {
+	if len(s.YMeans) > 0 {
+		return len(s.YMeans)
+	}
+	return 1
+}
+
+// yStat returns the mean and scale of target element i.
+func (s *Standardizer) yStat(i int) (mean, scale float64) {
+	if p := len(s.YMeans); p > 0 {
+		return s.YMeans[i%p], s.YScales[i%p]
+	}
+	return s.YMean, s.YScale
 }
 
 // FitStandardizer computes the means and scales of the columns of x and of
@@ -145,6 +203,20 @@ func (s *Standardizer) checkY() error {
 	if !finite(s.YMean) || !(s.YScale > 0) || !finite(s.YScale) {
 		return fmt.Errorf("data: Standardizer: target has mean %g and scale %g; want a finite mean and a finite positive scale", s.YMean, s.YScale)
 	}
+	if len(s.YMeans) == 0 && len(s.YScales) == 0 {
+		return nil
+	}
+	if len(s.YMeans) != len(s.YScales) {
+		return fmt.Errorf("data: Standardizer: %d target means and %d target scales", len(s.YMeans), len(s.YScales))
+	}
+	if s.YMean != 0 || s.YScale != 1 {
+		return fmt.Errorf("data: Standardizer: per-output target statistics with target mean %g and scale %g; want 0 and 1", s.YMean, s.YScale)
+	}
+	for j, m := range s.YMeans {
+		if sc := s.YScales[j]; !finite(m) || !(sc > 0) || !finite(sc) {
+			return fmt.Errorf("data: Standardizer: target column %d has mean %g and scale %g; want a finite mean and a finite positive scale", j+1, m, sc)
+		}
+	}
 	return nil
 }
 
@@ -206,39 +278,60 @@ func (s *Standardizer) InverseX(x *mat.Dense) error {
 	return nil
 }
 
-// TransformY standardizes targets in place: y[i] = (y[i] - YMean) / YScale.
+// TransformY standardizes targets in place: y[i] = (y[i] - YMean) / YScale
+// (with per-output statistics, those of column i mod P; a NaN, a missing
+// target, stays NaN).
 // It panics if s is nil or YMean is not finite or YScale not finite and
 // positive (see Validate): such a Standardizer can only be built by hand,
 // and would turn every target into ±Inf or NaN.
 func (s *Standardizer) TransformY(y []float64) {
 	s.mustY()
 	for i := range y {
-		y[i] = (y[i] - s.YMean) / s.YScale
+		m, sc := s.yStat(i)
+		y[i] = (y[i] - m) / sc
 	}
 }
 
 // InverseY maps standardized predictive means and variances back to the
 // original units of the target, in place: mean·YScale + YMean and
-// variance·YScale². Either slice may be nil. It panics on the
+// variance·YScale² (with per-output statistics, those of column i mod P
+// for element i). Either slice may be nil. It panics on the
 // Standardizers that TransformY panics on.
 func (s *Standardizer) InverseY(mean, variance []float64) {
 	s.mustY()
 	for i := range mean {
-		mean[i] = mean[i]*s.YScale + s.YMean
+		m, sc := s.yStat(i)
+		mean[i] = mean[i]*sc + m
 	}
-	s2 := s.YScale * s.YScale
 	for i := range variance {
-		variance[i] *= s2
+		_, sc := s.yStat(i)
+		variance[i] *= sc * sc
 	}
 }
 
 // LogDensityOffset returns the amount to add to a log predictive density
 // computed on standardized targets to obtain the log density in the
-// original units: −log(YScale). It panics on the Standardizers that
-// TransformY panics on.
+// original units: −log(YScale); with per-output statistics, the offset of
+// a density of output 0 (see OutputLogDensityOffset). It panics on the
+// Standardizers that TransformY panics on.
 func (s *Standardizer) LogDensityOffset() float64 {
 	s.mustY()
-	return -math.Log(s.YScale)
+	_, sc := s.yStat(0)
+	return -math.Log(sc)
+}
+
+// OutputLogDensityOffset returns −log of the scale of target column j (of
+// YScale when there are no per-output statistics): the amount to add to a
+// log density of that column computed on standardized targets. It panics
+// on the Standardizers that TransformY panics on, and for j outside
+// [0, NumOutputs()).
+func (s *Standardizer) OutputLogDensityOffset(j int) float64 {
+	s.mustY()
+	if j < 0 || j >= s.NumOutputs() {
+		panic(fmt.Sprintf("data: Standardizer: target column %d of %d", j, s.NumOutputs()))
+	}
+	_, sc := s.yStat(j)
+	return -math.Log(sc)
 }
 
 // mustY panics with the error of checkY, a programming error.

@@ -10,13 +10,15 @@ import (
 
 // Every likelihood satisfies gp.Likelihood.
 var (
-	_ gp.Likelihood = (*likelihood.Gaussian)(nil)
-	_ gp.Likelihood = (*likelihood.Bernoulli)(nil)
-	_ gp.Likelihood = (*likelihood.Poisson)(nil)
-	_ gp.Likelihood = (*likelihood.RobustMax)(nil)
-	_ gp.Likelihood = (*likelihood.Softmax)(nil)
-	_ gp.Likelihood = (*likelihood.StudentT)(nil)
-	_ gp.Likelihood = (*likelihood.Heteroscedastic)(nil)
+	_ gp.Likelihood  = (*likelihood.Gaussian)(nil)
+	_ gp.Likelihood  = (*likelihood.Bernoulli)(nil)
+	_ gp.Likelihood  = (*likelihood.Poisson)(nil)
+	_ gp.Likelihood  = (*likelihood.RobustMax)(nil)
+	_ gp.Likelihood  = (*likelihood.Softmax)(nil)
+	_ gp.Likelihood  = (*likelihood.StudentT)(nil)
+	_ gp.Likelihood  = (*likelihood.Heteroscedastic)(nil)
+	_ gp.Likelihood  = (*likelihood.MultiGaussian)(nil)
+	_ gp.MultiOutput = (*likelihood.MultiGaussian)(nil)
 )
 
 // Every likelihood can copy itself for gp.Predictor's snapshots.
@@ -28,6 +30,7 @@ var (
 	_ gp.Cloner = (*likelihood.Softmax)(nil)
 	_ gp.Cloner = (*likelihood.StudentT)(nil)
 	_ gp.Cloner = (*likelihood.Heteroscedastic)(nil)
+	_ gp.Cloner = (*likelihood.MultiGaussian)(nil)
 )
 
 // TestZeroValueValidate checks that Validate, which the gp models call on

@@ -2,7 +2,9 @@
 // GPs: Gaussian, Bernoulli (probit), multi-class RobustMax and Softmax,
 // Poisson (exponential link), robust Student-t regression, and the
 // heteroscedastic Gaussian whose log noise variance is a second latent
-// function. Every type satisfies gp.Likelihood.
+// function; and MultiGaussian for P real outputs per point, independent or
+// mixed from L latent functions by a learned matrix (a linear model of
+// coregionalization). Every type satisfies gp.Likelihood.
 //
 // Each likelihood computes the expected log-likelihood
 // Σ_n E_{q(f_n)}[log p(y_n | f_n)] under Gaussian marginals
@@ -16,7 +18,7 @@
 //
 // Layout: mu and variance are point-major, element n*L+l holding latent l
 // of point n, where L = NumLatent(). Labels are float64 values: any finite
-// number for Gaussian, 0 or 1 for Bernoulli, a non-negative integer count
+// number for Gaussian, P per point for MultiGaussian (NaN: missing), 0 or 1 for Bernoulli, a non-negative integer count
 // for Poisson, and a class index 0..C−1 for RobustMax and Softmax.
 //
 // Label validation: every likelihood has a Validate(y) method that returns

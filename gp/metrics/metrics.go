@@ -102,10 +102,15 @@ type Objectiver interface {
 // data set of n points, Σ_i (|b_i|/n)·Objective(b_i) = Σ_n E[log p] − KL.
 // For ODVGP with column sampling the KL term is the model's stochastic
 // estimate. Batching bounds the memory of one evaluation; the sum is the
-// same bound as one full-batch evaluation up to rounding.
+// same bound as one full-batch evaluation up to rounding. A model with a
+// NumOutputs() int method (gp.Model) takes that many targets per row.
 func FullBound(m Objectiver, x *mat.Dense, y []float64, batch int) (float64, error) {
 	n, d := x.Dims()
-	if n != len(y) || n == 0 {
+	w := 1
+	if mo, ok := m.(interface{ NumOutputs() int }); ok {
+		w = mo.NumOutputs()
+	}
+	if n*w != len(y) || n == 0 {
 		return 0, fmt.Errorf("metrics: FullBound: %d rows of inputs and %d targets", n, len(y))
 	}
 	if batch <= 0 || batch > n {
@@ -114,7 +119,7 @@ func FullBound(m Objectiver, x *mat.Dense, y []float64, batch int) (float64, err
 	var total float64
 	for lo := 0; lo < n; lo += batch {
 		hi := min(lo+batch, n)
-		obj, err := m.Objective(x.Slice(lo, hi, 0, d).(*mat.Dense), y[lo:hi], n, nil)
+		obj, err := m.Objective(x.Slice(lo, hi, 0, d).(*mat.Dense), y[lo*w:hi*w], n, nil)
 		if err != nil {
 			return 0, err
 		}

@@ -1,8 +1,11 @@
 package metrics
 
 import (
+	"fmt"
 	"math"
 	"testing"
+
+	"gonum.org/v1/gonum/mat"
 )
 
 func TestMetrics(t *testing.T) {
@@ -90,5 +93,35 @@ func TestMetricsLargeResiduals(t *testing.T) {
 	l, err := GaussianLogLik([]float64{r, -r, r}, []float64{0, 0, 0}, []float64{1, 1, 1})
 	if want := -0.6*math.MaxFloat64 - 0.5*math.Log(2*math.Pi); err != nil || math.Abs(l/want-1) > 1e-14 {
 		t.Errorf("GaussianLogLik %v (%v), want %v", l, err, want)
+	}
+}
+
+// multiObj is a model of two targets per row whose objective is the sum
+// of its targets, which FullBound must slice by rows.
+type multiObj struct{}
+
+func (multiObj) NumOutputs() int { return 2 }
+func (multiObj) Objective(x *mat.Dense, y []float64, nTotal int, grad []float64) (float64, error) {
+	if r, _ := x.Dims(); len(y) != 2*r {
+		return 0, fmt.Errorf("%d targets for %d rows", len(y), r)
+	}
+	s := 0.0
+	for _, v := range y {
+		s += v
+	}
+	return s * float64(nTotal) / float64(len(y)/2), nil
+}
+
+// TestFullBoundMultiOutput checks that FullBound hands a multi-output model
+// the targets of its rows, batch by batch.
+func TestFullBoundMultiOutput(t *testing.T) {
+	x := mat.NewDense(5, 1, nil)
+	y := []float64{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}
+	got, err := FullBound(multiObj{}, x, y, 2)
+	if err != nil || math.Abs(got-55) > 1e-12 {
+		t.Errorf("FullBound %v, %v; want 55", got, err)
+	}
+	if _, err := FullBound(multiObj{}, x, y[:5], 2); err == nil {
+		t.Error("one target per row accepted")
 	}
 }

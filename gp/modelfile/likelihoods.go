@@ -76,6 +76,8 @@ func checkLikValues(lj *likJSON, l gp.Likelihood) error {
 		if !approxEqual(l.NoiseVariance(), lj.NoiseVariance) {
 			return bad("likelihood noise_variance %g disagrees with the parameter vector (%g)", lj.NoiseVariance, l.NoiseVariance())
 		}
+	case *likelihood.MultiGaussian:
+		return checkMultiLikValues(lj, l)
 	case *likelihood.StudentT:
 		if !approxEqual(l.Scale(), lj.Scale) || !approxEqual(l.DegreesOfFreedom(), lj.DegreesOfFreedom) {
 			return bad("likelihood scale %g and degrees_of_freedom %g disagree with the parameter vector (%g, %g)",
@@ -90,7 +92,7 @@ func checkLikValues(lj *likJSON, l gp.Likelihood) error {
 // predictions are mapped back by Predict).
 func standardizableTarget(lik string) bool {
 	switch lik {
-	case "gaussian", "studentt", "heteroscedastic":
+	case "gaussian", "studentt", "heteroscedastic", likIndependent, likLMC:
 		return true
 	}
 	return false

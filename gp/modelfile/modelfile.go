@@ -92,6 +92,9 @@ type Meta struct {
 	InputNames []string `json:"input_names,omitempty"`
 	// TargetName is the name of the target column, if known.
 	TargetName string `json:"target_name,omitempty"`
+	// TargetNames are the names of the target columns of a multi-output
+	// model, if known (format version 5).
+	TargetNames []string `json:"target_names,omitempty"`
 	// Info holds free-form key/value pairs (for example the command that
 	// trained the model, or its final bound).
 	Info map[string]string `json:"info,omitempty"`
@@ -227,6 +230,11 @@ type likJSON struct {
 	Scale            float64 `json:"scale,omitempty"`
 	DegreesOfFreedom float64 `json:"degrees_of_freedom,omitempty"`
 	DoFFloor         float64 `json:"degrees_of_freedom_floor,omitempty"`
+	// Outputs, NoiseVariances and Mixing are those of the multi-output
+	// likelihoods (format version 5, multioutput.go).
+	Outputs        int         `json:"outputs,omitempty"`
+	NoiseVariances []float64   `json:"noise_variances,omitempty"`
+	Mixing         *matrixJSON `json:"mixing,omitempty"`
 }
 
 type matrixJSON struct {
@@ -253,6 +261,9 @@ type standardJSON struct {
 	XScale []float64 `json:"x_scale"`
 	YMean  float64   `json:"y_mean"`
 	YScale float64   `json:"y_scale"`
+	// Per-output target statistics (format version 5).
+	YMeans  []float64 `json:"y_means,omitempty"`
+	YScales []float64 `json:"y_scales,omitempty"`
 }
 
 var kindNames = map[gp.Kind]string{gp.SVGP: "svgp", gp.ODVGP: "odvgp", gp.SOLVEGP: "solvegp"}
@@ -315,7 +326,10 @@ func Marshal(b *Bundle) ([]byte, error) {
 		if err := checkStandardizer(s, d, lj.Type); err != nil {
 			return nil, err
 		}
-		f.Standardizer = &standardJSON{XMean: s.XMean, XScale: s.XScale, YMean: s.YMean, YScale: s.YScale}
+		if err := checkOutputStandardizer(s, lj.Type, m.NumOutputs()); err != nil {
+			return nil, err
+		}
+		f.Standardizer = &standardJSON{XMean: s.XMean, XScale: s.XScale, YMean: s.YMean, YScale: s.YScale, YMeans: s.YMeans, YScales: s.YScales}
 	}
 	if err := checkCollapsedBound(b.CollapsedBound, b.CollapsedBlockSize); err != nil {
 		return nil, fmt.Errorf("modelfile: %w", err)
@@ -324,7 +338,7 @@ func Marshal(b *Bundle) ([]byte, error) {
 	if bk := m.Bound(); bk != gp.StandardBound {
 		f.Bound = bk.String()
 	}
-	if len(b.Meta.InputNames) > 0 || b.Meta.TargetName != "" || len(b.Meta.Info) > 0 {
+	if len(b.Meta.InputNames) > 0 || b.Meta.TargetName != "" || len(b.Meta.TargetNames) > 0 || len(b.Meta.Info) > 0 {
 		meta := b.Meta
 		f.Meta = &meta
 	}
@@ -518,6 +532,9 @@ func encodeLikType(l gp.Likelihood) (*likJSON, error) {
 	if lj, ok := encodeMoreLik(l); ok {
 		return lj, nil
 	}
+	if lj, ok := encodeMultiLik(l); ok {
+		return lj, nil
+	}
 	return nil, fmt.Errorf("modelfile: cannot save likelihood of type %T", l)
 }
 
@@ -669,6 +686,9 @@ func (f *file) build() (*Bundle, error) {
 	if err := checkLikVersion(f.Likelihood, f.Version); err != nil {
 		return nil, err
 	}
+	if err := checkMultiVersion(f); err != nil {
+		return nil, err
+	}
 	k, err := decodeKernel(f.Kernel, d, 0)
 	if err != nil {
 		return nil, err
@@ -704,19 +724,9 @@ func (f *file) build() (*Bundle, error) {
 	if got := digest(f.Params); f.ParamsSHA256 != got {
 		return nil, bad("params_sha256 does not match the parameters (file corrupt or edited)")
 	}
-	opts := []gp.Option{gp.WithWhitening(f.Whitened)}
-	if f.Bound != "" {
-		if f.Version < boundVersion {
-			return nil, bad("bound needs format version %d, the file has version %d", boundVersion, f.Version)
-		}
-		bk, err := gp.ParseBound(f.Bound)
-		if err != nil {
-			return nil, bad("bound %q is neither \"standard\" nor \"tighter\"", f.Bound)
-		}
-		opts = append(opts, gp.WithBound(bk))
-	}
-	if mf != nil {
-		opts = append(opts, gp.WithMean(mf))
+	opts, err := f.modelOptions(mf)
+	if err != nil {
+		return nil, err
 	}
 	var model *gp.Model
 	switch kind {
@@ -755,25 +765,57 @@ func (f *file) build() (*Bundle, error) {
 	}
 	b := &Bundle{Model: model}
 	if s := f.Standardizer; s != nil {
-		b.Standardizer = &data.Standardizer{XMean: s.XMean, XScale: s.XScale, YMean: s.YMean, YScale: s.YScale}
+		b.Standardizer = &data.Standardizer{XMean: s.XMean, XScale: s.XScale, YMean: s.YMean, YScale: s.YScale, YMeans: s.YMeans, YScales: s.YScales}
 		if err := checkStandardizer(b.Standardizer, d, f.Likelihood.Type); err != nil {
+			return nil, err
+		}
+		if err := checkOutputStandardizer(b.Standardizer, f.Likelihood.Type, model.NumOutputs()); err != nil {
 			return nil, err
 		}
 	}
 	if f.Meta != nil {
 		b.Meta = *f.Meta
 	}
-	if err := checkCollapsedBound(f.CollapsedBound, f.CollapsedBlockSize); err != nil {
-		return nil, bad("%v", err)
-	}
-	if f.CollapsedBound != "" && f.Version < collapsedBoundVersion {
-		return nil, bad("collapsed_bound needs format version %d, the file has version %d", collapsedBoundVersion, f.Version)
-	}
-	if f.CollapsedBound == "blockdiag" && f.Version < blockDiagVersion {
-		return nil, bad("collapsed_bound \"blockdiag\" needs format version %d, the file has version %d", blockDiagVersion, f.Version)
+	if err := f.checkCollapsedBound(); err != nil {
+		return nil, err
 	}
 	b.CollapsedBound, b.CollapsedBlockSize = f.CollapsedBound, f.CollapsedBlockSize
 	return b, nil
+}
+
+// modelOptions returns the gp options of the file's model: whitening, the
+// mini-batch bound, and the mean function mf when it is not nil.
+func (f *file) modelOptions(mf gp.MeanFunction) ([]gp.Option, error) {
+	opts := []gp.Option{gp.WithWhitening(f.Whitened)}
+	if f.Bound != "" {
+		if f.Version < boundVersion {
+			return nil, bad("bound needs format version %d, the file has version %d", boundVersion, f.Version)
+		}
+		bk, err := gp.ParseBound(f.Bound)
+		if err != nil {
+			return nil, bad("bound %q is neither \"standard\" nor \"tighter\"", f.Bound)
+		}
+		opts = append(opts, gp.WithBound(bk))
+	}
+	if mf != nil {
+		opts = append(opts, gp.WithMean(mf))
+	}
+	return opts, nil
+}
+
+// checkCollapsedBound checks collapsed_bound and collapsed_block_size,
+// values and format version.
+func (f *file) checkCollapsedBound() error {
+	if err := checkCollapsedBound(f.CollapsedBound, f.CollapsedBlockSize); err != nil {
+		return bad("%v", err)
+	}
+	if f.CollapsedBound != "" && f.Version < collapsedBoundVersion {
+		return bad("collapsed_bound needs format version %d, the file has version %d", collapsedBoundVersion, f.Version)
+	}
+	if f.CollapsedBound == "blockdiag" && f.Version < blockDiagVersion {
+		return bad("collapsed_bound \"blockdiag\" needs format version %d, the file has version %d", blockDiagVersion, f.Version)
+	}
+	return nil
 }
 
 // sizeProduct returns a·b for sizes a, b ≥ 0 read from a file, and whether
@@ -1011,7 +1053,9 @@ func decodeLik(lj *likJSON) (gp.Likelihood, error) {
 	default:
 		var ok bool
 		if l, ok, err = decodeMoreLik(lj, quad); !ok {
-			return nil, bad("unknown likelihood type %q", lj.Type)
+			if l, ok, err = decodeMultiLik(lj); !ok {
+				return nil, bad("unknown likelihood type %q", lj.Type)
+			}
 		}
 	}
 	if err != nil {

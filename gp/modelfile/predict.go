@@ -17,11 +17,14 @@ import (
 type Prediction struct {
 	// FMean and FVar are the marginal means and variances of the C latent
 	// functions (n×C). For a Gaussian likelihood the latent function is
-	// expressed in target units.
+	// expressed in target units. For a multi-output likelihood
+	// (likelihood.MultiGaussian) of P outputs they are those of the
+	// outputs' latent functions f_p = Σ_l W_pl·g_l (n×P), in the units of
+	// each target.
 	FMean, FVar *mat.Dense
 	// YMean and YVar are the predictive means and variances of the
-	// observations (n×C). For C-class likelihoods YMean holds the class
-	// probabilities (YVar may then be nil).
+	// observations (n×C, or n×P for P outputs). For C-class likelihoods
+	// YMean holds the class probabilities (YVar may then be nil).
 	YMean, YVar *mat.Dense
 }
 
@@ -71,6 +74,9 @@ type Predictor struct {
 	// hetero is set for the heteroscedastic likelihood, whose second
 	// latent function is a log noise variance.
 	hetero bool
+	// multi is a copy of a multi-output likelihood, which maps the latent
+	// functions to the outputs; nil for other likelihoods.
+	multi *likelihood.MultiGaussian
 }
 
 // Predictor returns a snapshot of the bundle's current posterior. batch
@@ -104,6 +110,9 @@ func (b *Bundle) Predictor(batch int) (*Predictor, error) {
 		if err := checkStandardizer(s, d, lik); err != nil {
 			return nil, err
 		}
+		if err := checkOutputStandardizer(s, lik, b.Model.NumOutputs()); err != nil {
+			return nil, err
+		}
 	}
 	p, err := b.Model.Predictor(batch)
 	if err != nil {
@@ -111,10 +120,17 @@ func (b *Bundle) Predictor(batch int) (*Predictor, error) {
 	}
 	_, hetero := b.Model.Likelihood().(*likelihood.Heteroscedastic)
 	out := &Predictor{p: p, d: d, hetero: hetero}
+	if g, ok := b.Model.Likelihood().(*likelihood.MultiGaussian); ok {
+		out.multi = g.Clone().(*likelihood.MultiGaussian)
+	}
 	if s := b.Standardizer; s != nil {
 		out.std = &data.Standardizer{
 			XMean: append([]float64(nil), s.XMean...), XScale: append([]float64(nil), s.XScale...),
 			YMean: s.YMean, YScale: s.YScale,
+			YMeans: append([]float64(nil), s.YMeans...), YScales: append([]float64(nil), s.YScales...),
+		}
+		if len(s.YMeans) == 0 {
+			out.std.YMeans, out.std.YScales = nil, nil
 		}
 	}
 	return out, nil
@@ -190,7 +206,14 @@ func (p *Predictor) Predict(x mat.Matrix) (*Prediction, error) {
 	if err != nil {
 		return nil, err
 	}
-	if s := p.std; s != nil && (s.YMean != 0 || s.YScale != 1) && p.hetero {
+	if p.multi != nil {
+		fm, fv = p.outputMarginals(fm, fv)
+	}
+	if s := p.std; s != nil && len(s.YMeans) > 0 {
+		// n×P matrices, contiguous: element i is output i mod P.
+		s.InverseY(fm.RawMatrix().Data, fv.RawMatrix().Data)
+		s.InverseY(ym.RawMatrix().Data, yv.RawMatrix().Data)
+	} else if s != nil && (s.YMean != 0 || s.YScale != 1) && p.hetero {
 		inverseHetero(s, fm, fv, ym, yv)
 	} else if s != nil && (s.YMean != 0 || s.YScale != 1) {
 		// The other models with a standardized target (Gaussian,
@@ -220,27 +243,34 @@ func (p *Predictor) Predict(x mat.Matrix) (*Prediction, error) {
 }
 
 // LogPredictive returns log p(y_n | x_n, data) for every test point, as a
-// density in the original units of the target.
+// density in the original units of the target. For P outputs y holds P
+// values per point (NaN for a missing one; see gp.MultiOutput) and the
+// density is that of the point's observed outputs.
 func (p *Predictor) LogPredictive(x mat.Matrix, y []float64) ([]float64, error) {
 	xs, err := p.standardize(x)
 	if err != nil {
 		return nil, err
 	}
-	if r, _ := xs.Dims(); r != len(y) {
-		return nil, fmt.Errorf("%w: %d input rows, %d targets", gp.ErrShape, r, len(y))
+	P := p.p.NumOutputs()
+	if r, _ := xs.Dims(); r*P != len(y) {
+		return nil, fmt.Errorf("%w: %d input rows of %d outputs, %d targets", gp.ErrShape, r, P, len(y))
 	}
 	ys := append([]float64(nil), y...)
-	offset := 0.0
 	if s := p.std; s != nil {
 		s.TransformY(ys)
-		offset = s.LogDensityOffset()
 	}
 	lp, err := p.p.LogPredictive(xs, ys)
 	if err != nil {
 		return nil, err
 	}
 	for i := range lp {
-		lp[i] += offset
+		if s := p.std; s != nil {
+			for j, v := range ys[i*P : (i+1)*P] {
+				if !math.IsNaN(v) {
+					lp[i] += s.OutputLogDensityOffset(j)
+				}
+			}
+		}
 		if math.IsNaN(lp[i]) || math.IsInf(lp[i], 0) {
 			return nil, &gp.PointError{Point: i, What: "log predictive density", Value: lp[i]}
 		}
@@ -269,4 +299,15 @@ func inverseHetero(s *data.Standardizer, fm, fv, ym, yv *mat.Dense) {
 			yv.Set(i, 1, yv.At(i, 1)*s2*s2)
 		}
 	}
+}
+
+// outputMarginals returns the marginal means and variances of the
+// outputs' latent functions (n×P) from those of the latent functions
+// (n×L) of a multi-output model.
+func (p *Predictor) outputMarginals(gm, gv *mat.Dense) (fm, fv *mat.Dense) {
+	n, _ := gm.Dims()
+	P := p.multi.NumOutputs()
+	fm, fv = mat.NewDense(n, P, nil), mat.NewDense(n, P, nil)
+	p.multi.OutputMarginals(fm.RawMatrix().Data, fv.RawMatrix().Data, gm.RawMatrix().Data, gv.RawMatrix().Data)
+	return fm, fv
 }

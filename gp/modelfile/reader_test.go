@@ -79,6 +79,9 @@ func TestPythonReader(t *testing.T) {
 	}
 	fixtures = append(fixtures, extraReaderFixtures(t, rng)...)
 	fixtures = append(fixtures, meanReaderFixtures(t, rng)...)
+	for name, b := range multiCases(t, rng) {
+		fixtures = append(fixtures, readerFixture{name: name, b: b, header: "b,a", swap: true})
+	}
 
 	dir := t.TempDir()
 	for _, f := range fixtures {
@@ -118,7 +121,7 @@ func TestPythonReader(t *testing.T) {
 				t.Fatalf("%s: %v\n%s", reader, err, stderr.String())
 			}
 			_, hetero := b.Model.Likelihood().(*likelihood.Heteroscedastic)
-			comparePredictions(t, out, want, hetero)
+			comparePredictions(t, out, want, hetero, b.Meta.TargetNames)
 			// The jitters of K_uu and C_vv, which the policy fixes up to
 			// the rounding of its scale.
 			pr, err := b.Model.Predictor(0)
@@ -259,7 +262,7 @@ func inputsCSV(x *mat.Dense, header string, swap bool) []byte {
 // that cancel to near zero carry rounding errors of the size of their
 // column, so the tolerance is relative to at least 1e-3 of the column's
 // largest magnitude.
-func comparePredictions(t *testing.T, out []byte, want *Prediction, hetero bool) {
+func comparePredictions(t *testing.T, out []byte, want *Prediction, hetero bool, outputs []string) {
 	t.Helper()
 	rows, err := csv.NewReader(bytes.NewReader(out)).ReadAll()
 	if err != nil {
@@ -269,6 +272,11 @@ func comparePredictions(t *testing.T, out []byte, want *Prediction, hetero bool)
 	var header []string
 	var cols []*mat.Dense
 	switch {
+	case len(outputs) > 0:
+		// Per output: f_mean_<t>,f_var_<t>,y_mean_<t>,y_var_<t>.
+		for _, o := range outputs {
+			header = append(header, "f_mean_"+o, "f_var_"+o, "y_mean_"+o, "y_var_"+o)
+		}
 	case hetero:
 		// Columns f_mean_0,f_mean_1,f_var_0,f_var_1, then y and the
 		// noise variance, each as mean and variance.
@@ -293,6 +301,11 @@ func comparePredictions(t *testing.T, out []byte, want *Prediction, hetero bool)
 		j int
 	}
 	var refs []colRef
+	for j := range outputs {
+		for _, m := range []*mat.Dense{want.FMean, want.FVar, want.YMean, want.YVar} {
+			refs = append(refs, colRef{m, j})
+		}
+	}
 	for _, m := range cols {
 		for j := 0; j < c; j++ {
 			refs = append(refs, colRef{m, j})

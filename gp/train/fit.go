@@ -75,6 +75,16 @@ type DataValidator interface {
 	ValidateData(x *mat.Dense, y []float64) error
 }
 
+// MultiOutputModel is an optional extension of Model for models with
+// several targets per point (gp.Model with a gp.MultiOutput likelihood):
+// Fit's y then holds NumOutputs() values per row of x, point-major, and a
+// NaN target is a missing value when NumOutputs() > 1 (an error otherwise).
+// Mini-batches take whole rows. FitSource refuses models of more than one
+// output.
+type MultiOutputModel interface {
+	NumOutputs() int
+}
+
 // RandomStater is an optional extension of Model for models that draw
 // random numbers while evaluating the objective (Monte Carlo estimates of an
 // expected log-likelihood, sampled hidden layers, sampled columns). Fit puts

@@ -23,6 +23,8 @@ type fitter struct {
 	y    []float64
 	cfg  Config
 	n, d int
+	// w is the number of targets per row (see MultiOutputModel).
+	w int
 
 	// The configuration with defaults.
 	batch         int
@@ -88,6 +90,12 @@ func (f *fitter) check() error {
 	if nilcheck.IsNil(f.m) {
 		return errors.New("train: Fit: nil model")
 	}
+	f.w = 1
+	if mo, ok := f.m.(MultiOutputModel); ok {
+		if f.w = mo.NumOutputs(); f.w < 1 {
+			return fmt.Errorf("train: Fit: model has %d outputs", f.w)
+		}
+	}
 	if f.src != nil {
 		if err := f.checkSource(); err != nil {
 			return err
@@ -106,7 +114,10 @@ func (f *fitter) checkData() error {
 	}
 	f.n, f.d = f.x.Dims()
 	n, d := f.n, f.d
-	if len(f.y) != n {
+	if len(f.y) != n*f.w {
+		if f.w > 1 {
+			return fmt.Errorf("train: Fit: x has %d rows of %d outputs but y has %d values", n, f.w, len(f.y))
+		}
 		return fmt.Errorf("train: Fit: x has %d rows but y has %d values", n, len(f.y))
 	}
 	if n == 0 || d == 0 {
@@ -118,7 +129,7 @@ func (f *fitter) checkData() error {
 		}
 	}
 	for i, v := range f.y {
-		if math.IsNaN(v) || math.IsInf(v, 0) {
+		if math.IsInf(v, 0) || math.IsNaN(v) && f.w == 1 {
 			return fmt.Errorf("train: Fit: target %d is %v", i, v)
 		}
 	}
@@ -235,7 +246,7 @@ func (f *fitter) setup() error {
 		}
 	}
 	f.xb = mat.NewDense(f.batch, f.d, nil)
-	f.yb = make([]float64, f.batch)
+	f.yb = make([]float64, f.batch*f.w)
 	f.rs, _ = f.m.(RandomStater)
 	if r := cfg.Resume; r != nil {
 		f.sinceImprove, f.failures = r.SinceImprove, r.Failures
@@ -367,7 +378,7 @@ func (f *fitter) finish(reason StopReason, err error) (Result, error) {
 		// check it on the last mini-batch.
 		if serr == nil && f.haveGood && f.lastB > 0 && len(keep) > 0 && &keep[0] != &f.good[0] {
 			clear(f.grad)
-			obj, ferr := f.m.Objective(f.xb.Slice(0, f.lastB, 0, f.d).(*mat.Dense), f.yb[:f.lastB], f.n, f.grad)
+			obj, ferr := f.m.Objective(f.xb.Slice(0, f.lastB, 0, f.d).(*mat.Dense), f.yb[:f.lastB*f.w], f.n, f.grad)
 			if why := checkEval(obj, f.grad, ferr); why != "" {
 				res.Rejected++
 				f.logf("train: kept parameters rejected: %s; restored the last parameters with a finite objective", why)
@@ -588,7 +599,8 @@ func (f *fitter) trainStep(epoch, lo int) *ending {
 	} else {
 		for k := 0; k < b; k++ {
 			copy(f.xb.RawRowView(k), f.x.RawRowView(f.perm[lo+k]))
-			f.yb[k] = f.y[f.perm[lo+k]]
+			r := f.perm[lo+k]
+			copy(f.yb[k*f.w:(k+1)*f.w], f.y[r*f.w:(r+1)*f.w])
 		}
 	}
 	xv := f.xb.Slice(0, b, 0, d).(*mat.Dense)
@@ -608,7 +620,7 @@ func (f *fitter) trainStep(epoch, lo int) *ending {
 
 	why := ""
 	if f.natModel != nil && f.natUpd == nil {
-		if err := f.natModel.NaturalStep(xv, f.yb[:b], n, cfg.NaturalStep*f.res.RateScale); err != nil {
+		if err := f.natModel.NaturalStep(xv, f.yb[:b*f.w], n, cfg.NaturalStep*f.res.RateScale); err != nil {
 			why = "natural-gradient step failed: " + err.Error()
 		} else {
 			f.m.Params(f.params)
@@ -618,7 +630,7 @@ func (f *fitter) trainStep(epoch, lo int) *ending {
 	if why == "" {
 		clear(f.grad)
 		var err error
-		obj, err = f.m.Objective(xv, f.yb[:b], n, f.grad)
+		obj, err = f.m.Objective(xv, f.yb[:b*f.w], n, f.grad)
 		why = checkEval(obj, f.grad, err)
 	}
 	if why != "" {

@@ -65,6 +65,9 @@ func FitSource(ctx context.Context, m Model, src Source, cfg Config) (Result, er
 
 // checkSource takes the source's shape in place of the data checks of Fit.
 func (f *fitter) checkSource() error {
+	if f.w != 1 {
+		return fmt.Errorf("train: FitSource: a model of %d outputs needs several targets per row, which a Source does not read", f.w)
+	}
 	f.n, f.d = f.src.Len(), f.src.Dim()
 	if f.n <= 0 || f.d <= 0 {
 		return fmt.Errorf("train: FitSource: source has %d rows of %d columns", f.n, f.d)
