@@ -297,7 +297,7 @@ func newModel(kind Kind, k Kernel, lik Likelihood, z, o mat.Matrix, opts []Optio
 	if nk < 0 || nlk < 0 {
 		return nil, fmt.Errorf("%w: kernel has %d parameters and likelihood %d, want at least 0", ErrShape, nk, nlk)
 	}
-	if err := checkMean(cfg.mean, d); err != nil {
+	if err := checkMean(cfg.mean, d, nl); err != nil {
 		return nil, err
 	}
 	if err := checkSizes(kind, nk+numMeanParams(cfg.mean), nlk, m, m2, di, nl, cfg.colSample); err != nil {
