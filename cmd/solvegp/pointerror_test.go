@@ -1,11 +1,14 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/solvegp/solvegp/gp/modelfile"
 )
 
 // TestEvalNamesLine checks that eval names a test point whose log density
@@ -42,7 +45,7 @@ func TestVersion1ModelWarning(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	v1 := regexp.MustCompile(`,\s*"model_sha256": "[0-9a-f]*"`).ReplaceAllString(strings.Replace(string(buf), `"version": 4`, `"version": 1`, 1), "")
+	v1 := regexp.MustCompile(`,\s*"model_sha256": "[0-9a-f]*"`).ReplaceAllString(strings.Replace(string(buf), fmt.Sprintf(`"version": %d`, modelfile.Version), `"version": 1`, 1), "")
 	old := writeFile(t, dir, "v1.json", v1)
 	for _, cmd := range []string{"predict", "eval"} {
 		code, _, errOut := runCmd(t, cmd, "-model", old, train)

@@ -37,7 +37,7 @@ func TestCollapsedBound(t *testing.T) {
 	for _, c := range []struct{ old, new, want string }{
 		{`"collapsed_bound": "tighter"`, `"collapsed_bound": "standard"`, "model_sha256"},
 		{`"collapsed_bound": "tighter"`, `"collapsed_bound": "loose"`, "neither"},
-		{`"version": 4`, `"version": 3`, "collapsed_bound needs format version 4"},
+		{versionField, `"version": 3`, "collapsed_bound needs format version 4"},
 	} {
 		_, err := Unmarshal([]byte(strings.Replace(s, c.old, c.new, 1)))
 		if !errors.Is(err, ErrFormat) || !strings.Contains(err.Error(), c.want) {

@@ -3,6 +3,7 @@ package modelfile
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -100,7 +101,7 @@ func TestVersion1Unchecked(t *testing.T) {
 	if err != nil || b.Unchecked != "" {
 		t.Fatalf("current file: %v, Unchecked %q", err, b.Unchecked)
 	}
-	v1 := strings.Replace(s, `"version": 4`, `"version": 1`, 1)
+	v1 := strings.Replace(s, versionField, `"version": 1`, 1)
 	noSum := regexp.MustCompile(`,\s*"model_sha256": "[0-9a-f]*"`).ReplaceAllString(v1, "")
 	b, err = Unmarshal([]byte(noSum))
 	if err != nil {
@@ -120,7 +121,7 @@ func TestVersion1Unchecked(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if b2, err := Unmarshal(out); err != nil || b2.Unchecked != "" || !strings.Contains(string(out), `"version": 4`) {
+	if b2, err := Unmarshal(out); err != nil || b2.Unchecked != "" || !strings.Contains(string(out), versionField) {
 		t.Errorf("saved again: %v, Unchecked %q", err, b2.Unchecked)
 	}
 }
@@ -145,7 +146,7 @@ func TestPythonReaderDigest(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := standardizedFile(t)
-	v1 := regexp.MustCompile(`,\s*"model_sha256": "[0-9a-f]*"`).ReplaceAllString(strings.Replace(s, `"version": 4`, `"version": 1`, 1), "")
+	v1 := regexp.MustCompile(`,\s*"model_sha256": "[0-9a-f]*"`).ReplaceAllString(strings.Replace(s, versionField, `"version": 1`, 1), "")
 	b, err := Unmarshal([]byte(s))
 	if err != nil {
 		t.Fatal(err)
@@ -166,7 +167,7 @@ func TestPythonReaderDigest(t *testing.T) {
 		{"version 1", v1, true, "warning: format version 1"},
 		{"collapsed bound", tb, true, ""},
 		{"bad collapsed bound", strings.Replace(tb, `"tighter"`, `"loose"`, 1), false, "neither"},
-		{"collapsed bound in version 3", strings.Replace(tb, `"version": 4`, `"version": 3`, 1), false, "needs format version 4"},
+		{"collapsed bound in version 3", strings.Replace(tb, versionField, `"version": 3`, 1), false, "needs format version 4"},
 	} {
 		path := filepath.Join(dir, strings.ReplaceAll(tc.name, " ", "-")+".json")
 		if err := os.WriteFile(path, []byte(tc.file), 0o644); err != nil {
@@ -181,3 +182,6 @@ func TestPythonReaderDigest(t *testing.T) {
 		}
 	}
 }
+
+// versionField is the "version" member of a file this package writes.
+var versionField = fmt.Sprintf(`"version": %d`, Version)

@@ -65,7 +65,7 @@ func TestVersion1FileLoads(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(string(out), `"version": 4`) {
+	if !strings.Contains(string(out), versionField) {
 		t.Error("a re-saved version-1 model is not written as the current version")
 	}
 }
@@ -98,7 +98,7 @@ func TestKernelFileErrors(t *testing.T) {
 		file []byte
 		msg  string
 	}{
-		{"v1 with periodic", edit(`"version": 4`, `"version": 1`), "format version 2"},
+		{"v1 with periodic", edit(versionField, `"version": 1`), "format version 2"},
 		{"column out of range", edit(`"columns": [
           1
         ]`, `"columns": [

@@ -66,7 +66,7 @@ func TestLikelihoodFileErrors(t *testing.T) {
 		file []byte
 		msg  string
 	}{
-		{"v3 with studentt", edit(`"version": 4`, `"version": 3`), "format version 4"},
+		{"v3 with studentt", edit(versionField, `"version": 3`), "format version 4"},
 		{"negative dof", edit(`"degrees_of_freedom": `, `"degrees_of_freedom": -`), "degrees_of_freedom"},
 		{"dof disagrees", edit(`"degrees_of_freedom": `, `"degrees_of_freedom": 1`), "disagree"},
 	} {

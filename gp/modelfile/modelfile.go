@@ -26,7 +26,7 @@ const Format = "solvegp-model"
 
 // Version is the format version this package writes. It reads files of
 // this version and older ones; newer files are rejected with ErrVersion.
-const Version = 4
+const Version = 5
 
 // collapsedBoundVersion is the first format version with collapsed_bound.
 const collapsedBoundVersion = 4
