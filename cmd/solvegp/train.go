@@ -155,7 +155,7 @@ func newTrainFlags(stderr io.Writer) *trainFlags {
 	fs.IntVar(&f.iters, "iters", 1000, "with -collapsed: most L-BFGS iterations")
 	fs.StringVar(&f.boundName, "bound", "standard", "with -collapsed: the collapsed bound, standard or tighter")
 	fs.IntVar(&f.stream, "stream", 0, "stream the data files each epoch through a shuffle buffer of this many rows instead of loading them (0: load them; see above)")
-	fs.StringVar(&f.spec.mean, "mean", "zero", "prior mean function, learned with the other parameters: zero, constant or linear (on standardized inputs and targets)")
+	fs.StringVar(&f.spec.mean, "mean", "zero", "prior mean function, learned with the other parameters: zero, constant or linear (on standardized inputs and targets), shared by every latent function; or constant-per-latent or linear-per-latent, one per latent function (per class of robustmax and softmax, whose probabilities a shared mean does not change; heteroscedastic's mean and log noise)")
 	return f
 }
 
