@@ -4,7 +4,9 @@
 // settings of Appendix F.3.
 //
 // For every data set, random split and model it standardizes inputs and
-// targets with training statistics, places Z and O by k-means, trains
+// targets with training statistics, places Z and O by k-means (-init
+// greedy: by greedy conditional-variance selection under the initial
+// kernel, which the paper does not do), trains
 // every parameter (kernel, noise, inducing inputs, q(u), q(v⊥)) with Adam
 // and reports the test RMSE and test log-likelihood on standardized targets
 // and the seconds per iteration:
@@ -13,7 +15,7 @@
 //     validation set, the remaining 64% the training set (split k uses the
 //     seed -seed·1000003 + k, the same for every model);
 //   - Matérn-3/2 kernel with one shared lengthscale (initial lengthscale 1,
-//     variance 1), Gaussian noise variance 0.1 at the start;
+//     or -lengthscale; variance 1), Gaussian noise variance 0.1 at the start;
 //   - 100 epochs of mini-batches of 1024, learning rate 0.01;
 //   - unwhitened SVGP and SOLVE-GP (Appendix F: "Unless stated otherwise,
 //     no whitening"); ODVGP 1024 + 8096 samples 1024 columns of K_vv per
