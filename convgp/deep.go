@@ -12,6 +12,7 @@ import (
 	"github.com/solvegp/solvegp/gp"
 	"github.com/solvegp/solvegp/gp/kernel"
 	"github.com/solvegp/solvegp/gp/likelihood"
+	"github.com/solvegp/solvegp/gp/mean"
 	"github.com/solvegp/solvegp/gp/transform"
 	"github.com/solvegp/solvegp/internal/floats"
 	"github.com/solvegp/solvegp/internal/parallel"
@@ -82,6 +83,14 @@ type DeepConfig struct {
 	// close to a deterministic map of its inputs). Without it hidden layers
 	// have zero mean, as in the paper.
 	LinearMean bool
+	// OutputMean is the output layer's prior mean, one per class, learned
+	// with the other parameters and starting at 0: "" (none, as in the
+	// paper), "constant" (a constant per class, the classes' prior
+	// log-odds, which helps with unbalanced classes) or "linear" (per class
+	// a linear function of the output layer's input: the pixels for a
+	// single-layer model, a linear classifier added to the GP). Model files
+	// with one need version 2 (outputMeanVersion).
+	OutputMean string `json:",omitempty"`
 	// HiddenVariance initializes the hidden layers' patch-kernel variance
 	// (zero: Variance).
 	HiddenVariance float64
@@ -362,16 +371,40 @@ func (b *deepBuilder) outputLayer() (*Kernel, *likelihood.RobustMax, *gp.Model, 
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("%w: %w", ErrConfig, err)
 	}
+	opts := b.opts
+	if cfg.OutputMean != "" {
+		m, err := outputMean(cfg.OutputMean, k.Dim(), cfg.Classes)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		opts = append(slices.Clip(opts), gp.WithMean(m))
+	}
 	var mod *gp.Model
 	if cfg.Kind == gp.SVGP {
-		mod, err = gp.NewSVGP(k, lik, z, b.opts...)
+		mod, err = gp.NewSVGP(k, lik, z, opts...)
 	} else {
-		mod, err = gp.NewSOLVEGP(k, lik, z, o, b.opts...)
+		mod, err = gp.NewSOLVEGP(k, lik, z, o, opts...)
 	}
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("convgp: output layer: %w", err)
 	}
 	return k, lik, mod, nil
+}
+
+// outputMean returns the output layer's mean of type kind ("constant" or
+// "linear"), one per class on d-dimensional inputs, every parameter 0.
+func outputMean(kind string, d, classes int) (gp.MeanFunction, error) {
+	switch kind {
+	case "constant":
+		return mean.NewConstantPerLatent(d, make([]float64, classes))
+	case "linear":
+		w := make([][]float64, classes)
+		for l := range w {
+			w[l] = make([]float64, d)
+		}
+		return mean.NewLinearPerLatent(w, make([]float64, classes))
+	}
+	return nil, fmt.Errorf("%w: output mean %q (want constant or linear)", ErrConfig, kind)
 }
 
 // sizeProblem returns what is wrong with a layer of kind k with m inducing

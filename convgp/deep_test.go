@@ -20,12 +20,18 @@ import (
 
 func tinyDeep(t *testing.T, kind gp.Kind, hidden int, tick, linear bool, rng *rand.Rand) (*Deep, *mat.Dense, []float64) {
 	t.Helper()
+	return tinyDeepMean(t, kind, hidden, tick, linear, "", rng)
+}
+
+// tinyDeepMean is tinyDeep with the output mean outMean (DeepConfig.OutputMean).
+func tinyDeepMean(t *testing.T, kind gp.Kind, hidden int, tick, linear bool, outMean string, rng *rand.Rand) (*Deep, *mat.Dense, []float64) {
+	t.Helper()
 	const H, W, C, n, classes = 7, 6, 2, 5, 3
 	x := randDense(rng, 40, H*W*C)
 	cfg := DeepConfig{Height: H, Width: W, Channels: C, Classes: classes, Kind: kind,
 		Variance: 1.5, Lengthscale: 1.2, LocLengthscale: 1.5, Seed: 3, Threads: 1,
 		Init:   InitOptions{Images: 20, PerCentre: 5, Seed: 4},
-		Output: Output{PatchHeight: 2, PatchWidth: 2, Stride: 1, M: 4, M2: 3, TICK: tick}}
+		Output: Output{PatchHeight: 2, PatchWidth: 2, Stride: 1, M: 4, M2: 3, TICK: tick}, OutputMean: outMean}
 	hs := []Hidden{{PatchHeight: 3, PatchWidth: 2, Stride: 1, Channels: 2, M: 3, M2: 2},
 		{PatchHeight: 2, PatchWidth: 2, Stride: 2, Channels: 3, M: 3, M2: 2}}
 	cfg.Hidden = hs[:hidden]

@@ -48,7 +48,9 @@
 // likelihood, trained by doubly stochastic variational inference (Salimbeni &
 // Deisenroth 2017) with SVGP or SOLVE-GP in every layer. Hidden layers can
 // have a learnable linear mean function and start near-deterministic
-// (DeepConfig.LinearMean, HiddenVariance, HiddenInitVar). Its Objective and
+// (DeepConfig.LinearMean, HiddenVariance, HiddenInitVar); the output layer
+// can have a learnable mean per class, a constant or linear one
+// (DeepConfig.OutputMean). Its Objective and
 // gradient plug into gp/train.Fit; Evaluate gives accuracy and mean log
 // predictive density. With no hidden layers it is the single-layer
 // convolutional GP of the paper's Table 1.

@@ -25,7 +25,11 @@ const ModelFormat = "solvegp-convgp-model"
 
 // ModelVersion is the model-file version this package writes. It reads
 // files of this version and older ones.
-const ModelVersion = 1
+const ModelVersion = 2
+
+// outputMeanVersion is the first model-file version whose configuration
+// may have an OutputMean.
+const outputMeanVersion = 2
 
 // MaxModelParams bounds the parameter count of a model file ReadModel
 // accepts (2²⁸ values, 2 GiB), and so of a model NewDeep builds. The
@@ -168,6 +172,9 @@ func ReadModel(r io.Reader) (*Deep, map[string]string, error) {
 	if err := dec.Decode(&h); err != nil {
 		return nil, nil, fmt.Errorf("%w: header: %v", ErrModelFile, err)
 	}
+	if h.Version < outputMeanVersion && h.Config.OutputMean != "" {
+		return nil, nil, fmt.Errorf("%w: an output mean needs version %d, the file has version %d", ErrModelFile, outputMeanVersion, h.Version)
+	}
 	if h.Params < 1 || h.Params > MaxModelParams {
 		return nil, nil, fmt.Errorf("%w: %d parameters (at most %d)", ErrModelFile, h.Params, MaxModelParams)
 	}
@@ -218,7 +225,8 @@ const maxModelImage = 1 << 22
 // computed from the sizes alone, with nothing allocated: the layout of
 // every layer's gp model (kernel, inducing points, and per latent function
 // a mean and a packed triangle for q(u), and for SOLVE-GP for q(v⊥)), the
-// output kernel's patch weights and the hidden layers' linear means. It
+// output kernel's patch weights, the hidden layers' linear means and the
+// output layer's mean. It
 // refuses images of more than maxModelImage values and more than
 // MaxModelParams parameters. An error wraps ErrModelFile. TestParamCount
 // checks it against NumParams.
@@ -312,6 +320,15 @@ func countParams(cfg DeepConfig, kind error) (int, error) {
 	}
 	if err := layer("output layer", out.M, out.M2, pl, cfg.Classes, kp); err != nil {
 		return 0, err
+	}
+	switch cfg.OutputMean { // per class
+	case "":
+	case "constant":
+		total += float64(cfg.Classes)
+	case "linear":
+		total += float64(cfg.Classes) * (float64(h)*float64(w)*float64(c) + 1)
+	default:
+		return bad("output mean %q (want constant or linear)", cfg.OutputMean)
 	}
 	if total > MaxModelParams {
 		return bad("more than %d parameters", MaxModelParams)

@@ -125,7 +125,7 @@ func TestModelFileErrors(t *testing.T) {
 		{"empty", nil, ErrModelFile, "header"},
 		{"text", []byte("hello\n"), ErrModelFile, "header"},
 		{"other format", withHeader(t, good, func(h map[string]any) { h["format"] = "solvegp-model" }), ErrModelFile, "format"},
-		{"newer", withHeader(t, good, func(h map[string]any) { h["version"] = 2; h["new_field"] = 1 }), ErrModelFile, "version 2"},
+		{"newer", withHeader(t, good, func(h map[string]any) { h["version"] = ModelVersion + 1; h["new_field"] = 1 }), ErrModelFile, fmt.Sprintf("version %d", ModelVersion+1)},
 		{"unknown field", withHeader(t, good, func(h map[string]any) { h["extra"] = 1 }), ErrModelFile, "unknown field"},
 		{"flipped bit", flip, ErrModelFile, "SHA-256"},
 		{"truncated", good[:len(good)-3], ErrModelFile, "announced"},

@@ -30,6 +30,8 @@ absent), a version 5 file also "blockdiag" with its collapsed_block_size
 A version 5 file may also record the bound a model trained by mini-batches
 maximized (bound: "standard" or "tighter"; Model.bound, "standard" if
 absent); it does not affect predictions either.
+A version 5 file may also give each latent function its own mean (mean
+type "per_latent").
 A version 1 or 2 file, whose checksum covers the parameters only, is read with a
 warning on standard error (after the jitter line).
 
@@ -59,6 +61,7 @@ BOUND_VERSION = 5  # first version with bound
 BLOCKDIAG_VERSION = 5  # first version with collapsed_bound "blockdiag" and collapsed_block_size
 MULTI_OUTPUT_VERSION = 5  # first version with independent_gaussian and lmc
 MULTI_OUTPUT_TYPES = ("independent_gaussian", "lmc")
+PER_LATENT_MEAN_VERSION = 5  # first version with the per_latent mean
 
 # The jitter policy (model-format.md, "Jitter").
 JITTER_START = 1e-10
@@ -419,18 +422,30 @@ class Model:
         if len(p) != lay["total"]:
             raise FormatError("%d parameters, layout.total is %d" % (len(p), lay["total"]))
         self.names = (doc.get("meta") or {}).get("input_names")
-        self.mean_type, self.mean_p = None, []
+        # (type, parameters) of each mean: none, one shared by every latent
+        # function, or (per_latent) one per latent function.
+        self.means = []
         mean = doc.get("mean")
         if mean is not None:
             if version < 4:
                 raise FormatError("a mean function needs format version 4, the file has version %d" % version)
-            n = {"zero": 0, "constant": 1, "linear": self.d + 1}.get(mean.get("type"))
-            if n is None:
-                raise FormatError("unknown mean type %r" % mean.get("type"))
-            self.mean_type = mean["type"]
-            self.mean_p = p[lay["mean"]:lay["mean"] + n]
-            if lay["mean"] + n != len(p):
-                raise FormatError("the mean parameters are not the last %d parameters" % n)
+            comps = [mean]
+            if mean.get("type") == "per_latent":
+                if version < PER_LATENT_MEAN_VERSION:
+                    raise FormatError("a per_latent mean needs format version %d, the file has version %d"
+                                      % (PER_LATENT_MEAN_VERSION, version))
+                comps = mean.get("components")
+                if not isinstance(comps, list) or len(comps) not in (1, self.c):
+                    raise FormatError("a per_latent mean needs 1 or %d components" % self.c)
+            off = lay["mean"]
+            for cm in comps:
+                n = {"zero": 0, "constant": 1, "linear": self.d + 1}.get(cm.get("type"))
+                if n is None:
+                    raise FormatError("unknown mean type %r" % cm.get("type"))
+                self.means.append((cm["type"], p[off:off + n]))
+                off += n
+            if off != len(p):
+                raise FormatError("the mean parameters are not the last %d parameters" % (off - lay["mean"]))
         self.std = doc.get("standardizer")
 
         d, m, m2 = self.d, self.m, self.m2
@@ -506,14 +521,7 @@ class Model:
             dv = solve_lower(self.l0v, c)
             delta = dv if self.whitened else solve_lower_t(self.l0v, dv)
             dd = dot(dv, dv)
-        if self.mean_type == "constant":
-            m0 = self.mean_p[0]
-        elif self.mean_type == "linear":
-            m0 = self.mean_p[self.d]
-            for w, xi in zip(self.mean_p, x):
-                m0 += w * xi
-        else:
-            m0 = 0.0
+        mvals = [mean_value(t, q, x) for t, q in self.means] or [0.0]
         out = []
         for l in range(self.c):
             mu = dot(beta, self.mu[l])
@@ -523,7 +531,7 @@ class Model:
                 var += -dd + norm2_lt(self.lv[l], delta)
             elif self.kind == "odvgp":
                 mu += dot(c, self.mv[l])
-            out.append((mu + m0, var))
+            out.append((mu + mvals[l if len(mvals) > 1 else 0], var))
         return out
 
     def header(self):
@@ -615,6 +623,18 @@ class Model:
                 pc += wq * prod
             out.append((1 - eps) * pc + eps / (c - 1) * (1 - pc))
         return out
+
+
+def mean_value(kind, q, x):
+    """The value at x of a zero, constant or linear mean with parameters q."""
+    if kind == "constant":
+        return q[0]
+    if kind == "linear":
+        m0 = q[len(x)]
+        for w, xi in zip(q, x):
+            m0 += w * xi
+        return m0
+    return 0.0
 
 
 def softmax_mc(mus, vs, rng):

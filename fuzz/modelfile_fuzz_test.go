@@ -12,12 +12,14 @@ import (
 	"github.com/solvegp/solvegp/gp/data"
 	"github.com/solvegp/solvegp/gp/kernel"
 	"github.com/solvegp/solvegp/gp/likelihood"
+	"github.com/solvegp/solvegp/gp/mean"
 	"github.com/solvegp/solvegp/gp/modelfile"
 )
 
 // modelFileBundle returns a small trained-looking model of the given kind
-// with a standardizer, for seeds and prediction checks.
-func modelFileBundle(tb testing.TB, kind gp.Kind, lik gp.Likelihood) *modelfile.Bundle {
+// with a standardizer and the extra model options opts, for seeds and
+// prediction checks.
+func modelFileBundle(tb testing.TB, kind gp.Kind, lik gp.Likelihood, opts ...gp.Option) *modelfile.Bundle {
 	tb.Helper()
 	k, err := kernel.NewMatern52(2, 0.8, 1.2, kernel.ARD())
 	if err != nil {
@@ -28,11 +30,11 @@ func modelFileBundle(tb testing.TB, kind gp.Kind, lik gp.Likelihood) *modelfile.
 	var m *gp.Model
 	switch kind {
 	case gp.SVGP:
-		m, err = gp.NewSVGP(k, lik, z, gp.WithWhitening(true))
+		m, err = gp.NewSVGP(k, lik, z, append([]gp.Option{gp.WithWhitening(true)}, opts...)...)
 	case gp.ODVGP:
-		m, err = gp.NewODVGP(k, lik, z, o)
+		m, err = gp.NewODVGP(k, lik, z, o, opts...)
 	default:
-		m, err = gp.NewSOLVEGP(k, lik, z, o)
+		m, err = gp.NewSOLVEGP(k, lik, z, o, opts...)
 	}
 	if err != nil {
 		tb.Fatal(err)
@@ -60,10 +62,19 @@ func FuzzModelFile(f *testing.F) {
 	gauss, _ := likelihood.NewGaussian(0.2)
 	bern, _ := likelihood.NewBernoulli()
 	rmax, _ := likelihood.NewRobustMax(3)
+	zero, _ := mean.NewZero(2)
+	cst, _ := mean.NewConstant(2, 0.5)
+	lin, _ := mean.NewLinear([]float64{1, -1}, 0.2)
+	perClass, err := mean.NewPerLatent(zero, cst, lin)
+	if err != nil {
+		f.Fatal(err)
+	}
+	rmax2, _ := likelihood.NewRobustMax(3)
 	for _, b := range []*modelfile.Bundle{
 		modelFileBundle(f, gp.SOLVEGP, gauss),
 		modelFileBundle(f, gp.SVGP, bern),
 		modelFileBundle(f, gp.ODVGP, rmax),
+		modelFileBundle(f, gp.SOLVEGP, rmax2, gp.WithMean(perClass)),
 	} {
 		buf, err := modelfile.Marshal(b)
 		if err != nil {

@@ -260,7 +260,7 @@ func (mod *Model) forward(x *mat.Dense) error {
 		mod.forwardODVGP(&lg, x)
 	}
 	if mod.mean != nil {
-		ws.mx = grow(ws.mx, N)
+		ws.mx = grow(ws.mx, N*L)
 		addMean(mod.mean, x, L, ws.mu, ws.mx)
 	}
 	ws.valid = true

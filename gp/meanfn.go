@@ -21,6 +21,13 @@ import (
 // g[n]·∂m(x_n)/∂x_n into row n of dx; it must be the exact gradient of
 // Eval. Clone (see Cloner) must return a copy of the same type: a Predictor
 // evaluates its own copy.
+//
+// A mean function may instead give each latent function its own mean, by
+// an Outputs method (see MeanOutputs) returning the model's number of
+// latent functions L: Eval then writes m_l(x_n) at dst[n·L+l] (len ≥
+// rows·L) and Grad reads the weight of m_l(x_n) at g[n·L+l]. mean.PerLatent
+// is such a mean; multi-class likelihoods need one, since a mean shared by
+// every class function cancels out of the class probabilities.
 type MeanFunction interface {
 	Dim() int
 	NumParams() int
@@ -44,14 +51,28 @@ func WithMean(m MeanFunction) Option {
 	}
 }
 
+// MeanOutputs returns the number of means m gives per input: the result
+// of its Outputs method if it has one, else 1 (one mean shared by every
+// latent function).
+func MeanOutputs(m MeanFunction) int {
+	if o, ok := m.(interface{ Outputs() int }); ok {
+		return o.Outputs()
+	}
+	return 1
+}
+
 // checkMean validates the mean function of a model on d-dimensional
-// inputs: its dimension, parameter count, parameters and Clone.
-func checkMean(m MeanFunction, d int) error {
+// inputs with nl latent functions: its dimension, number of outputs (1 or
+// nl), parameter count, parameters and Clone.
+func checkMean(m MeanFunction, d, nl int) error {
 	if m == nil {
 		return nil
 	}
 	if m.Dim() != d {
 		return fmt.Errorf("%w: mean function on %d inputs, kernel on %d", ErrShape, m.Dim(), d)
+	}
+	if q := MeanOutputs(m); q != 1 && q != nl {
+		return fmt.Errorf("%w: mean function has %d outputs, the likelihood %d latent functions (want 1 or %d)", ErrShape, q, nl, nl)
 	}
 	np := m.NumParams()
 	if np < 0 || np > maxValues {
@@ -80,13 +101,21 @@ func numMeanParams(m MeanFunction) int {
 	return m.NumParams()
 }
 
-// addMean adds m(x_n) to the L marginal means of each row n of x
-// (point-major mu), using buf (len ≥ rows of x) for m's values.
+// addMean adds m(x_n) (or, for a mean with L outputs, m_l(x_n)) to the L
+// marginal means of each row n of x (point-major mu), using buf (len ≥
+// rows of x times m's outputs) for m's values.
 func addMean(m MeanFunction, x mat.Matrix, L int, mu, buf []float64) {
 	if m == nil {
 		return
 	}
 	n, _ := x.Dims()
+	if MeanOutputs(m) != 1 {
+		m.Eval(x, buf[:n*L])
+		for i, v := range buf[:n*L] {
+			mu[i] += v
+		}
+		return
+	}
 	m.Eval(x, buf[:n])
 	for i := 0; i < n; i++ {
 		for l := 0; l < L; l++ {
@@ -104,6 +133,11 @@ func (mod *Model) meanBackward(x *mat.Dense, dmu []float64, grad []float64, dx *
 	}
 	n, _ := x.Dims()
 	L := mod.nl
+	off := mod.layout.Mean
+	if MeanOutputs(mod.mean) != 1 {
+		mod.mean.Grad(x, dmu[:n*L], grad[off:off+mod.mean.NumParams()], dx)
+		return
+	}
 	g := grow(mod.ws.mx, n)
 	mod.ws.mx = g
 	for i := 0; i < n; i++ {
@@ -113,6 +147,5 @@ func (mod *Model) meanBackward(x *mat.Dense, dmu []float64, grad []float64, dx *
 		}
 		g[i] = s
 	}
-	off := mod.layout.Mean
 	mod.mean.Grad(x, g, grad[off:off+mod.mean.NumParams()], dx)
 }

@@ -307,7 +307,7 @@ func newModel(kind Kind, k Kernel, lik Likelihood, z, o mat.Matrix, opts []Optio
 	if err := checkBound(cfg.bound, lik); err != nil {
 		return nil, err
 	}
-	if err := checkMean(cfg.mean, d); err != nil {
+	if err := checkMean(cfg.mean, d, nl); err != nil {
 		return nil, err
 	}
 	if err := checkSizes(kind, nk+numMeanParams(cfg.mean), nlk, m, m2, di, nl, cfg.colSample); err != nil {

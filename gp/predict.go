@@ -255,7 +255,7 @@ func (p *Predictor) marginals(buf *predBuf, xb mat.Matrix, nb int, mu, vr []floa
 		}
 	}
 	if p.mean != nil {
-		buf.mx = grow(buf.mx, nb)
+		buf.mx = grow(buf.mx, nb*L)
 		addMean(p.mean, xb, L, mu, buf.mx)
 	}
 }

@@ -76,6 +76,10 @@ type options struct {
 	hiddenVar, hiddenInit float64
 	tableOnly             bool
 	cpuProfile            string
+	// outputMean is the output layer's mean per class (convgp's
+	// DeepConfig.OutputMean); last, so that settings can leave it out
+	// when unset.
+	outputMean string
 }
 
 // Result is one row of the results tables.
@@ -148,6 +152,7 @@ func main() {
 	flag.Float64Var(&o.eps, "eps", 1e-3, "RobustMax error rate")
 	flag.BoolVar(&o.standardize, "standardize", false, "standardize pixels by the training set's mean and standard deviation")
 	flag.BoolVar(&o.linearMean, "linear-mean", false, "hidden layers get a learnable linear mean function (Glorot-initialized)")
+	flag.StringVar(&o.outputMean, "output-mean", "", "output layer's prior mean, one per class, learned: constant or linear (in the output layer's input; empty: none, as the paper)")
 	flag.Float64Var(&o.hiddenVar, "hidden-variance", 0, "initial hidden-layer kernel variance (0: -variance)")
 	flag.Float64Var(&o.hiddenInit, "hidden-init-var", 0, "initial hidden-layer q covariance v·I (0: the prior)")
 	flag.BoolVar(&o.tableOnly, "table", false, "only rewrite <out>/results.md from <out>/results.jsonl")
@@ -309,6 +314,9 @@ func (o *options) validate() error {
 		if o.seed != 1 {
 			o.name += fmt.Sprintf("-seed%d", o.seed)
 		}
+		if o.outputMean != "" {
+			o.name += "-om" + o.outputMean
+		}
 	}
 	return nil
 }
@@ -325,7 +333,7 @@ func (o options) config(h, w, c, classes int) convgp.DeepConfig {
 	cfg := convgp.DeepConfig{Height: h, Width: w, Channels: c, Classes: classes, Kind: kind, Whiten: whiten,
 		Init: convgp.InitOptions{Seed: o.seed, Threads: o.threads}, Seed: o.seed, Threads: o.threads,
 		Variance: o.variance, Lengthscale: o.lengthscale, LocLengthscale: o.locLengthscale, Epsilon: o.eps,
-		LinearMean: o.linearMean, HiddenVariance: o.hiddenVar, HiddenInitVar: o.hiddenInit}
+		LinearMean: o.linearMean, HiddenVariance: o.hiddenVar, HiddenInitVar: o.hiddenInit, OutputMean: o.outputMean}
 	hid := convgp.Hidden{Channels: 10, M: o.hm, M2: o.hm2}
 	switch o.layers {
 	case 1:
@@ -798,7 +806,11 @@ func (o options) settings() string {
 	s.iters, s.checkpoint, s.trainN, s.testN, s.samples, s.threads, s.logEvery = 0, 0, 0, 0, 0, 0, 0
 	s.data, s.out, s.name, s.cpuProfile = "", "", "", ""
 	s.maxTime, s.tableOnly = 0, false
-	return fmt.Sprintf("%+v", s)
+	str := fmt.Sprintf("%+v", s)
+	if o.outputMean == "" { // as the settings of runs from before the field existed
+		str = strings.TrimSuffix(str, " outputMean:}") + "}"
+	}
+	return str
 }
 
 // offset shifts a schedule by the steps already taken before a resume.
@@ -965,7 +977,7 @@ var settingFlags = map[string]string{
 	"whiten": "-whiten", "noTICK": "-no-tick", "imagesLimit": "-train-images", "variance": "-variance",
 	"lengthscale": "-lengthscale", "locLengthscale": "-loc-lengthscale", "eps": "-eps",
 	"outLengthscale": "-output-lengthscale", "standardize": "-standardize", "linearMean": "-linear-mean",
-	"hiddenVar": "-hidden-variance", "hiddenInit": "-hidden-init-var",
+	"hiddenVar": "-hidden-variance", "hiddenInit": "-hidden-init-var", "outputMean": "-output-mean",
 }
 
 var settingRE = regexp.MustCompile(`(\w+):(\S*)`)

@@ -264,12 +264,18 @@ func TestSettings(t *testing.T) {
 	if base.settings() != same.settings() {
 		t.Errorf("settings differ with -iters and output options:\n%s\n%s", base.settings(), same.settings())
 	}
+	// Without an output mean the settings are those of runs from before
+	// -output-mean existed, whose checkpoints still resume.
+	if s := base.settings(); strings.Contains(s, "outputMean") || !strings.HasSuffix(s, " cpuProfile:}") {
+		t.Errorf("settings without an output mean: %s", s)
+	}
 	for _, change := range []func(*options){
 		func(o *options) { o.seed = 2 },
 		func(o *options) { o.batch = 32 },
 		func(o *options) { o.imagesLimit = 600 },
 		func(o *options) { o.lr = 0.05 },
 		func(o *options) { o.m2 = 20 },
+		func(o *options) { o.outputMean = "constant" },
 	} {
 		o := base
 		change(&o)
@@ -393,6 +399,14 @@ func TestValidate(t *testing.T) {
 	}
 	if cfg := o.config(28, 28, 1, 10); !cfg.LinearMean || cfg.HiddenVariance != 0.1 || cfg.HiddenInitVar != 1e-4 {
 		t.Errorf("hidden options not passed: %+v", cfg)
+	}
+	o = base
+	o.outputMean = "constant"
+	if err := o.validate(); err != nil || !strings.HasSuffix(o.name, "-omconstant") {
+		t.Fatalf("name %q, err %v", o.name, err)
+	}
+	if cfg := o.config(28, 28, 1, 10); cfg.OutputMean != "constant" {
+		t.Errorf("output mean not passed: %+v", cfg)
 	}
 	// Table 7 configurations adapted to 28×28 inputs.
 	o = base

@@ -41,6 +41,12 @@ type Setup struct {
 	ColSample int     `json:"colsample"`
 	Whiten    bool    `json:"whiten"`
 	KeepBest  bool    `json:"keep_best"`
+	// Init is the placement of Z and O: "" (k-means, the paper's) or
+	// "greedy" (inducing.GreedyInit under the initial kernel).
+	Init string `json:"init,omitempty"`
+	// Lengthscale is the initial lengthscale when it is not the paper's 1
+	// (0 means 1).
+	Lengthscale float64 `json:"init_lengthscale,omitempty"`
 }
 
 // String is a short description of the setup, used as a table heading.
@@ -53,8 +59,15 @@ func (s Setup) String() string {
 	if s.KeepBest {
 		ev = "best validation epoch"
 	}
-	return fmt.Sprintf("%d epochs, batch %d, lr %g, seed %d, ODVGP column sample %d, %s, %s evaluated",
+	str := fmt.Sprintf("%d epochs, batch %d, lr %g, seed %d, ODVGP column sample %d, %s, %s evaluated",
 		s.Epochs, s.Batch, s.LR, s.Seed, s.ColSample, w, ev)
+	if s.Init != "" {
+		str += ", " + s.Init + " initialization"
+	}
+	if s.Lengthscale != 0 {
+		str += fmt.Sprintf(", initial lengthscale %g", s.Lengthscale)
+	}
+	return str
 }
 
 // Record is one finished (data set, model, split) run: one line of
@@ -135,12 +148,26 @@ func (r *Record) key() string {
 // runKey spells out every field, so that it does not depend on how Setup
 // prints: changing it would orphan the logs and checkpoints of earlier runs.
 func runKey(dataset, model string, split int, s Setup) string {
-	return fmt.Sprintf("%s|%s|%d|epochs=%d|batch=%d|lr=%g|seed=%d|colsample=%d|whiten=%t|keepbest=%t",
+	key := fmt.Sprintf("%s|%s|%d|epochs=%d|batch=%d|lr=%g|seed=%d|colsample=%d|whiten=%t|keepbest=%t",
 		dataset, model, split, s.Epochs, s.Batch, s.LR, s.Seed, s.ColSample, s.Whiten, s.KeepBest)
+	if s.Init != "" {
+		key += "|init=" + s.Init
+	}
+	if s.Lengthscale != 0 {
+		key += fmt.Sprintf("|lengthscale=%g", s.Lengthscale)
+	}
+	return key
 }
 
 func (o *options) setup() Setup {
-	return Setup{Epochs: o.epochs, Batch: o.batch, LR: o.lr, Seed: o.seed, ColSample: o.colSample, Whiten: o.whiten, KeepBest: o.keepBest}
+	s := Setup{Epochs: o.epochs, Batch: o.batch, LR: o.lr, Seed: o.seed, ColSample: o.colSample, Whiten: o.whiten, KeepBest: o.keepBest}
+	if o.init == "greedy" {
+		s.Init = o.init
+	}
+	if o.lengthscale != initLengthscale {
+		s.Lengthscale = o.lengthscale
+	}
+	return s
 }
 
 // splitSeed is the seed of split k, shared by every model.
@@ -238,15 +265,23 @@ func runAll(ctx context.Context, o *options, stdout, stderr io.Writer) error {
 	return nil
 }
 
-// buildModel places Z and O by k-means on the training inputs and returns
-// the model with the paper's initial hyperparameters.
+// buildModel places Z and O on the training inputs, by k-means or (with
+// -init greedy) by greedy selection under the initial kernel, and returns
+// the model with the paper's initial hyperparameters (the lengthscale
+// -lengthscale).
 func buildModel(o *options, ms modelSpec, x *mat.Dense, seed uint64) (*gp.Model, error) {
 	_, d := x.Dims()
-	z, ortho, err := inducing.Init(x, ms.M, ms.M2, inducing.KMeansOptions{Seed: seed, Threads: o.threads})
+	k, err := kernel.NewMatern32(d, o.lengthscale, initVariance)
 	if err != nil {
 		return nil, err
 	}
-	k, err := kernel.NewMatern32(d, initLengthscale, initVariance)
+	var z, ortho *mat.Dense
+	if o.init == "greedy" {
+		opts := inducing.GreedyOptions{Subsample: 100 * (ms.M + ms.M2), Seed: seed, Threads: o.threads}
+		z, ortho, err = inducing.GreedyInit(k, x, ms.M, ms.M2, opts)
+	} else {
+		z, ortho, err = inducing.Init(x, ms.M, ms.M2, inducing.KMeansOptions{Seed: seed, Threads: o.threads})
+	}
 	if err != nil {
 		return nil, err
 	}

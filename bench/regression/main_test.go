@@ -755,3 +755,32 @@ func TestReportUnchanged(t *testing.T) {
 		t.Error("an edited regression.md was not regenerated")
 	}
 }
+
+// -init greedy and -lengthscale are recorded in the setup and the run key:
+// a greedy run and a k-means run of the same model both finish into one
+// log, and bad values are errors.
+func TestInitAndLengthscale(t *testing.T) {
+	dir := t.TempDir()
+	writeToy(t, dir, 200)
+	out := filepath.Join(dir, "out")
+	base := []string{"-data-dir", dir, "-datasets", "toy", "-models", "solvegp5+3", "-epochs", "2", "-batch", "64", "-splits", "1",
+		"-threads", "1", "-quiet", "-out", out}
+	for _, extra := range [][]string{{"-init", "greedy", "-lengthscale", "2"}, {}} {
+		if code, stdout, stderr := runCLI(t, append(append([]string(nil), base...), extra...)...); code != 0 {
+			t.Fatalf("%v: exit %d, %s%s", extra, code, stdout, stderr)
+		}
+	}
+	recs, _, err := benchutil.ReadJSONL[Record](filepath.Join(out, "regression.jsonl"))
+	if err != nil || len(recs) != 2 {
+		t.Fatalf("records %+v, %v", recs, err)
+	}
+	if g, k := recs[0].Setup, recs[1].Setup; g.Init != "greedy" || g.Lengthscale != 2 || k.Init != "" || k.Lengthscale != 0 ||
+		!strings.Contains(g.String(), "greedy initialization, initial lengthscale 2") || recs[0].key() == recs[1].key() {
+		t.Errorf("setups %+v and %+v, keys %q and %q", g, k, recs[0].key(), recs[1].key())
+	}
+	for _, bad := range [][]string{{"-init", "random"}, {"-lengthscale", "0"}, {"-lengthscale", "-1"}} {
+		if _, err := parseFlags(append(append([]string(nil), base...), bad...), io.Discard); err == nil {
+			t.Errorf("%v: no error", bad)
+		}
+	}
+}

@@ -86,7 +86,7 @@ func trainCollapsed(ctx context.Context, r *collapsedRun, stdout, stderr io.Writ
 			return err
 		}
 		_, d := r.xs.Dims()
-		mf, err := r.spec.newMean(d)
+		mf, err := r.spec.newMean(d, 1)
 		if err != nil {
 			return err
 		}

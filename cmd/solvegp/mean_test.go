@@ -77,3 +77,65 @@ func TestTrainMean(t *testing.T) {
 		t.Errorf("-mean quadratic: exit %d, stderr %q", code, errOut)
 	}
 }
+
+// train -mean constant-per-latent and linear-per-latent give a softmax
+// (and robust-max) classifier one mean per class, saved in the model file:
+// on unbalanced classes whose labels do not depend on the input the
+// majority class gets the largest constant, and eval and predict read the
+// model. A per-latent mean with a one-latent likelihood is an error.
+func TestTrainPerLatentMean(t *testing.T) {
+	dir := t.TempDir()
+	var b strings.Builder
+	b.WriteString("a,b,label\n")
+	for i := 0; i < 120; i++ {
+		label := 0
+		switch i % 20 {
+		case 0, 7, 14:
+			label = 1
+		case 3:
+			label = 2
+		}
+		b.WriteString(ftoa(float64(i%11)-5) + "," + ftoa(float64(i%7)-3) + "," + strconv.Itoa(label) + "\n")
+	}
+	data := writeFile(t, dir, "unbalanced.csv", b.String())
+	for _, c := range []struct{ lik, mean string }{{"softmax", "constant-per-latent"}, {"robustmax", "linear-per-latent"}} {
+		out := filepath.Join(dir, c.lik+".json")
+		code, _, errOut := runCmd(t, "train", "-quiet", "-likelihood", c.lik, "-mean", c.mean, "-model", "svgp", "-m", "2",
+			"-epochs", "60", "-batch", "0", "-lr", "0.05", "-out", out, data)
+		if code != exitOK {
+			t.Fatalf("%s -mean %s: exit %d: %s", c.lik, c.mean, code, errOut)
+		}
+		bd, err := modelfile.Load(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pl, ok := bd.Model.Mean().(*gpmean.PerLatent)
+		if !ok || pl.Outputs() != 3 {
+			t.Fatalf("%s -mean %s: model has mean %T", c.lik, c.mean, bd.Model.Mean())
+		}
+		bias := make([]float64, 3)
+		for l := range bias {
+			switch m := pl.Component(l).(type) {
+			case *gpmean.Constant:
+				bias[l] = m.Value()
+			case *gpmean.Linear:
+				bias[l] = m.Bias()
+			default:
+				t.Fatalf("%s -mean %s: component %d is %T", c.lik, c.mean, l, m)
+			}
+		}
+		if !(bias[0] > bias[1] && bias[0] > bias[2]) {
+			t.Errorf("%s -mean %s: class offsets %v, want the majority class 0 largest", c.lik, c.mean, bias)
+		}
+		if code, out, _ := runCmd(t, "eval", "-model", out, data); code != exitOK {
+			t.Errorf("%s eval: exit %d, %s", c.lik, code, out)
+		}
+		if code, out, _ := runCmd(t, "predict", "-model", out, data); code != exitOK || !strings.HasPrefix(out, "f_mean_0,") {
+			t.Errorf("%s predict: exit %d, %.80q", c.lik, code, out)
+		}
+	}
+	code, _, errOut := runCmd(t, "train", "-mean", "constant-per-latent", data)
+	if code == exitOK || !strings.Contains(errOut, "several latent functions") {
+		t.Errorf("-mean constant-per-latent with the Gaussian likelihood: exit %d, stderr %q", code, errOut)
+	}
+}

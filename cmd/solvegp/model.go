@@ -32,7 +32,8 @@ type modelSpec struct {
 	threads     int
 	init        string // placement of Z and O: kmeans or greedy
 	// mean is the prior mean function: "zero" (or "", none), "constant"
-	// or "linear" (train's -mean).
+	// or "linear", or one per latent function, "constant-per-latent" or
+	// "linear-per-latent" (train's -mean).
 	mean string
 	// names are the data file's column names (inputs first), nil without
 	// a header; -kernel expressions may name input columns.
@@ -103,21 +104,33 @@ func (s *modelSpec) check() error {
 	}
 	switch s.mean {
 	case "", "zero", "constant", "linear":
+	case "constant-per-latent", "linear-per-latent":
+		if s.lik != "robustmax" && s.lik != "softmax" && s.lik != "heteroscedastic" {
+			return fmt.Errorf("-mean %s: only for a likelihood with several latent functions (robustmax, softmax, heteroscedastic), not %s", s.mean, s.lik)
+		}
 	default:
-		return fmt.Errorf("-mean %q: want zero, constant or linear", s.mean)
+		return fmt.Errorf("-mean %q: want zero, constant, linear, constant-per-latent or linear-per-latent", s.mean)
 	}
 	return nil
 }
 
-// newMean returns the prior mean function on d standardized inputs, all
-// parameters 0 at the start, or nil for the zero mean (the model then has
-// no mean function).
-func (s *modelSpec) newMean(d int) (gp.MeanFunction, error) {
+// newMean returns the prior mean function on d standardized inputs for L
+// latent functions, all parameters 0 at the start, or nil for the zero
+// mean (the model then has no mean function).
+func (s *modelSpec) newMean(d, L int) (gp.MeanFunction, error) {
 	switch s.mean {
 	case "constant":
 		return gpmean.NewConstant(d, 0)
 	case "linear":
 		return gpmean.NewLinear(make([]float64, d), 0)
+	case "constant-per-latent":
+		return gpmean.NewConstantPerLatent(d, make([]float64, L))
+	case "linear-per-latent":
+		w := make([][]float64, L)
+		for l := range w {
+			w[l] = make([]float64, d)
+		}
+		return gpmean.NewLinearPerLatent(w, make([]float64, L))
 	}
 	return nil, nil
 }
@@ -209,7 +222,7 @@ func (s *modelSpec) build(x *mat.Dense, lik gp.Likelihood) (*gp.Model, error) {
 	}
 	opts := []gp.Option{gp.WithWhitening(s.whiten), gp.WithSeed(s.seed), gp.WithThreads(s.threads), gp.WithBound(s.bound)}
 	_, d := x.Dims()
-	mf, err := s.newMean(d)
+	mf, err := s.newMean(d, lik.NumLatent())
 	if err != nil {
 		return nil, err
 	}

@@ -167,7 +167,7 @@ func newTrainFlags(stderr io.Writer) *trainFlags {
 	fs.StringVar(&f.boundName, "bound", "standard", "the bound to maximize: standard, tighter (Titsias 2025; Gaussian likelihood) or, with -collapsed, blockdiag:B (blocks of B training points; see above)")
 	fs.IntVar(&f.stream, "stream", 0, "stream the data files each epoch through a shuffle buffer of this many rows instead of loading them (0: load them; see above)")
 	fs.StringVar(&f.outputs, "outputs", "independent", "with several -target columns: independent (one GP per output, kernel shared), lmc (linear model of coregionalization, one latent GP per output) or lmc:L (L latent GPs)")
-	fs.StringVar(&f.spec.mean, "mean", "zero", "prior mean function, learned with the other parameters: zero, constant or linear (on standardized inputs and targets)")
+	fs.StringVar(&f.spec.mean, "mean", "zero", "prior mean function, learned with the other parameters: zero, constant or linear (on standardized inputs and targets), shared by every latent function; or constant-per-latent or linear-per-latent, one per latent function (per class of robustmax and softmax, whose probabilities a shared mean does not change; heteroscedastic's mean and log noise)")
 	return f
 }
 

@@ -238,6 +238,9 @@ func checkMean(m gp.MeanFunction, d int) error {
 	if m.Dim() != d {
 		return fmt.Errorf("collapsed: New: the mean function has dimension %d, the kernel %d", m.Dim(), d)
 	}
+	if q := gp.MeanOutputs(m); q != 1 {
+		return fmt.Errorf("collapsed: New: the mean function has %d outputs; the collapsed bound has one latent function", q)
+	}
 	if m.NumParams() < 0 {
 		return fmt.Errorf("collapsed: New: the mean function has %d parameters", m.NumParams())
 	}

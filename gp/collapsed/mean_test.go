@@ -187,6 +187,14 @@ func TestMeanErrors(t *testing.T) {
 	if _, err := New(newKernel(t, 1, 1), newNoise(t, 0.1), z, nil, Options{Mean: m3}); err == nil {
 		t.Error("mean of the wrong dimension accepted")
 	}
+	two, _ := mean.NewConstantPerLatent(2, []float64{0, 1})
+	if _, err := New(newKernel(t, 1, 1), newNoise(t, 0.1), z, nil, Options{Mean: two}); err == nil {
+		t.Error("mean with two outputs accepted for one latent function")
+	}
+	one, _ := mean.NewConstantPerLatent(2, []float64{0.5})
+	if _, err := New(newKernel(t, 1, 1), newNoise(t, 0.1), z, nil, Options{Mean: one}); err != nil {
+		t.Errorf("per-latent mean with one output: %v", err)
+	}
 	md, err := New(newKernel(t, 1, 1), newNoise(t, 0.1), z, nil, Options{Mean: testMean(t, "constant")})
 	if err != nil {
 		t.Fatal(err)
