@@ -84,8 +84,15 @@ func TestPythonReader(t *testing.T) {
 	}
 
 	dir := t.TempDir()
-	for _, f := range fixtures {
+	// The inputs are drawn here, in fixture order, so that the subtests
+	// (each mostly a Python process) can run in parallel.
+	xs := make([]*mat.Dense, len(fixtures))
+	for i := range xs {
+		xs[i] = randMatrix(rng, 7, 2)
+	}
+	for i, f := range fixtures {
 		t.Run(f.name, func(t *testing.T) {
+			t.Parallel()
 			path := filepath.Join(dir, f.name+".json")
 			if err := Save(path, f.b); err != nil {
 				t.Fatal(err)
@@ -104,7 +111,7 @@ func TestPythonReader(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			x := randMatrix(rng, 7, 2)
+			x := xs[i]
 			want, err := b.Predict(x)
 			if err != nil {
 				t.Fatal(err)
