@@ -27,8 +27,9 @@ type shardTable struct {
 	t    int         // the 0-based file column of y, -1 for none
 }
 
-// parseShard reads the CSV (or gzip CSV) contents buf of the shard at path
-// and takes the model's inputs from it as solvegp predict does: with a
+// parseShard reads the contents buf of the shard at path, a Parquet file
+// (by its .parquet extension, its leaf columns named as a header names
+// CSV columns) or a CSV or gzip CSV file, and takes the model's inputs from it as solvegp predict does: with a
 // header and a model that records the names of its inputs, by name in any
 // order (the target, if any, being the column named as the model's target,
 // else the last; every other column must be an input); otherwise by
@@ -37,7 +38,13 @@ type shardTable struct {
 // model's likelihood. Errors name the file, and the line and column where
 // there is one.
 func parseShard(b *modelfile.Bundle, path string, buf []byte, needTarget bool) (*shardTable, error) {
-	raw, err := data.ReadCSV(bytes.NewReader(buf), path, data.Options{NoTarget: true})
+	var raw *data.Table
+	var err error
+	if data.IsParquet(path) {
+		raw, err = data.ReadParquet(bytes.NewReader(buf), int64(len(buf)), path, data.Options{NoTarget: true})
+	} else {
+		raw, err = data.ReadCSV(bytes.NewReader(buf), path, data.Options{NoTarget: true})
+	}
 	if err != nil {
 		return nil, err
 	}

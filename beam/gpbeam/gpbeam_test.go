@@ -81,16 +81,32 @@ func rows(rng *rand.Rand, n int, label func(a, b float64) float64) [][3]float64 
 // shardSpec is a test shard: its rows and the columns it writes, by name
 // (a, b, y) in file order, with or without a header line, gzipped or not.
 type shardSpec struct {
-	rows   [][3]float64
-	cols   []string
-	header bool
-	gzip   bool
+	rows    [][3]float64
+	cols    []string
+	header  bool
+	gzip    bool
+	parquet bool // a Parquet file (whose columns are stored sorted by name)
 }
 
 // write writes the shard to path.
 func (s shardSpec) write(t *testing.T, path string) {
 	t.Helper()
 	var buf bytes.Buffer
+	if s.parquet {
+		cols := make([][]float64, len(s.cols))
+		for j, c := range s.cols {
+			for _, r := range s.rows {
+				cols[j] = append(cols[j], r[strings.Index("aby", c)])
+			}
+		}
+		if err := data.WriteParquet(&buf, s.cols, cols, 16); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
 	if s.header {
 		buf.WriteString(strings.Join(s.cols, ",") + "\n")
 	}
@@ -139,6 +155,9 @@ func writeShards(t *testing.T, specs []shardSpec) (string, []Shard) {
 		if s.gzip {
 			name += ".gz"
 		}
+		if s.parquet {
+			name = fmt.Sprintf("part-%d.parquet", i)
+		}
 		s.write(t, filepath.Join(dir, name))
 	}
 	glob := filepath.Join(dir, "part-*")
@@ -157,8 +176,8 @@ func close12(got, want float64) bool {
 }
 
 // Predict writes, for every shard, its rows followed by Bundle.Predict's
-// prediction of each row, whatever the shard's column order, header or
-// compression.
+// prediction of each row, whatever the shard's column order, header,
+// compression or format (CSV or Parquet).
 func TestPredictMatchesBundle(t *testing.T) {
 	lik, _ := likelihood.NewGaussian(0.3)
 	b, modelJSON := newBundle(t, lik, gaussStd)
@@ -168,6 +187,7 @@ func TestPredictMatchesBundle(t *testing.T) {
 		{rows: rows(rng, 20, regression), cols: []string{"b", "a"}, header: true},
 		{rows: rows(rng, 11, regression), cols: []string{"a", "b"}},
 		{rows: rows(rng, 25, regression), cols: []string{"y", "b", "a"}, header: true, gzip: true},
+		{rows: rows(rng, 40, regression), cols: []string{"a", "b", "y"}, header: true, parquet: true},
 	}
 	_, shards := writeShards(t, specs)
 	prefix := filepath.Join(t.TempDir(), "pred")
@@ -236,6 +256,7 @@ func TestEvalMatchesSingleProcess(t *testing.T) {
 		{rows: rows(rng, 40, regression), cols: []string{"a", "b", "y"}, header: true},
 		{rows: rows(rng, 13, regression), cols: []string{"y", "a", "b"}, header: true, gzip: true},
 		{rows: rows(rng, 29, regression), cols: []string{"a", "b", "y"}},
+		{rows: rows(rng, 35, regression), cols: []string{"y", "b", "a"}, header: true, parquet: true},
 	}
 	_, shards := writeShards(t, specs)
 	got := runEval(t, modelJSON, shards)
@@ -418,5 +439,101 @@ func TestExactSum(t *testing.T) {
 		if got := right.merge(left).round(); got != want {
 			t.Fatalf("trial %d: merged sum %.17g, exact %.17g", trial, got, want)
 		}
+	}
+}
+
+// Predict writes Parquet shards for a prefix ending in .parquet: the input
+// columns by name, then the prediction columns, each value that of
+// Bundle.Predict. A truncated Parquet input fails the pipeline with an
+// error naming it, and leaves no file for it, whole or partial, beside the
+// others' complete outputs.
+func TestPredictParquet(t *testing.T) {
+	lik, _ := likelihood.NewGaussian(0.3)
+	b, modelJSON := newBundle(t, lik, gaussStd)
+	rng := rand.New(rand.NewPCG(13, 14))
+	specs := []shardSpec{
+		{rows: rows(rng, 30, regression), cols: []string{"b", "y", "a"}, header: true, parquet: true},
+		{rows: rows(rng, 12, regression), cols: []string{"a", "b"}, header: true},
+	}
+	glob, shards := writeShards(t, specs)
+	outDir := t.TempDir()
+	prefix := filepath.Join(outDir, "pred.parquet")
+	p, s := beam.NewPipelineWithRoot()
+	Predict(s, modelJSON, shards, prefix)
+	if err := ptest.Run(p); err != nil {
+		t.Fatal(err)
+	}
+	for i, spec := range specs {
+		path := OutputPath(prefix, i, len(specs))
+		if want := filepath.Join(outDir, fmt.Sprintf("pred-%05d-of-00002.parquet", i)); path != want {
+			t.Fatalf("output path %s, want %s", path, want)
+		}
+		tab, err := data.LoadParquet(path, data.Options{NoTarget: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := b.Predict(inputs(spec.rows))
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantCols := map[string]func(i int) float64{
+			"f_mean": func(i int) float64 { return want.FMean.At(i, 0) }, "f_var": func(i int) float64 { return want.FVar.At(i, 0) },
+			"y_mean": func(i int) float64 { return want.YMean.At(i, 0) }, "y_var": func(i int) float64 { return want.YVar.At(i, 0) },
+		}
+		for _, c := range spec.cols {
+			k := strings.Index("aby", c)
+			wantCols[c] = func(i int) float64 { return spec.rows[i][k] }
+		}
+		if n, c := tab.X.Dims(); n != len(spec.rows) || c != len(wantCols) {
+			t.Fatalf("%s: %d×%d (columns %v), want %d×%d", path, n, c, tab.Names, len(spec.rows), len(wantCols))
+		}
+		for j, name := range tab.Names {
+			f, ok := wantCols[name]
+			if !ok {
+				t.Fatalf("%s: column %q", path, name)
+			}
+			for r := range spec.rows {
+				if got := tab.X.At(r, j); got != f(r) {
+					t.Fatalf("%s: row %d column %q = %v, want %v", path, r+1, name, got, f(r))
+				}
+			}
+		}
+	}
+
+	// Truncate the Parquet input: predict and eval fail naming it.
+	bad := strings.TrimSuffix(glob, "part-*") + "part-0.parquet"
+	full, err := os.ReadFile(bad)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(bad, full[:len(full)*2/3], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	outDir2 := t.TempDir()
+	prefix2 := filepath.Join(outDir2, "pred.parquet")
+	p, s = beam.NewPipelineWithRoot()
+	Predict(s, modelJSON, shards, prefix2)
+	if err := ptest.Run(p); err == nil || !strings.Contains(err.Error(), bad) {
+		t.Fatalf("predict over a truncated Parquet shard: error %v, want one naming %s", err, bad)
+	}
+	left, err := os.ReadDir(outDir2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range left {
+		if e.Name() != filepath.Base(OutputPath(prefix2, 1, 2)) {
+			t.Errorf("left in the output directory: %s", e.Name())
+			continue
+		}
+		if _, err := data.LoadParquet(filepath.Join(outDir2, e.Name()), data.Options{NoTarget: true}); err != nil {
+			t.Errorf("the good shard's output: %v", err)
+		}
+	}
+	p, s = beam.NewPipelineWithRoot()
+	if _, err := Eval(s, modelJSON, shards); err != nil {
+		t.Fatal(err)
+	}
+	if err := ptest.Run(p); err == nil || !strings.Contains(err.Error(), bad) {
+		t.Errorf("eval over a truncated Parquet shard: error %v, want one naming %s", err, bad)
 	}
 }

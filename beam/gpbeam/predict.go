@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 
@@ -11,6 +12,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/solvegp/solvegp/gp/data"
 	"github.com/solvegp/solvegp/gp/modelfile"
 )
 
@@ -20,19 +22,26 @@ func init() {
 }
 
 // OutputPath is the file Predict writes for shard index of n shards:
-// prefix-00003-of-00010.csv.
+// prefix-00003-of-00010.csv, or prefix-00003-of-00010.parquet when prefix
+// ends in .parquet (which the name then carries only at its end).
 func OutputPath(prefix string, index, n int) string {
-	return fmt.Sprintf("%s-%05d-of-%05d.csv", prefix, index, n)
+	ext := ".csv"
+	if data.IsParquet(prefix) {
+		prefix, ext = prefix[:len(prefix)-len(".parquet")], prefix[len(prefix)-len(".parquet"):]
+	}
+	return fmt.Sprintf("%s-%05d-of-%05d%s", prefix, index, n, ext)
 }
 
 // Predict adds to s the prediction of the model in modelJSON (a model
 // file, as modelfile.Marshal writes it) for every row of every shard: each
-// shard is written to OutputPath(prefix, index, len(shards)) as CSV whose
-// rows are the shard's rows (every column, as read) followed by the
-// columns solvegp predict writes (f_mean, f_var, y_mean, y_var, or per
-// class f_mean_j, f_var_j, p_j). The header is the shard's, or column_1..
-// when it has none, followed by the prediction columns. It returns the
-// PCollection of the paths written.
+// shard is written to OutputPath(prefix, index, len(shards)) as CSV (or,
+// for a prefix ending in .parquet, as Parquet of DOUBLE columns, one row
+// group per shard) whose rows are the shard's rows (every column, as read)
+// followed by the columns solvegp predict writes (f_mean, f_var, y_mean,
+// y_var, or per class f_mean_j, f_var_j, p_j). The column names are the
+// shard's, or column_1.. when it has none, followed by the prediction
+// columns. Every output file is written whole or not at all. It returns
+// the PCollection of the paths written.
 func Predict(s beam.Scope, modelJSON []byte, shards []Shard, prefix string) beam.PCollection {
 	s = s.Scope("gpbeam.Predict")
 	in := beam.CreateList(s, shards)
@@ -82,8 +91,14 @@ func (f *predictFn) ProcessElement(ctx context.Context, sh Shard, emit func(stri
 		return tab.inputError(err)
 	}
 	var out bytes.Buffer
-	writeRows(&out, tab, pred)
 	path := OutputPath(f.Prefix, sh.Index, f.Shards)
+	if data.IsParquet(path) {
+		if err := writeParquetRows(&out, tab, pred); err != nil {
+			return fmt.Errorf("%s (the output of %s): %w", path, sh.Path, err)
+		}
+	} else {
+		writeRows(&out, tab, pred)
+	}
 	if err := writeFile(ctx, path, out.Bytes()); err != nil {
 		return fmt.Errorf("%s (the output of %s): %w", path, sh.Path, err)
 	}
@@ -133,18 +148,54 @@ func predictionRow(dst []byte, p *modelfile.Prediction, i int) []byte {
 	return dst
 }
 
-// writeRows writes the header and the rows of tab followed by their
-// predictions.
-func writeRows(w *bytes.Buffer, tab *shardTable, p *modelfile.Prediction) {
-	n, c := tab.raw.X.Dims()
+// outputNames returns the column names of tab's output: the shard's (or
+// column_1.. without a header) and the prediction columns.
+func outputNames(tab *shardTable, p *modelfile.Prediction) []string {
+	_, c := tab.raw.X.Dims()
 	_, nl := p.FMean.Dims()
-	names := tab.raw.Names
-	if names == nil {
+	names := append([]string(nil), tab.raw.Names...)
+	if tab.raw.Names == nil {
 		for j := 0; j < c; j++ {
 			names = append(names, "column_"+strconv.Itoa(j+1))
 		}
 	}
-	for j, name := range append(append([]string(nil), names...), PredictionColumns(nl)...) {
+	return append(names, PredictionColumns(nl)...)
+}
+
+// writeParquetRows writes the columns of tab followed by their predictions
+// as a Parquet file (NaN for a missing observed variance).
+func writeParquetRows(w *bytes.Buffer, tab *shardTable, p *modelfile.Prediction) error {
+	n, c := tab.raw.X.Dims()
+	_, nl := p.FMean.Dims()
+	cols := make([][]float64, 0, c+4*nl)
+	for j := 0; j < c; j++ {
+		cols = append(cols, mat.Col(nil, j, tab.raw.X))
+	}
+	mats := []*mat.Dense{p.FMean, p.FVar, p.YMean}
+	if nl == 1 {
+		mats = append(mats, p.YVar)
+	}
+	for _, m := range mats {
+		for j := 0; j < nl; j++ {
+			col := make([]float64, n)
+			if m == nil {
+				for i := range col {
+					col[i] = math.NaN()
+				}
+			} else {
+				mat.Col(col, j, m)
+			}
+			cols = append(cols, col)
+		}
+	}
+	return data.WriteParquet(w, outputNames(tab, p), cols, n)
+}
+
+// writeRows writes the header and the rows of tab followed by their
+// predictions.
+func writeRows(w *bytes.Buffer, tab *shardTable, p *modelfile.Prediction) {
+	n, _ := tab.raw.X.Dims()
+	for j, name := range outputNames(tab, p) {
 		if j > 0 {
 			w.WriteByte(',')
 		}

@@ -17,7 +17,7 @@ import (
 	"github.com/solvegp/solvegp/gp/modelfile"
 )
 
-// Refit over several shards gives the q(u) that gp/collapsed computes on
+// Refit over several shards, CSV and Parquet, gives the q(u) that gp/collapsed computes on
 // all the rows at once (its GPModel, unwhitened SVGP with the same
 // parameter layout), to 1e-9, and leaves every other parameter alone.
 func TestRefitMatchesCollapsed(t *testing.T) {
@@ -28,6 +28,7 @@ func TestRefitMatchesCollapsed(t *testing.T) {
 		{rows: rows(rng, 50, regression), cols: []string{"a", "b", "y"}, header: true},
 		{rows: rows(rng, 21, regression), cols: []string{"y", "b", "a"}, header: true, gzip: true},
 		{rows: rows(rng, 34, regression), cols: []string{"a", "b", "y"}},
+		{rows: rows(rng, 40, regression), cols: []string{"b", "a", "y"}, header: true, parquet: true},
 	}
 	_, shards := writeShards(t, specs)
 	out := filepath.Join(t.TempDir(), "refit.json")

@@ -1,14 +1,15 @@
-// Package gpbeam runs solvegp models over sharded CSV data as Apache Beam
-// pipelines: batch prediction (Predict), evaluation (Eval) and the refit of
-// an SVGP's optimal collapsed q(u) (Refit). Each input shard is one element
-// of the pipeline, parsed and processed by one worker, so a runner spreads
-// the shards over as many machines as it has; the in-process Prism runner
-// runs the same pipelines on one machine.
+// Package gpbeam runs solvegp models over sharded CSV or Parquet data as
+// Apache Beam pipelines: batch prediction (Predict), evaluation (Eval) and
+// the refit of an SVGP's optimal collapsed q(u) (Refit). Each input shard
+// is one element of the pipeline, parsed and processed by one worker, so a
+// runner spreads the shards over as many machines as it has; the
+// in-process Prism runner runs the same pipelines on one machine.
 //
-// Shards are read with gp/data's CSV reader and their columns matched to
-// the model's inputs as solvegp predict matches them, so a shard that
-// solvegp predict accepts is accepted here; a shard that fails to parse
-// fails the pipeline with an error naming the file.
+// Shards are read with gp/data's CSV reader, or its Parquet reader for
+// files named *.parquet, and their columns matched to the model's inputs
+// as solvegp predict matches them, so a shard that solvegp predict accepts
+// is accepted here; a shard that fails to parse (a truncated Parquet file
+// among them) fails the pipeline with an error naming the file.
 package gpbeam
 
 import (

@@ -9,6 +9,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -88,7 +89,9 @@ training ends normally. (With other -threads the results differ in
 rounding; a checkpoint from an older solvegp, which did not keep the random
 stream, resumes with fresh Monte Carlo draws.) The
 parameterization is whitened unless -whiten=false. Several files or 'part-*.csv'
-are stacked; -stream reads them shard by shard each epoch, never all at once.
+are stacked; -stream reads them shard by shard each epoch, never all at once
+(-valid then holds out each row by a seeded hash of its place in the files,
+scored in one pass per epoch; -checkpoint resumes as in memory).
 -bound tighter (Gaussian likelihood) maximizes the tighter bound of Titsias
 (2025) and Bui et al. (2025): each point's −dₙ/(2σ²) becomes
 −½ log(1 + dₙ/σ²), dₙ the prior variance left at xₙ after Z (and O for
@@ -382,13 +385,16 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		fmt.Fprintf(stderr, "solvegp train: %v\n", err)
 		return exitUsage
 	}
+	if f.useCollapsed && isFlagSet(fs, "stream") {
+		fmt.Fprintf(stderr, "solvegp train: %v\n", errStreamCollapsed)
+		return exitUsage
+	}
 	opts, err := f.check(path)
 	if err != nil {
 		return fail(stderr, "train", err)
 	}
 	if isFlagSet(fs, "stream") {
-		return trainStream(ctx, &streamRun{fs: fs, spec: &f.spec, opts: opts, buffer: f.stream, epochs: f.epochs, maxSteps: f.maxSteps, batch: f.batch,
-			sched: schedule(f.lr, f.decay, f.decayEvery), natural: f.natural, naturalFresh: f.naturalFresh, out: f.out, args: args, asJSON: f.asJSON, quiet: f.quiet}, stdout, stderr)
+		return trainStream(ctx, f, opts, args, stdout, stderr)
 	}
 	// Ctrl-C before the first training step leaves -out alone: loading
 	// and k-means are abandoned as soon as the context is cancelled.
@@ -423,13 +429,57 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	return r.fit(args, stdout)
 }
 
+// trainSet is where the rows of a mini-batch run come from: a table in
+// memory (trainData) or files streamed each epoch (streamData).
+type trainSet interface {
+	// nTrain counts the training rows, nValid the validation rows (0
+	// without validation; for streamed files, those of the last
+	// validation pass); hasValid says whether there are any.
+	nTrain() int
+	nValid() int
+	hasValid() bool
+	// fingerprint hashes the training flags and the data, so that a
+	// checkpoint is only resumed by the run that wrote it.
+	fingerprint(fs *flag.FlagSet) [32]byte
+	// fit trains the model on the training rows.
+	fit(ctx context.Context, m *gp.Model, cfg train.Config) (train.Result, error)
+	// validMetrics scores b on the validation rows (ok false without
+	// them).
+	validMetrics(b *modelfile.Bundle) (m metrics, ok bool, err error)
+	// trainBound evaluates b's bound on all training rows (ok false where
+	// that would mean another pass over files).
+	trainBound(b *modelfile.Bundle) (bound float64, ok bool, err error)
+}
+
+func (d *trainData) nTrain() int    { return len(d.ys) }
+func (d *trainData) nValid() int    { return len(d.yValid) }
+func (d *trainData) hasValid() bool { return d.xValid != nil }
+func (d *trainData) fingerprint(fs *flag.FlagSet) [32]byte {
+	return runFingerprint(fs, d.tab)
+}
+func (d *trainData) fit(ctx context.Context, m *gp.Model, cfg train.Config) (train.Result, error) {
+	return train.Fit(ctx, m, d.xs, d.ys, cfg)
+}
+func (d *trainData) validMetrics(b *modelfile.Bundle) (metrics, bool, error) {
+	if d.xValid == nil {
+		return metrics{}, false, nil
+	}
+	m, err := evaluate(b, d.xValid, d.yValid, false)
+	return m, true, err
+}
+func (d *trainData) trainBound(b *modelfile.Bundle) (float64, bool, error) {
+	v, err := fullBound(b, d.xTrain, d.yTrain)
+	return v, true, err
+}
+
 // trainRun is one mini-batch training run: the model, its data, and the
 // state the progress bar, the training curves and the checkpoints share
 // between Fit's callbacks.
 type trainRun struct {
 	ctx    context.Context
 	f      *trainFlags
-	d      *trainData
+	d      trainSet
+	extra  map[string]string // more entries of the model file's training info
 	stderr io.Writer
 	model  *gp.Model
 	bundle *modelfile.Bundle
@@ -455,13 +505,13 @@ func (r *trainRun) loadCheckpoint() error {
 	if ckPath == "" {
 		return nil
 	}
-	r.fingerprint = runFingerprint(r.f.fs, r.d.tab)
+	r.fingerprint = r.d.fingerprint(r.f.fs)
 	ck, err := loadTrainCheckpoint(ckPath)
 	if err != nil || ck == nil {
 		return err
 	}
 	if ck.Fingerprint != r.fingerprint {
-		return fingerprintMismatch(ckPath, ck.Flags, trainingFlags(r.f.fs))
+		return fingerprintMismatch(ckPath, ck.Flags, r.trainingFlags())
 	}
 	if len(ck.Params) != r.model.NumParams() {
 		return fmt.Errorf("%s: checkpoint has %d parameters, the model %d", ckPath, len(ck.Params), r.model.NumParams())
@@ -475,13 +525,25 @@ func (r *trainRun) loadCheckpoint() error {
 	return nil
 }
 
+// trainingFlags lists the run's training flags as checkpoints record
+// them: those of trainingFlags and, for a streamed run, the shuffle buffer
+// (-stream), which sets the batch order.
+func (r *trainRun) trainingFlags() []string {
+	fl := trainingFlags(r.f.fs)
+	if isFlagSet(r.f.fs, "stream") {
+		fl = append(fl, "stream="+strconv.Itoa(r.f.stream))
+		sort.Strings(fl)
+	}
+	return fl
+}
+
 // newBar returns the progress bar for the run's step and epoch counts, or
 // nil with -quiet.
 func (r *trainRun) newBar() *progress {
 	if r.f.quiet {
 		return nil
 	}
-	n, _ := r.d.xs.Dims()
+	n := r.d.nTrain()
 	bs := r.f.batch
 	if bs == 0 || bs > n {
 		bs = n
@@ -503,7 +565,7 @@ func (r *trainRun) newBar() *progress {
 // saveCheckpoint writes the training state after step; a failure is kept
 // in ckErr and reported after training.
 func (r *trainRun) saveCheckpoint(step int, elapsed time.Duration, state func() train.Checkpoint) {
-	ck := &trainCheckpoint{Version: trainCheckpointVersion, Fingerprint: r.fingerprint, Flags: trainingFlags(r.f.fs), Params: make([]float64, r.model.NumParams()),
+	ck := &trainCheckpoint{Version: trainCheckpointVersion, Fingerprint: r.fingerprint, Flags: r.trainingFlags(), Params: make([]float64, r.model.NumParams()),
 		Train: state(), History: append([]epochRecord(nil), r.history...), Seconds: r.priorSeconds + elapsed.Seconds()}
 	r.model.Params(ck.Params)
 	r.ckErr = saveTrainCheckpoint(r.f.ckPath, ck)
@@ -563,7 +625,7 @@ func (r *trainRun) onEpoch(e train.EpochInfo) error {
 // validate scores the model on the validation rows: the log-likelihood,
 // and RMSE or accuracy where the likelihood has them.
 func (r *trainRun) validate() (float64, map[string]float64, error) {
-	m, err := evaluate(r.bundle, r.d.xValid, r.d.yValid, false)
+	m, _, err := r.d.validMetrics(r.bundle)
 	if err != nil {
 		return math.NaN(), nil, err
 	}
@@ -599,7 +661,7 @@ func (r *trainRun) config() train.Config {
 		},
 		Resume: r.resume,
 	}
-	if r.d.xValid != nil {
+	if r.d.hasValid() {
 		cfg.Validate = r.validate
 	}
 	return cfg
@@ -621,7 +683,7 @@ func (r *trainRun) fit(args []string, stdout io.Writer) int {
 		}
 		fitCtx = context.WithoutCancel(r.ctx) // see onStep
 	}
-	res, fitErr := train.Fit(fitCtx, r.model, r.d.xs, r.d.ys, cfg)
+	res, fitErr := r.d.fit(fitCtx, r.model, cfg)
 	r.bar.done()
 	interrupted := errors.Is(fitErr, context.Canceled) || errors.Is(fitErr, context.DeadlineExceeded) ||
 		fitErr == nil && res.Reason == train.Stopped && r.ctx.Err() != nil // stopped by onStep for a checkpoint
@@ -662,25 +724,28 @@ func (r *trainRun) save(args []string, res train.Result, interrupted bool, fitEr
 	f, d := r.f, r.d
 	sum := &trainSummary{
 		Model: f.out, Kind: r.model.Kind().String(), M: f.spec.m, M2: f.spec.m2,
-		NTrain: rows(d.xs), NValid: rows(d.xValid), Steps: res.Steps, Epochs: res.Epochs,
+		NTrain: d.nTrain(), Steps: res.Steps, Epochs: res.Epochs,
 		Stop: stopReason(res.Reason, interrupted), Interrupted: interrupted, Rejected: res.Rejected, Natural: f.natural,
 		History: r.history,
 	}
-	if res.BestEpoch >= 0 && d.xValid != nil {
+	if res.BestEpoch >= 0 && d.hasValid() {
 		be := res.BestEpoch + 1
 		sum.BestEpoch = &be
 	}
 	if !interrupted {
-		if b, err := fullBound(r.bundle, d.xTrain, d.yTrain); err == nil {
+		if b, ok, err := d.trainBound(r.bundle); ok && err == nil {
 			sum.Bound, sum.BoundMC = &b, sampledLikelihood(r.bundle)
 		}
 	}
-	if d.xValid != nil {
-		if m, err := evaluate(r.bundle, d.xValid, d.yValid, false); err == nil {
-			sum.Valid = &m
-		}
+	if m, ok, err := d.validMetrics(r.bundle); ok && err == nil {
+		sum.Valid = &m
 	}
-	r.bundle.Meta.Info = trainInfo(args, stopReason(res.Reason, interrupted), sum.Bound, map[string]string{"steps": strconv.Itoa(res.Steps)})
+	sum.NValid = d.nValid()
+	info := map[string]string{"steps": strconv.Itoa(res.Steps)}
+	for k, v := range r.extra {
+		info[k] = v
+	}
+	r.bundle.Meta.Info = trainInfo(args, stopReason(res.Reason, interrupted), sum.Bound, info)
 	if err := modelfile.Save(f.out, r.bundle); err != nil {
 		return nil, err
 	}

@@ -16,53 +16,70 @@ import (
 // for its header.
 type parquetFile struct {
 	path  string
-	f     *os.File
+	f     *os.File // nil for a file read from memory
 	pf    *parquet.File
 	names []string
+}
+
+// close closes the file, if parquetFile opened one.
+func (pq *parquetFile) close() {
+	if pq.f != nil {
+		pq.f.Close()
+	}
 }
 
 // openParquet opens path and checks that every column is a required or
 // optional leaf of a numeric type (BOOLEAN, INT32, INT64, FLOAT, DOUBLE).
 // Any failure, including a panic of the decoder on a damaged file, is an
 // error that names the file.
-func openParquet(path string) (pq *parquetFile, err error) {
+func openParquet(path string) (*parquetFile, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
-	defer func() {
-		if r := recover(); r != nil {
-			err = &ParseError{File: path, Msg: fmt.Sprintf("malformed Parquet file: %v", r)}
-		}
-		if err != nil {
-			f.Close()
-		}
-	}()
 	st, err := f.Stat()
 	if err != nil {
+		f.Close()
 		return nil, err
 	}
-	pf, err := parquet.OpenFile(f, st.Size())
+	pq, err := readParquetSchema(f, st.Size(), path)
 	if err != nil {
-		return nil, &ParseError{File: path, Msg: "malformed or truncated Parquet file", Err: err}
+		f.Close()
+		return nil, err
 	}
-	pq = &parquetFile{path: path, f: f, pf: pf}
+	pq.f = f
+	return pq, nil
+}
+
+// readParquetSchema opens the Parquet file of size bytes read through r
+// and checks its columns as openParquet does; name names it in errors.
+func readParquetSchema(r io.ReaderAt, size int64, name string) (pq *parquetFile, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			pq, err = nil, &ParseError{File: name, Msg: fmt.Sprintf("malformed Parquet file: %v", r)}
+		}
+	}()
+	pf, err := parquet.OpenFile(r, size)
+	if err != nil {
+		return nil, &ParseError{File: name, Msg: "malformed or truncated Parquet file", Err: err}
+	}
+	pq = &parquetFile{path: name, pf: pf}
 	for _, field := range pf.Schema().Fields() {
 		if !field.Leaf() || field.Repeated() {
-			return nil, &ParseError{File: path, Msg: fmt.Sprintf("column %q is not a plain numeric column", field.Name())}
+			return nil, &ParseError{File: name, Msg: fmt.Sprintf("column %q is not a plain numeric column", field.Name())}
 		}
 		switch field.Type().Kind() {
 		case parquet.Boolean, parquet.Int32, parquet.Int64, parquet.Float, parquet.Double:
 		default:
-			return nil, &ParseError{File: path, Msg: fmt.Sprintf("column %q has type %v, not a number", field.Name(), field.Type())}
+			return nil, &ParseError{File: name, Msg: fmt.Sprintf("column %q has type %v, not a number", field.Name(), field.Type())}
 		}
 		pq.names = append(pq.names, field.Name())
 	}
 	if i, j := duplicateName(pq.names); j >= 0 {
-		return nil, &ParseError{File: path, Msg: fmt.Sprintf("duplicate column name %q (columns %d and %d)", pq.names[j], i+1, j+1)}
+		return nil, &ParseError{File: name, Msg: fmt.Sprintf("duplicate column name %q (columns %d and %d)", pq.names[j], i+1, j+1)}
 	}
 	if len(pq.names) == 0 {
-		return nil, &ParseError{File: path, Msg: "no columns"}
+		return nil, &ParseError{File: name, Msg: "no columns"}
 	}
 	return pq, nil
 }
@@ -145,7 +162,7 @@ func ParquetShard(path string, opts Options) (Shard, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer pq.f.Close()
+	defer pq.close()
 	cols := len(pq.names)
 	t := opts.Target
 	if t == 0 {
@@ -170,7 +187,7 @@ func (s *parquetShard) Open(i int) (RowReader, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer pq.f.Close()
+	defer pq.close()
 	if i < 0 || i >= len(pq.pf.RowGroups()) {
 		return nil, fmt.Errorf("data: %s: no row group %d (the file changed?)", s.path, i+1)
 	}
@@ -214,7 +231,24 @@ func LoadParquet(path string, opts Options) (*Table, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer pq.f.Close()
+	defer pq.close()
+	return pq.table(opts)
+}
+
+// ReadParquet reads the Parquet file of size bytes that r holds (for
+// example a bytes.Reader over a file fetched from an object store) into a
+// Table, as LoadParquet reads a file; name names it in errors.
+func ReadParquet(r io.ReaderAt, size int64, name string, opts Options) (*Table, error) {
+	pq, err := readParquetSchema(r, size, name)
+	if err != nil {
+		return nil, err
+	}
+	return pq.table(opts)
+}
+
+// table reads every row group of pq into a Table.
+func (pq *parquetFile) table(opts Options) (*Table, error) {
+	path := pq.path
 	var vals []float64
 	for g := range pq.pf.RowGroups() {
 		v, err := pq.readGroup(g)

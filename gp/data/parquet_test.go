@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"gonum.org/v1/gonum/mat"
 )
 
 // writeParquetFile writes n rows (x1 = i+0.5, x2 = -i/3, y = i) with
@@ -97,7 +99,7 @@ func TestParquetTruncated(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cases := map[string][]byte{}
+	cases := map[string][]byte{"full": full}
 	for _, cut := range []int{0, 3, len(full) / 2, len(full) - 9, len(full) - 1} {
 		cases[fmt.Sprintf("cut%d", cut)] = full[:cut]
 	}
@@ -113,10 +115,18 @@ func TestParquetTruncated(t *testing.T) {
 			t.Fatal(err)
 		}
 		tab, err := LoadParquet(p, Options{})
+		// ReadParquet, on the same bytes in memory, agrees.
+		mtab, merr := ReadParquet(bytes.NewReader(b), int64(len(b)), "mem-"+name, Options{})
+		if (merr == nil) != (err == nil) || merr != nil && (mtab != nil || !strings.Contains(merr.Error(), "mem-"+name)) {
+			t.Errorf("%s: LoadParquet error %v, ReadParquet %v", name, err, merr)
+		}
+		if err == nil && merr == nil && !mat.Equal(tab.X, mtab.X) {
+			t.Errorf("%s: ReadParquet read other inputs than LoadParquet", name)
+		}
 		if err == nil {
 			// Damage that leaves the values decodable is not detectable
 			// without checksums; it must still give whole rows.
-			if name != "damaged" {
+			if name != "damaged" && name != "full" {
 				t.Errorf("%s: no error", name)
 			} else if n, _ := tab.X.Dims(); n != 300 {
 				t.Errorf("%s: %d rows", name, n)

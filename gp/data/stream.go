@@ -219,6 +219,13 @@ type StreamOptions struct {
 	Seed uint64
 	// Std, if not nil, standardizes every row drawn (inputs and target).
 	Std *Standardizer
+	// Rows and Dim, if both positive, are the shards' row and input
+	// column counts as a pass over them found (Summary.Rows and
+	// Summary.Dim): NewStream then trusts them instead of reading every
+	// shard to count. A wrong count surfaces at an epoch's end, as an
+	// error of gp/train's FitSource, and a wrong width when a row is
+	// drawn.
+	Rows, Dim int
 }
 
 // Stream is a file-backed training source (it implements gp/train's
@@ -277,6 +284,16 @@ func NewStream(shards []Shard, opts StreamOptions) (*Stream, error) {
 		}
 	}
 	s := &Stream{shards: shards, opts: opts, d: -1}
+	if opts.Rows < 0 || opts.Dim < 0 {
+		return nil, fmt.Errorf("data: NewStream: negative Rows %d or Dim %d", opts.Rows, opts.Dim)
+	}
+	if opts.Rows > 0 && opts.Dim > 0 {
+		s.n, s.d = opts.Rows, opts.Dim
+		if err := s.checkStd(); err != nil {
+			return nil, err
+		}
+		return s, nil
+	}
 	err := scanShards(shards, func(sh Shard, x []float64, y float64, _ RowReader) error {
 		if s.d < 0 {
 			s.d = len(x)
@@ -292,10 +309,18 @@ func NewStream(shards []Shard, opts StreamOptions) (*Stream, error) {
 	if s.n == 0 {
 		return nil, errors.New("data: NewStream: no rows")
 	}
-	if s.opts.Std != nil && len(s.opts.Std.XMean) != s.d {
-		return nil, fmt.Errorf("data: NewStream: standardizer for %d columns, data have %d", len(s.opts.Std.XMean), s.d)
+	if err := s.checkStd(); err != nil {
+		return nil, err
 	}
 	return s, nil
+}
+
+// checkStd checks that the standardizer fits the data's width.
+func (s *Stream) checkStd() error {
+	if s.opts.Std != nil && len(s.opts.Std.XMean) != s.d {
+		return fmt.Errorf("data: NewStream: standardizer for %d columns, data have %d", len(s.opts.Std.XMean), s.d)
+	}
+	return nil
 }
 
 // scanShards calls fn for every row of the shards, in order.

@@ -1,12 +1,13 @@
-// Command solvegp-beam runs solvegp models over sharded CSV data as Apache
-// Beam pipelines:
+// Command solvegp-beam runs solvegp models over sharded CSV or Parquet data
+// (files named *.parquet) as Apache Beam pipelines:
 //
 //	solvegp-beam predict -model m.json -input 'data/part-*.csv' -output out/pred
 //	solvegp-beam eval    -model m.json -input 'data/test-*.csv'
 //	solvegp-beam refit   -model m.json -input 'data/part-*.csv' -output refit.json
 //
 // predict writes one CSV shard per input shard (out/pred-00000-of-00004.csv,
-// ...), each row the input row followed by the columns solvegp predict
+// ...; Parquet, out/pred-00000-of-00004.parquet, for -output out/pred.parquet),
+// each row the input row followed by the columns solvegp predict
 // writes; eval prints the RMSE, mean log-likelihood (accuracy for
 // classifiers) over all rows as solvegp eval does; refit writes a copy of an
 // SVGP regression model with its q(u) set to the optimum of the collapsed
@@ -129,7 +130,7 @@ func runPredict(ctx context.Context, args []string, stderr io.Writer) int {
 	fs := newFlags("predict", stderr)
 	modelPath := fs.String("model", "model.json", "model file written by solvegp train")
 	input := fs.String("input", "", "glob of the input CSV shards (local or gs://...)")
-	output := fs.String("output", "", "prefix of the output shards: PREFIX-00000-of-00004.csv, ...")
+	output := fs.String("output", "", "prefix of the output shards: PREFIX-00000-of-00004.csv, ... (Parquet for a prefix ending in .parquet)")
 	if err := parse(fs, args, []string{"model", "input", "output"}); err != nil {
 		return fail(stderr, "predict", err)
 	}
