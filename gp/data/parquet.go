@@ -1,6 +1,8 @@
 package data
 
 import (
+	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -59,6 +61,9 @@ func readParquetSchema(r io.ReaderAt, size int64, name string) (pq *parquetFile,
 			pq, err = nil, &ParseError{File: name, Msg: fmt.Sprintf("malformed Parquet file: %v", r)}
 		}
 	}()
+	if err := checkParquetFrame(r, size); err != nil {
+		return nil, &ParseError{File: name, Msg: "malformed or truncated Parquet file", Err: err}
+	}
 	pf, err := parquet.OpenFile(r, size)
 	if err != nil {
 		return nil, &ParseError{File: name, Msg: "malformed or truncated Parquet file", Err: err}
@@ -82,6 +87,32 @@ func readParquetSchema(r io.ReaderAt, size int64, name string) (pq *parquetFile,
 		return nil, &ParseError{File: name, Msg: "no columns"}
 	}
 	return pq, nil
+}
+
+// checkParquetFrame checks the frame of a Parquet file of size bytes: the
+// magic "PAR1" at both ends and a footer length that fits between them.
+// parquet.OpenFile allocates the footer length the file claims before
+// comparing it with the file's size, so a corrupt length of a few GiB
+// would cost that much memory; this check comes first.
+func checkParquetFrame(r io.ReaderAt, size int64) error {
+	const magic = "PAR1"
+	if size < 12 {
+		return fmt.Errorf("%d bytes, shorter than the smallest Parquet file", size)
+	}
+	var head, tail [8]byte
+	if _, err := r.ReadAt(head[:4], 0); err != nil {
+		return err
+	}
+	if _, err := r.ReadAt(tail[:], size-8); err != nil {
+		return err
+	}
+	if string(head[:4]) != magic || string(tail[4:]) != magic {
+		return errors.New("no PAR1 magic at the start and end")
+	}
+	if n := int64(binary.LittleEndian.Uint32(tail[:4])); n > size-12 {
+		return fmt.Errorf("footer length %d does not fit in %d bytes", n, size)
+	}
+	return nil
 }
 
 // number reads a non-null numeric Parquet value as a float64.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -152,6 +153,7 @@ func FuzzLoadParquet(f *testing.F) {
 	f.Add(b.Bytes(), 0, byte(0))
 	f.Add(b.Bytes(), b.Len()/2, byte(0xff))
 	f.Add(b.Bytes(), 20, byte(1))
+	f.Add([]byte("PAR1\x00~\x01\x00\xffPAR1"), 0, byte(0)) // a footer length of 4 GiB
 	if err := os.WriteFile(seed, b.Bytes(), 0o644); err != nil {
 		f.Fatal(err)
 	}
@@ -175,4 +177,23 @@ func FuzzLoadParquet(f *testing.F) {
 			t.Fatalf("%d rows, %d targets", n, len(tab.Y))
 		}
 	})
+}
+
+// TestParquetFooterLength checks that a file whose footer claims more bytes
+// than it has is refused before anything of that size is allocated.
+func TestParquetFooterLength(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "f.parquet")
+	if err := os.WriteFile(p, []byte("PAR1\x00~\x01\x00\xffPAR1"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	tab, err := LoadParquet(p, Options{})
+	runtime.ReadMemStats(&after)
+	if tab != nil || err == nil || !strings.Contains(err.Error(), "footer length 4278190462 does not fit in 13 bytes") {
+		t.Fatalf("table %v, error %v", tab != nil, err)
+	}
+	if grown := after.TotalAlloc - before.TotalAlloc; grown > 1<<20 {
+		t.Errorf("refusing the file allocated %d bytes", grown)
+	}
 }
