@@ -91,7 +91,9 @@ stream, resumes with fresh Monte Carlo draws.) The
 parameterization is whitened unless -whiten=false. Several files or 'part-*.csv'
 are stacked; -stream reads them shard by shard each epoch, never all at once
 (-valid then holds out each row by a seeded hash of its place in the files,
-scored in one pass per epoch; -checkpoint resumes as in memory).
+scored in one pass per epoch; -checkpoint resumes as in memory). Without
+-stream, files estimated to take more than half of the available memory
+(MemAvailable) are streamed with a 100000-row buffer, and train says so.
 -bound tighter (Gaussian likelihood) maximizes the tighter bound of Titsias
 (2025) and Bui et al. (2025): each point's −dₙ/(2σ²) becomes
 −½ log(1 + dₙ/σ²), dₙ the prior variance left at xₙ after Z (and O for
@@ -394,6 +396,12 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		return fail(stderr, "train", err)
 	}
 	if isFlagSet(fs, "stream") {
+		return trainStream(ctx, f, opts, args, stdout, stderr)
+	}
+	if need, avail, ok := f.autoStream(); ok && wouldNotFit(need, avail) {
+		fmt.Fprintf(stderr, "solvegp train: the data would take about %.1f GiB in memory, %.1f GiB are available: streaming it (-stream %d)\n",
+			float64(need)/(1<<30), float64(avail)/(1<<30), autoStreamBuffer)
+		f.stream = autoStreamBuffer
 		return trainStream(ctx, f, opts, args, stdout, stderr)
 	}
 	// Ctrl-C before the first training step leaves -out alone: loading
