@@ -199,11 +199,11 @@ func (f *trainFlags) check(path string) (data.Options, error) {
 	if f.bound == collapsed.BlockDiagonal && !f.useCollapsed {
 		return data.Options{}, errors.New("-bound blockdiag needs -collapsed")
 	}
-	if f.bound != collapsed.BlockDiagonal {
-		// The mini-batch bound: standard or tighter, as parsed above.
-		if f.spec.bound, err = gp.ParseBound(f.boundName); err != nil {
-			return data.Options{}, fmt.Errorf("-bound: %w", err)
-		}
+	// The bound the model itself evaluates: the tighter one for -bound
+	// tighter, else the standard one (blockdiag exists only collapsed).
+	f.spec.bound = gp.StandardBound
+	if f.bound == collapsed.Tighter {
+		f.spec.bound = gp.TighterBound
 	}
 	if f.spec.bound == gp.TighterBound && f.spec.lik != "gaussian" {
 		return data.Options{}, fmt.Errorf("-bound tighter needs the Gaussian likelihood, not -likelihood %s", f.spec.lik)
