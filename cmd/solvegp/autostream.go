@@ -3,7 +3,6 @@ package main
 import (
 	"bufio"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -19,29 +18,24 @@ const autoStreamBuffer = 100_000
 // memory takes: about three float64 copies of the values (the table, the
 // standardized inputs, the training rows), a CSV value taking about as
 // many bytes as text as it does as a float64, gzip shrinking CSV about
-// four times and Parquet's doubles about two. A file it cannot stat counts
-// as empty (loading reports it).
+// four times and Parquet's doubles about two. A file it cannot stat, or a
+// pattern that matches nothing, counts as empty (loading reports it).
 func loadedBytes(paths []string) int64 {
+	names, _ := data.ExpandPaths(paths) // an error is loading's to report
 	var total int64
-	for _, p := range paths {
-		names := []string{p}
-		if strings.ContainsAny(p, "*?[") {
-			names, _ = filepath.Glob(p)
+	for _, name := range names {
+		st, err := os.Stat(name)
+		if err != nil || !st.Mode().IsRegular() {
+			continue
 		}
-		for _, name := range names {
-			st, err := os.Stat(name)
-			if err != nil || !st.Mode().IsRegular() {
-				continue
-			}
-			factor := int64(3)
-			switch lower := strings.ToLower(name); {
-			case strings.HasSuffix(lower, ".gz"):
-				factor = 12
-			case data.IsParquet(lower):
-				factor = 6
-			}
-			total += factor * st.Size()
+		factor := int64(3)
+		switch lower := strings.ToLower(name); {
+		case strings.HasSuffix(lower, ".gz"):
+			factor = 12
+		case data.IsParquet(lower):
+			factor = 6
 		}
+		total += factor * st.Size()
 	}
 	return total
 }

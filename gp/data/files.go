@@ -27,17 +27,9 @@ func LoadTable(path string, opts Options) (*Table, error) {
 // same names, when they have headers), and the stacked table records no
 // line positions.
 func LoadFiles(paths []string, opts Options) (*Table, error) {
-	var files []string
-	for _, p := range paths {
-		if strings.ContainsAny(p, "*?[") {
-			m, err := globSorted(p)
-			if err != nil {
-				return nil, err
-			}
-			files = append(files, m...)
-		} else {
-			files = append(files, p)
-		}
+	files, err := ExpandPaths(paths)
+	if err != nil {
+		return nil, err
 	}
 	if len(files) == 0 {
 		return nil, fmt.Errorf("data: no input files")
@@ -67,4 +59,24 @@ func LoadFiles(paths []string, opts Options) (*Table, error) {
 		out.Y = y
 	}
 	return out, nil
+}
+
+// ExpandPaths returns the file names that paths stand for, in order: a
+// path with *, ? or [ is a pattern expanded as filepath.Glob does, sorted
+// (a pattern that matches nothing is an error); any other path stands for
+// itself.
+func ExpandPaths(paths []string) ([]string, error) {
+	var files []string
+	for _, p := range paths {
+		if !strings.ContainsAny(p, "*?[") {
+			files = append(files, p)
+			continue
+		}
+		m, err := globSorted(p)
+		if err != nil {
+			return nil, err
+		}
+		files = append(files, m...)
+	}
+	return files, nil
 }

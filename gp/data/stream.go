@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 
 	"gonum.org/v1/gonum/mat"
 )
@@ -180,29 +179,23 @@ func (r *csvReader) Close() error {
 // read with opts. A pattern with *, ? or [ is expanded as filepath.Glob
 // does, in sorted order; a pattern that matches nothing is an error.
 func OpenShards(paths []string, opts Options) ([]Shard, error) {
+	names, err := ExpandPaths(paths)
+	if err != nil {
+		return nil, err
+	}
 	var out []Shard
-	for _, p := range paths {
-		names := []string{p}
-		if strings.ContainsAny(p, "*?[") {
-			m, err := globSorted(p)
-			if err != nil {
-				return nil, err
-			}
-			names = m
+	for _, name := range names {
+		var s Shard
+		var err error
+		if IsParquet(name) {
+			s, err = ParquetShard(name, opts)
+		} else {
+			s, err = CSVShard(name, opts)
 		}
-		for _, name := range names {
-			var s Shard
-			var err error
-			if IsParquet(name) {
-				s, err = ParquetShard(name, opts)
-			} else {
-				s, err = CSVShard(name, opts)
-			}
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, s)
+		if err != nil {
+			return nil, err
 		}
+		out = append(out, s)
 	}
 	if len(out) == 0 {
 		return nil, errors.New("data: no input files")
