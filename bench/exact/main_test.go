@@ -49,7 +49,7 @@ func TestRun(t *testing.T) {
 	if err := json.Unmarshal(raw, &r); err != nil {
 		t.Fatal(err)
 	}
-	if r.NTrain != 60 || r.NTest != 12 || r.Dim != 2 || r.Evaluations < 2 || !(r.SecPerEval > 0) || !(r.SecValueOnly > 0) {
+	if r.NTrain != 60 || r.NTest != 24 || r.Pretrain != nil || r.Dim != 2 || r.Evaluations < 2 || !(r.SecPerEval > 0) || !(r.SecValueOnly > 0) {
 		t.Errorf("bad record %+v", r)
 	}
 	if !(r.LML > r.LMLInitial) {
@@ -66,10 +66,53 @@ func TestRun(t *testing.T) {
 	}
 }
 
+// TestPretrain runs the program with a pretraining fit on a subsample: the
+// full fit starts where the pretraining left off, on all 77 training rows
+// of split 1 (120 rows: 24 test, 19 validation).
+func TestPretrain(t *testing.T) {
+	dir := t.TempDir()
+	writeToy(t, dir, 120)
+	out := filepath.Join(dir, "r.json")
+	var stdout, stderr bytes.Buffer
+	args := []string{"-data", "toy", "-dir", dir, "-split", "1", "-pretrain", "30", "-pretrain-iters", "15",
+		"-iters", "5", "-threads", "1", "-out", out}
+	if code := run(context.Background(), args, &stdout, &stderr); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	raw, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r result
+	if err := json.Unmarshal(raw, &r); err != nil {
+		t.Fatal(err)
+	}
+	p := r.Pretrain
+	if p == nil || p.N != 30 || p.Iterations < 1 || p.Evaluations < 2 || r.NTrain != 77 || r.Split != 1 {
+		t.Fatalf("bad record %+v, pretraining %+v", r, p)
+	}
+	// The full fit starts at the pretrained hyperparameters: from there its
+	// initial value is far above that of the default ones.
+	var cold result
+	args = []string{"-data", "toy", "-dir", dir, "-split", "1", "-iters", "1", "-threads", "1", "-out", out}
+	if code := run(context.Background(), args, &stdout, &stderr); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	if raw, err = os.ReadFile(out); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(raw, &cold); err != nil {
+		t.Fatal(err)
+	}
+	if !(r.LMLInitial > cold.LMLInitial+10) || !(r.LML >= r.LMLInitial) {
+		t.Errorf("initial log marginal after pretraining %g, cold %g; final %g", r.LMLInitial, cold.LMLInitial, r.LML)
+	}
+}
+
 // TestBadFlags checks the usage errors.
 func TestBadFlags(t *testing.T) {
 	for _, args := range [][]string{
-		{"-n", "0"}, {"-iters", "-1"}, {"-threads", "-2"}, {"-out", ""}, {"extra"}, {"-nosuch"},
+		{"-n", "-1"}, {"-iters", "-1"}, {"-iters", "0"}, {"-pretrain", "-1"}, {"-pretrain-iters", "0"}, {"-split", "-1"}, {"-threads", "-2"}, {"-out", ""}, {"extra"}, {"-nosuch"},
 	} {
 		var stdout, stderr bytes.Buffer
 		if code := run(context.Background(), args, &stdout, &stderr); code != 2 {

@@ -26,8 +26,6 @@ const (
 	initLengthscale = 1.0
 	initVariance    = 1.0
 	initNoise       = 0.1
-	testFrac        = 0.2
-	validFrac       = 0.2
 	predictBatch    = 2048
 )
 
@@ -170,9 +168,6 @@ func (o *options) setup() Setup {
 	return s
 }
 
-// splitSeed is the seed of split k, shared by every model.
-func splitSeed(seed uint64, k int) uint64 { return seed*1000003 + uint64(k) }
-
 func logPath(out string) string { return filepath.Join(out, "regression.jsonl") }
 
 // runAll runs every (split, data set, model) not yet in the log, splits
@@ -228,7 +223,7 @@ func runAll(ctx context.Context, o *options, stdout, stderr io.Writer) error {
 						}
 						tables[name] = tab
 					}
-					split, err := data.RandomSplit(len(tab.Y), testFrac, validFrac, splitSeed(o.seed, k))
+					split, err := benchutil.TableSplit(len(tab.Y), o.seed, k)
 					if err != nil {
 						return fmt.Errorf("%s: %w", name, err)
 					}
@@ -326,7 +321,7 @@ func runOne(ctx context.Context, o *options, name string, ms modelSpec, split in
 		NTrain: nTrain, NValid: len(sets.YValid), NTest: len(sets.YTest), D: d, BestEpoch: -1,
 		Threads: o.threads, GOMAXPROCS: runtime.GOMAXPROCS(0), GoVersion: runtime.Version(), GOARCH: runtime.GOARCH,
 		Revision: benchutil.Revision()}
-	seed := splitSeed(o.seed, split)
+	seed := benchutil.SplitSeed(o.seed, split)
 	if !o.quiet {
 		fmt.Fprintf(stderr, "%s %s split %d: N_train %d, N_valid %d, N_test %d, d %d\n",
 			name, ms.Label(), split, nTrain, rec.NValid, rec.NTest, d)
