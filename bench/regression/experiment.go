@@ -285,6 +285,9 @@ func buildModel(o *options, ms modelSpec, x *mat.Dense, seed uint64) (*gp.Model,
 		return nil, err
 	}
 	opts := []gp.Option{gp.WithSeed(seed), gp.WithThreads(o.threads), gp.WithWhitening(o.whiten)}
+	if ms.Tighter {
+		opts = append(opts, gp.WithBound(gp.TighterBound))
+	}
 	switch ms.Kind {
 	case gp.SVGP:
 		return gp.NewSVGP(k, lik, z, opts...)

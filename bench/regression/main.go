@@ -87,14 +87,21 @@ type modelSpec struct {
 	// Natural, if positive, is the natural-gradient step size for q(u)
 	// and q(v⊥) (Adam then trains the other parameters).
 	Natural float64
+	// Tighter trains on the tighter bound (gp.TighterBound) instead of the
+	// standard ELBO.
+	Tighter bool
 }
 
 // Label is the model's row name in the tables, e.g. "SOLVE-GP 1024+1024",
-// or with natural gradients of step 0.1 "SOLVE-GP+NG(0.1) 1024+1024".
+// with natural gradients of step 0.1 "SOLVE-GP+NG(0.1) 1024+1024", on the
+// tighter bound "SOLVE-GP/tighter 1024+1024" (after any "+NG(…)").
 func (s modelSpec) Label() string {
 	name := s.Kind.String()
 	if s.Natural > 0 {
 		name += fmt.Sprintf("+NG(%g)", s.Natural)
+	}
+	if s.Tighter {
+		name += "/tighter"
 	}
 	if s.Kind == gp.SVGP {
 		return fmt.Sprintf("%s %d", name, s.M)
@@ -102,20 +109,21 @@ func (s modelSpec) Label() string {
 	return fmt.Sprintf("%s %d+%d", name, s.M, s.M2)
 }
 
-var modelRE = regexp.MustCompile(`^(svgp|odvgp|solvegp)([0-9]+)(?:\+([0-9]+))?$`)
+var modelRE = regexp.MustCompile(`^(svgp|odvgp|solvegp)([0-9]+)(?:\+([0-9]+))?(/tighter)?$`)
 
 // parseModel parses a model name such as svgp1024, odvgp1024+8096 or
-// solvegp1024+1024.
+// solvegp1024+1024, each optionally followed by /tighter for the tighter
+// bound (solvegp1024+1024/tighter).
 func parseModel(name string) (modelSpec, error) {
 	sm := modelRE.FindStringSubmatch(strings.ToLower(strings.TrimSpace(name)))
 	if sm == nil {
-		return modelSpec{}, fmt.Errorf("model %q: want svgpM, odvgpM+M2 or solvegpM+M2 (e.g. solvegp1024+1024)", name)
+		return modelSpec{}, fmt.Errorf("model %q: want svgpM, odvgpM+M2 or solvegpM+M2, optionally with /tighter (e.g. solvegp1024+1024/tighter)", name)
 	}
 	m, err := strconv.Atoi(sm[2])
 	if err != nil || m < 1 {
 		return modelSpec{}, fmt.Errorf("model %q: M must be a positive integer", name)
 	}
-	s := modelSpec{M: m}
+	s := modelSpec{M: m, Tighter: sm[4] != ""}
 	switch sm[1] {
 	case "svgp":
 		if sm[3] != "" {
@@ -211,7 +219,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	o := &options{checkpointEvery: defaultCheckpointEvery}
 	fs.StringVar(&o.dataDir, "data-dir", defaultDataDir(), "folder with <name>.csv.gz (default ../shared/data when present)")
 	datasets := fs.String("datasets", strings.Join(data.UCIDatasets(), ","), "comma-separated data sets")
-	models := fs.String("models", strings.Join(defaultModels, ","), "comma-separated models: svgpM, odvgpM+M2, solvegpM+M2")
+	models := fs.String("models", strings.Join(defaultModels, ","), "comma-separated models: svgpM, odvgpM+M2, solvegpM+M2, each optionally /tighter")
 	fs.IntVar(&o.splits, "splits", 5, "number of random splits per data set and model")
 	fs.IntVar(&o.firstSplit, "first-split", 0, "index of the first split (splits first-split .. first-split+splits-1 are run)")
 	fs.IntVar(&o.epochs, "epochs", 100, "training epochs")

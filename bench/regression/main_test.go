@@ -216,9 +216,11 @@ func TestWithin(t *testing.T) {
 
 func TestParseModel(t *testing.T) {
 	for name, want := range map[string]modelSpec{
-		"svgp1024":         {Kind: gp.SVGP, M: 1024},
-		"ODVGP1024+8096":   {Kind: gp.ODVGP, M: 1024, M2: 8096},
-		"solvegp1024+1024": {Kind: gp.SOLVEGP, M: 1024, M2: 1024},
+		"svgp1024":                 {Kind: gp.SVGP, M: 1024},
+		"ODVGP1024+8096":           {Kind: gp.ODVGP, M: 1024, M2: 8096},
+		"solvegp1024+1024":         {Kind: gp.SOLVEGP, M: 1024, M2: 1024},
+		"svgp2048/tighter":         {Kind: gp.SVGP, M: 2048, Tighter: true},
+		"SOLVEGP1024+1024/Tighter": {Kind: gp.SOLVEGP, M: 1024, M2: 1024, Tighter: true},
 	} {
 		got, err := parseModel(name)
 		if err != nil || got != want {
@@ -231,15 +233,18 @@ func TestParseModel(t *testing.T) {
 	if l := (modelSpec{Kind: gp.SVGP, M: 1024, Natural: 0.1}).Label(); l != "SVGP+NG(0.1) 1024" {
 		t.Errorf("natural-gradient label %q", l)
 	}
-	rows := []string{"SVGP 2048", "weird", "SOLVE-GP 128+128", "SVGP+NG(1) 128", "SVGP 1536", "SVGP+NG(0.1) 1024", "SOLVE-GP+NG(0.1) 128+128",
+	if l := (modelSpec{Kind: gp.SOLVEGP, M: 1024, M2: 1024, Natural: 0.1, Tighter: true}).Label(); l != "SOLVE-GP+NG(0.1)/tighter 1024+1024" {
+		t.Errorf("tighter label %q", l)
+	}
+	rows := []string{"SOLVE-GP/tighter 1024+1024", "SVGP 2048", "weird", "SOLVE-GP 128+128", "SVGP+NG(1) 128", "SVGP 1536", "SVGP+NG(0.1) 1024", "SOLVE-GP+NG(0.1) 128+128",
 		"SVGP 128", "SVGP+NG(0.01) 128", "SOLVE-GP 1024+1024", "SVGP 1024"}
 	sort.SliceStable(rows, func(i, j int) bool { return modelLess(rows[i], rows[j]) })
-	want := []string{"SVGP 1024", "SVGP+NG(0.1) 1024", "SVGP 1536", "SOLVE-GP 1024+1024", "SVGP 2048", "SVGP 128", "SVGP+NG(0.01) 128",
+	want := []string{"SVGP 1024", "SVGP+NG(0.1) 1024", "SVGP 1536", "SOLVE-GP 1024+1024", "SOLVE-GP/tighter 1024+1024", "SVGP 2048", "SVGP 128", "SVGP+NG(0.01) 128",
 		"SVGP+NG(1) 128", "SOLVE-GP 128+128", "SOLVE-GP+NG(0.1) 128+128", "weird"}
 	if strings.Join(rows, ", ") != strings.Join(want, ", ") {
 		t.Errorf("row order\n%q\nwant\n%q", rows, want)
 	}
-	for _, bad := range []string{"svgp", "svgp0", "svgp10+10", "odvgp10", "solvegp10+0", "gp10", "solvegp-1+2"} {
+	for _, bad := range []string{"svgp", "svgp0", "svgp10+10", "odvgp10", "solvegp10+0", "gp10", "solvegp-1+2", "svgp10/tight", "svgp10/tighter/tighter"} {
 		if _, err := parseModel(bad); err == nil {
 			t.Errorf("%q: no error", bad)
 		}

@@ -78,11 +78,11 @@ func datasetOrder(name string) int {
 type modelKey struct {
 	paper, kind, m, m2 int
 	natural            float64
-	bad                bool
+	tighter, bad       bool
 	label              string
 }
 
-var labelRE = regexp.MustCompile(`^(SVGP|ODVGP|SOLVE-GP)(?:\+NG\(([0-9.eE+-]+)\))? ([0-9]+)(?:\+([0-9]+))?$`)
+var labelRE = regexp.MustCompile(`^(SVGP|ODVGP|SOLVE-GP)(?:\+NG\(([0-9.eE+-]+)\))?(/tighter)? ([0-9]+)(?:\+([0-9]+))?$`)
 
 func modelKeyOf(label string) modelKey {
 	k := modelKey{paper: len(defaultModels), label: label}
@@ -92,14 +92,15 @@ func modelKeyOf(label string) modelKey {
 		return k
 	}
 	k.kind = map[string]int{"SVGP": 0, "ODVGP": 1, "SOLVE-GP": 2}[sm[1]]
-	k.m, _ = strconv.Atoi(sm[3])
-	k.m2, _ = strconv.Atoi(sm[4])
+	k.tighter = sm[3] != ""
+	k.m, _ = strconv.Atoi(sm[4])
+	k.m2, _ = strconv.Atoi(sm[5])
 	if sm[2] != "" {
 		k.natural, _ = strconv.ParseFloat(sm[2], 64)
 	}
-	base := sm[1] + " " + sm[3]
-	if sm[4] != "" {
-		base += "+" + sm[4]
+	base := sm[1] + " " + sm[4]
+	if sm[5] != "" {
+		base += "+" + sm[5]
 	}
 	for i, n := range defaultModels {
 		if s, _ := parseModel(n); s.Label() == base {
@@ -125,6 +126,8 @@ func modelLess(a, b string) bool {
 		return ka.m < kb.m
 	case ka.m2 != kb.m2:
 		return ka.m2 < kb.m2
+	case ka.tighter != kb.tighter:
+		return kb.tighter
 	}
 	return ka.natural < kb.natural
 }
