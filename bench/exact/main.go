@@ -31,6 +31,12 @@
 // Usage:
 //
 //	go run ./bench/exact [-data elevators] [-dir ../shared/data] [-split 0] [-n 0] [-pretrain 0] [-pretrain-iters 100] [-iters 100] [-seed 1] [-threads 0] [-out exact.json]
+//	go run ./bench/exact -report bench/results/exact [-regression bench/results/regression.jsonl]
+//
+// -report prints a markdown table of the results in a directory next to the
+// sparse models of bench/regression's log on the same split, with the
+// fraction of the gap between SVGP 1024 and the exact GP that each sparse
+// model closes.
 package main
 
 import (
@@ -91,6 +97,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.Uint64Var(&c.seed, "seed", 1, "base seed of the splits (as bench/regression's) and of the subsamples")
 	fs.IntVar(&c.threads, "threads", 0, "goroutines of the linear algebra and the kernel (0: all CPUs)")
 	fs.StringVar(&c.out, "out", "exact.json", "JSON result file")
+	rep := fs.String("report", "", "print the markdown table of the results (*.json) in this directory instead of fitting")
+	regression := fs.String("regression", "bench/results/regression.jsonl", "-report: the sparse models' results (bench/regression's log)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
@@ -101,6 +109,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	case fs.NArg() != 0:
 		fmt.Fprintf(stderr, "exact: unexpected argument %q\n", fs.Arg(0))
 		return 2
+	case *rep != "":
+		if err := report(*rep, *regression, stdout); err != nil {
+			fmt.Fprintf(stderr, "exact: %v\n", err)
+			return 1
+		}
+		return 0
 	case c.iters < 1 || c.preIt < 1:
 		fmt.Fprintf(stderr, "exact: -iters %d and -pretrain-iters %d must be positive\n", c.iters, c.preIt)
 		return 2

@@ -9,6 +9,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -122,5 +123,40 @@ func TestBadFlags(t *testing.T) {
 	var stdout, stderr bytes.Buffer
 	if code := run(context.Background(), []string{"-dir", t.TempDir(), "-out", filepath.Join(t.TempDir(), "r.json")}, &stdout, &stderr); code != 1 {
 		t.Errorf("missing data: exit %d, want 1", code)
+	}
+}
+
+// TestReport checks the report table: the exact GP's row next to the
+// sparse models of the same data set and split, and the gap each closes.
+func TestReport(t *testing.T) {
+	dir := t.TempDir()
+	r := result{Data: "toy", Split: 1, NTrain: 100, Iterations: 3, Pretrain: &pretrain{N: 50, Iterations: 7},
+		LML: -12.34, SecPerEval: 2, SecValueOnly: 0.5, TestLogLikStd: 0.5, TestRMSEStd: 0.25}
+	raw, err := json.Marshal(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "toy.json"), raw, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	log := `{"dataset":"toy","model":"SVGP 1024","split":1,"test_log_lik":-0.5}
+{"dataset":"toy","model":"SVGP 1024","split":0,"test_log_lik":-9}
+{"dataset":"toy","model":"SOLVE-GP 1024+1024","split":1,"test_log_lik":0.25}
+{"dataset":"other","model":"SVGP 2048","split":1,"test_log_lik":0}
+`
+	reg := filepath.Join(dir, "regression.jsonl")
+	if err := os.WriteFile(reg, []byte(log), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr bytes.Buffer
+	if code := run(context.Background(), []string{"-report", dir, "-regression", reg}, &stdout, &stderr); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	want := "| toy | 1 | 100 | 50, 7 + 3 | -12.3 | 2.0 / 0.5 | 0.500 | 0.250 | -0.500 | – | 0.250 (75%) | – |"
+	if !strings.Contains(stdout.String(), want) {
+		t.Errorf("report\n%s\nwant the row\n%s", stdout.String(), want)
+	}
+	if code := run(context.Background(), []string{"-report", t.TempDir(), "-regression", reg}, &stdout, &stderr); code != 1 {
+		t.Errorf("empty directory: exit %d, want 1", code)
 	}
 }
