@@ -10,37 +10,53 @@ const (
 	// StandardBound is the ELBO with q(f | u) = p(f | u) (and for SOLVE-GP
 	// q(f⊥ | v⊥) = p(f⊥ | v⊥)): Σₙ E_q[log p(yₙ | fₙ)] − KL.
 	StandardBound BoundKind = iota
-	// TighterBound relaxes that conditional to one whose covariance at the
-	// training inputs is R^½·Λ·R^½, R the residual covariance of f given
-	// all the inducing variables and Λ = diag(λ) one free scale per point
-	// (Titsias, ICML 2025; Bui, Ashman and Turner, TMLR 2025, who apply it
-	// to SOLVE-GP). For a Gaussian likelihood the λₙ are optimized in
-	// closed form, and each point's expected log-likelihood
+	// TighterBound relaxes that conditional to one with the same mean and
+	// a smaller covariance at the training inputs, one free scale per
+	// point (Titsias, ICML 2025; Bui, Ashman and Turner, TMLR 2025, who
+	// apply it to SOLVE-GP). With dₙ the residual (Nyström) variance at xₙ
+	// and sₙ the variance q(u) (and q(v⊥)) contribute, each point's
+	// expected log-likelihood E_{N(mₙ, sₙ+dₙ)}[log p(yₙ | fₙ)] becomes
 	//
-	//	log N(yₙ | μₙ, σ²) − (sₙ + dₙ)/(2σ²)
+	//	max over αₙ ∈ (0, 1] of E_{N(mₙ, sₙ+αₙdₙ)}[log p(yₙ | fₙ)] − ½·(αₙ − 1 − log αₙ).
 	//
-	// becomes
+	// αₙ = 1 gives StandardBound's term, so the bound is never below it.
+	// The relaxed conditional applies at the training inputs only:
+	// predictions are those of q(u) (and q(v⊥)) with the prior conditional,
+	// as for StandardBound. Two kinds of likelihood have it:
 	//
-	//	log N(yₙ | μₙ, σ²) − sₙ/(2σ²) − ½·log(1 + dₙ/σ²),
+	//   - A TighterLikelihood (package likelihood's Gaussian) optimizes αₙ
+	//     in closed form: for the Gaussian αₙ = σ²/(σ² + dₙ) and the term is
+	//     log N(yₙ | mₙ, σ²) − sₙ/(2σ²) − ½·log(1 + dₙ/σ²). This is a bound
+	//     for any likelihood whose expected log-likelihood depends on the
+	//     variances through their sum only, with the conditional covariance
+	//     R^½·diag(α)·R^½ (R the residual covariance of f at the training
+	//     inputs given all the inducing variables), whose KL divergence
+	//     from the prior conditional is ½·Σₙ(αₙ − 1 − log αₙ).
+	//   - A ConcaveLikelihood (package likelihood's Bernoulli and Poisson:
+	//     log p(y | f) concave in f) with one latent function: αₙ is found
+	//     per point inside Objective, and the term is a bound because the
+	//     expected log-likelihood of a concave log-density does not grow
+	//     with the variance, and there is a conditional q(f | u) with the
+	//     prior's mean, marginal variances at most αₙdₙ and a KL divergence
+	//     of at most ½·Σₙ(αₙ − 1 − log αₙ): condition the prior conditional,
+	//     one point after another, on a pseudo-observation at its mean that
+	//     brings that point's variance down to αₙdₙ (none if it is already
+	//     lower); by Cauchy–Schwarz each step adds at most
+	//     ½(αₙ − 1 − log αₙ). See concaveTighter for the solve and its cost.
 	//
-	// with dₙ the residual (Nyström) variance at xₙ and sₙ the variance q(u)
-	// (and q(v⊥)) contribute. Since log(1 + x) ≤ x it is never below
-	// StandardBound. The relaxed conditional applies at the training inputs
-	// only: predictions are those of q(u) (and q(v⊥)) with the prior
-	// conditional, as for StandardBound. The likelihood must implement
-	// TighterLikelihood (package likelihood's Gaussian does). Other
-	// likelihoods would need each marginal variance of the relaxed
-	// conditional, [R^½ΛR^½]ₙₙ = Σₖ (R^½)²ₙₖλₖ, which is not λₙdₙ and costs
-	// R^½ (N×N). Taking sₙ + λₙdₙ instead is not a bound this family
-	// justifies: the covariance with those marginals, Λ^½RΛ^½, has a KL
-	// divergence of at least ½·Σₙ(λₙ − 1 − log λₙ), as tr(R⁻¹Λ^½RΛ^½) ≥ tr Λ.
+	// Without concavity the per-point form is not a bound: for a Student-t
+	// likelihood and repeated inputs it can exceed log p(y) (the points'
+	// conditional variances cannot shrink independently when the points
+	// are perfectly correlated), so StudentT, multi-latent likelihoods
+	// (Softmax, RobustMax, heteroscedastic, multi-output) and others are
+	// refused with an error wrapping ErrValue.
 	//
 	// The residual dₙ is k(xₙ,xₙ) − Q(xₙ,xₙ) after Z for SVGP, after Z and
 	// O for SOLVE-GP (q(v⊥) has a free covariance, which the conditional
 	// of f⊥ given v⊥ completes), and after Z for ODVGP: its q(f⊥) is the
 	// prior of f⊥ shifted by the mean C_fv·a, and with the relaxed
 	// covariance at the training inputs its KL divergence is at most
-	// ½·aᵀC_vv·a + ½·Σₙ(λₙ − 1 − log λₙ), because the Schur complement
+	// ½·aᵀC_vv·a + ½·Σₙ(αₙ − 1 − log αₙ), because the Schur complement
 	// C_vv − C_vX·C_XX⁻¹·C_Xv is positive semi-definite; so the bound needs
 	// no factorization of C_vv.
 	TighterBound
@@ -69,7 +85,8 @@ func ParseBound(s string) (BoundKind, error) {
 }
 
 // WithBound selects the bound Objective evaluates (default StandardBound).
-// TighterBound needs a likelihood that implements TighterLikelihood; it
+// TighterBound needs a likelihood that implements TighterLikelihood, or a
+// ConcaveLikelihood with one latent function (see TighterBound); it
 // changes Objective (and so training) only: Forward, Backward and
 // predictions are the same for both bounds.
 func WithBound(b BoundKind) Option {
@@ -95,6 +112,16 @@ type TighterLikelihood interface {
 	TighterTerm(d, dd, dparams []float64) float64
 }
 
+// ConcaveLikelihood is implemented by likelihoods that know whether their
+// log-density log p(y | f) is concave in f for every label (package
+// likelihood's Gaussian, Bernoulli and Poisson). TighterBound accepts such
+// a likelihood with one latent function when ConcaveLogLik returns true;
+// its ExpectedLogLik must then be deterministic (closed form or
+// quadrature), as the per-point scales are solved from it.
+type ConcaveLikelihood interface {
+	ConcaveLogLik() bool
+}
+
 // Bound returns the bound Objective evaluates.
 func (mod *Model) Bound() BoundKind { return mod.cfg.bound }
 
@@ -103,10 +130,19 @@ func checkBound(b BoundKind, lik Likelihood) error {
 	if b != TighterBound {
 		return nil
 	}
-	if _, ok := lik.(TighterLikelihood); !ok || lik.NumLatent() != 1 {
-		return fmt.Errorf("%w: the tighter bound needs a likelihood with one latent function and a closed-form tighter term (Gaussian), not %T", ErrValue, lik)
+	if lik.NumLatent() != 1 {
+		return fmt.Errorf("%w: the tighter bound needs a likelihood with one latent function, not %T with %d", ErrValue, lik, lik.NumLatent())
 	}
-	return nil
+	if _, multi := numOutputs(lik); multi {
+		return fmt.Errorf("%w: the tighter bound does not support the multi-output likelihood %T", ErrValue, lik)
+	}
+	if _, ok := lik.(TighterLikelihood); ok {
+		return nil
+	}
+	if c, ok := lik.(ConcaveLikelihood); ok && c.ConcaveLogLik() {
+		return nil
+	}
+	return fmt.Errorf("%w: the tighter bound needs a likelihood whose log-density is concave in f (Gaussian, Bernoulli, Poisson), not %T", ErrValue, lik)
 }
 
 // splitResidual fills ws.res with the residual variances dₙ of the batch

@@ -27,7 +27,10 @@
 //
 // All parameters form one flat vector of unconstrained values (Layout,
 // Params, SetParams), and Objective returns the mini-batch ELBO and its
-// gradient. Forward and Backward expose the layer itself — from inputs to
+// gradient (WithBound(TighterBound) selects the tighter bound of Titsias
+// (2025) and Bui et al. (2025), for Gaussian, Bernoulli and Poisson
+// likelihoods: any single-latent likelihood whose log-density is concave
+// in f; see TighterBound). Forward and Backward expose the layer itself — from inputs to
 // the marginals q(f(x_n)) = N(μ_n, σ²_n) of eqs. (D.2)–(D.3) and back to
 // every parameter and to the inputs — so that layers can be stacked.
 // Predictor returns an immutable, concurrency-safe snapshot for batched

@@ -48,3 +48,40 @@ func ExampleWithBound() {
 	// Output:
 	// bound: tighter tighter ≥ standard: true
 }
+
+// The tighter bound for a Bernoulli classifier: the likelihood is a
+// gp.ConcaveLikelihood, so each point's scale αₙ of its residual variance
+// is solved inside Objective; LastTerms reports the penalty
+// −Σₙ ½(αₙ − 1 − log αₙ) in Tighter. At the same parameters the bound is
+// above the standard one, whose terms are those of αₙ = 1.
+func ExampleWithBound_bernoulli() {
+	x := mat.NewDense(40, 1, nil)
+	y := make([]float64, 40)
+	for i := range y {
+		v := float64(i)/8 - 2.5
+		x.Set(i, 0, v)
+		if v > 0 {
+			y[i] = 1
+		}
+	}
+	z := mat.NewDense(3, 1, []float64{-2, 0, 2})
+	var bounds [2]float64
+	for i, b := range []gp.BoundKind{gp.StandardBound, gp.TighterBound} {
+		k, _ := kernel.NewRBF(1, 1.0, 1.0)
+		lik, _ := likelihood.NewBernoulli()
+		model, err := gp.NewSVGP(k, lik, z, gp.WithWhitening(true), gp.WithBound(b))
+		if err != nil {
+			log.Fatal(err)
+		}
+		if bounds[i], err = model.Objective(x, y, 40, nil); err != nil {
+			log.Fatal(err)
+		}
+		if b == gp.TighterBound {
+			fmt.Println("penalty below 0:", model.LastTerms().Tighter < 0)
+		}
+	}
+	fmt.Println("tighter > standard:", bounds[1] > bounds[0])
+	// Output:
+	// penalty below 0: true
+	// tighter > standard: true
+}

@@ -44,8 +44,16 @@ type workspace struct {
 	// The tighter bound: residual variances dₙ, marginal variances less
 	// dₙ, and the bound's gradient with respect to dₙ.
 	res, sv, dres []float64
-	klu, klv      float64
-	klSums        []float64 // klBlock's partial sums
+	// The tighter bound of a ConcaveLikelihood (tighterconcave.go): the
+	// scales αₙ, their brackets [alo, ahi] on log αₙ, the previous iterate
+	// t = log α and its ρ, whether each point is solved, the variances of
+	// the current iterate, the likelihood's gradients there, and the
+	// number of ExpectedLogLik calls of the last solve.
+	alpha, alo, ahi, tprev, rprev, vt, agm, agv []float64
+	adone                                       []bool
+	alphaIter                                   int
+	klu, klv                                    float64
+	klSums                                      []float64 // klBlock's partial sums
 
 	// Backward buffers.
 	bbar, fbar, pbar, xu, abar, dbar, xv, vecM, vecM2 []float64

@@ -16,7 +16,9 @@ type Terms struct {
 	// variances dₙ, which Tighter accounts for.
 	ExpLogLik float64
 	// Tighter is Σ_n of the TighterBound term over the batch (unscaled;
-	// −½·Σ log(1 + dₙ/σ²) for a Gaussian likelihood), 0 for StandardBound.
+	// −½·Σ log(1 + dₙ/σ²) for a Gaussian likelihood, −½·Σ(αₙ − 1 − log αₙ)
+	// for a ConcaveLikelihood, whose ExpLogLik is then taken at the
+	// variances sₙ + αₙdₙ), 0 for StandardBound.
 	Tighter float64
 	// Scale is nTotal / batch size, the factor applied to ExpLogLik.
 	Scale float64
@@ -117,7 +119,7 @@ func (mod *Model) Objective(x *mat.Dense, y []float64, nTotal int, grad []float6
 	var tl TighterLikelihood
 	var dres []float64
 	if mod.cfg.bound == TighterBound {
-		tl = mod.lik.(TighterLikelihood)
+		tl, _ = mod.lik.(TighterLikelihood) // else a ConcaveLikelihood (checkBound)
 		mod.splitResidual()
 		variance = ws.sv
 		if grad != nil {
@@ -125,10 +127,15 @@ func (mod *Model) Objective(x *mat.Dense, y []float64, nTotal int, grad []float6
 			dres = ws.dres
 		}
 	}
-	ell := mod.lik.ExpectedLogLik(y, ws.mu, variance, dmu, dvar, dlik, mod.rng)
-	var tight float64
-	if tl != nil {
+	var ell, tight float64
+	switch {
+	case mod.cfg.bound == TighterBound && tl == nil:
+		ell, tight = mod.concaveTighter(y, dmu, dvar, dres, dlik)
+	case tl != nil:
+		ell = mod.lik.ExpectedLogLik(y, ws.mu, variance, dmu, dvar, dlik, mod.rng)
 		tight = tl.TighterTerm(ws.res, dres, dlik)
+	default:
+		ell = mod.lik.ExpectedLogLik(y, ws.mu, variance, dmu, dvar, dlik, mod.rng)
 	}
 	scale := float64(nTotal) / float64(n)
 	bound := scale*(ell+tight) - ws.klu - ws.klv

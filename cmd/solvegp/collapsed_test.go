@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"math"
 	"path/filepath"
 	"regexp"
@@ -128,7 +129,7 @@ func TestTrainCollapsedFlags(t *testing.T) {
 		{[]string{"-collapsed", "-likelihood", "bernoulli"}, "-collapsed needs the Gaussian likelihood, not -likelihood bernoulli"},
 		{[]string{"-collapsed", "-iters", "0"}, "-iters 0: must be positive"},
 		{[]string{"-iters", "10"}, "-iters needs -collapsed"},
-		{[]string{"-bound", "tighter", "-likelihood", "poisson"}, "-bound tighter needs the Gaussian likelihood, not -likelihood poisson"},
+		{[]string{"-bound", "tighter", "-likelihood", "studentt"}, "-bound tighter needs the Gaussian, Bernoulli or Poisson likelihood (log p(y|f) concave in f), not -likelihood studentt"},
 		{[]string{"-bound", "tight"}, `-bound: "tight" is none of standard, tighter and blockdiag:B`},
 		{[]string{"-collapsed", "-bound", "tight"}, `-bound: "tight" is none of standard, tighter and blockdiag:B`},
 		{[]string{"-bound", "blockdiag:8"}, "-bound blockdiag needs -collapsed"},
@@ -209,6 +210,44 @@ func TestTrainMiniBatchTighter(t *testing.T) {
 		}
 		if code, _, errOut := runCmd(t, "predict", "-model", model, trainCSV); code != exitOK {
 			t.Errorf("%s: predict: exit %d, %s", kind, code, errOut)
+		}
+	}
+}
+
+// TestTrainMiniBatchTighterBernoulli trains a Bernoulli classifier by
+// mini-batches with -bound tighter (the per-point scales of a concave
+// likelihood) for each model: the model file records the bound and eval
+// reads the file.
+func TestTrainMiniBatchTighterBernoulli(t *testing.T) {
+	dir := t.TempDir()
+	var cls strings.Builder
+	for i := 0; i < 120; i++ {
+		x1, x2 := float64(i%11)/5-1, float64(i%7)/3-1
+		label := 0
+		if math.Sin(3*x1)+x2 > 0 {
+			label = 1
+		}
+		fmt.Fprintf(&cls, "%g,%g,%d\n", x1, x2, label)
+	}
+	trainCSV := writeFile(t, dir, "cls.csv", cls.String())
+	for _, kind := range []string{"svgp", "odvgp", "solvegp"} {
+		model := filepath.Join(dir, kind+".json")
+		args := []string{"train", "-likelihood", "bernoulli", "-bound", "tighter", "-model", kind, "-m", "6", "-epochs", "3", "-batch", "40", "-quiet", "-out", model}
+		if kind != "svgp" {
+			args = append(args, "-m2", "4")
+		}
+		if code, _, errOut := runCmd(t, append(args, trainCSV)...); code != exitOK {
+			t.Fatalf("%s: exit %d, %s", kind, code, errOut)
+		}
+		b, err := modelfile.Load(model)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if b.Model.Bound() != gp.TighterBound {
+			t.Errorf("%s: loaded model has bound %v", kind, b.Model.Bound())
+		}
+		if code, out, errOut := runCmd(t, "eval", "-model", model, trainCSV); code != exitOK || !strings.Contains(out, "accuracy") {
+			t.Errorf("%s: eval: exit %d, %s%s", kind, code, out, errOut)
 		}
 	}
 }

@@ -94,11 +94,11 @@ are stacked; -stream reads them shard by shard each epoch, never all at once
 scored in one pass per epoch; -checkpoint resumes as in memory). Without
 -stream, files estimated to take more than half of the available memory
 (MemAvailable) are streamed with a 100000-row buffer, and train says so.
--bound tighter (Gaussian likelihood) maximizes the tighter bound of Titsias
-(2025) and Bui et al. (2025): each point's −dₙ/(2σ²) becomes
-−½ log(1 + dₙ/σ²), dₙ the prior variance left at xₙ after Z (and O for
-solvegp); predictions use q(u) as with the standard bound, and the model file
-records the bound.
+-bound tighter (Gaussian, Bernoulli or Poisson likelihood) maximizes the tighter
+bound of Titsias (2025) and Bui et al. (2025): the prior variance dₙ left at xₙ
+after Z (and O for solvegp) is scaled by each point's best αₙ ≤ 1 at a cost of
+½(αₙ − 1 − log αₙ) (Gaussian: −dₙ/(2σ²) becomes −½ log(1 + dₙ/σ²)); predictions
+use q(u) as with the standard bound, and the model file records the bound.
 
 With -collapsed (Gaussian likelihood; -model svgp or solvegp) the model is
 instead fitted on the whole training set at once by L-BFGS on the collapsed
@@ -169,7 +169,7 @@ func newTrainFlags(stderr io.Writer) *trainFlags {
 	fs.DurationVar(&f.ckEvery, "checkpoint-every", time.Minute, "least wall time between two checkpoints")
 	fs.BoolVar(&f.useCollapsed, "collapsed", false, "fit the collapsed bound by full-batch L-BFGS (see above)")
 	fs.IntVar(&f.iters, "iters", 1000, "with -collapsed: most L-BFGS iterations")
-	fs.StringVar(&f.boundName, "bound", "standard", "the bound to maximize: standard, tighter (Titsias 2025; Gaussian likelihood) or, with -collapsed, blockdiag:B (blocks of B training points; see above)")
+	fs.StringVar(&f.boundName, "bound", "standard", "the bound to maximize: standard, tighter (Titsias 2025; Gaussian, Bernoulli or Poisson likelihood) or, with -collapsed, blockdiag:B (blocks of B training points; see above)")
 	fs.IntVar(&f.stream, "stream", 0, "stream the data files each epoch through a shuffle buffer of this many rows instead of loading them (0: load them; see above)")
 	fs.StringVar(&f.outputs, "outputs", "independent", "with several -target columns: independent (one GP per output, kernel shared), lmc (linear model of coregionalization, one latent GP per output) or lmc:L (L latent GPs)")
 	fs.StringVar(&f.spec.mean, "mean", "zero", "prior mean function, learned with the other parameters: zero, constant or linear (on standardized inputs and targets), shared by every latent function; or constant-per-latent or linear-per-latent, one per latent function (per class of robustmax and softmax, whose probabilities a shared mean does not change; heteroscedastic's mean and log noise)")
@@ -205,8 +205,8 @@ func (f *trainFlags) check(path string) (data.Options, error) {
 	if f.bound == collapsed.Tighter {
 		f.spec.bound = gp.TighterBound
 	}
-	if f.spec.bound == gp.TighterBound && f.spec.lik != "gaussian" {
-		return data.Options{}, fmt.Errorf("-bound tighter needs the Gaussian likelihood, not -likelihood %s", f.spec.lik)
+	if f.spec.bound == gp.TighterBound && f.spec.lik != "gaussian" && f.spec.lik != "bernoulli" && f.spec.lik != "poisson" {
+		return data.Options{}, fmt.Errorf("-bound tighter needs the Gaussian, Bernoulli or Poisson likelihood (log p(y|f) concave in f), not -likelihood %s", f.spec.lik)
 	}
 	if err := distinctFiles(namedFile{what: "the data file", path: path}, namedFile{what: "-out", path: f.out}, namedFile{what: "-plot", path: f.plotPath},
 		namedFile{what: "-checkpoint", path: f.ckPath}); err != nil {

@@ -174,3 +174,7 @@ func (b *Bernoulli) PredictY(mean, variance, mu, fvar []float64, _ *rand.Rand) {
 		}
 	}
 }
+
+// ConcaveLogLik reports true: log Φ((2y−1)f) is concave in f, so
+// gp.TighterBound accepts the Bernoulli likelihood (see gp.ConcaveLikelihood).
+func (b *Bernoulli) ConcaveLogLik() bool { return true }

@@ -217,3 +217,7 @@ func checkPredictLens(mean, variance, mu, fvar []float64, l, out int) {
 		panic(fmt.Sprintf("likelihood: PredictY destinations need length %d", want))
 	}
 }
+
+// ConcaveLogLik reports true: log N(y | f, σ²) is concave in f (see
+// gp.ConcaveLikelihood; TighterBound uses the closed form TighterTerm).
+func (g *Gaussian) ConcaveLogLik() bool { return true }

@@ -331,3 +331,7 @@ func (p *Poisson) PredictY(mean, variance, mu, fvar []float64, _ *rand.Rand) {
 		}
 	}
 }
+
+// ConcaveLogLik reports true: y·f − exp(f) is concave in f, so
+// gp.TighterBound accepts the Poisson likelihood (see gp.ConcaveLikelihood).
+func (p *Poisson) ConcaveLogLik() bool { return true }
