@@ -16,6 +16,7 @@ import (
 	"github.com/solvegp/solvegp/gp/data"
 	"github.com/solvegp/solvegp/gp/likelihood"
 	"github.com/solvegp/solvegp/gp/modelfile"
+	"github.com/solvegp/solvegp/gp/train"
 )
 
 // parseTarget parses -target: a column number (the single target), or a
@@ -147,8 +148,8 @@ func (f *trainFlags) checkMultiFlags() error {
 		f.latent = l
 	}
 	switch {
-	case mode != "independent" && mode != "lmc":
-		return fmt.Errorf("-outputs %q: want independent, lmc or lmc:L", f.outputs)
+	case mode != "independent" && mode != "lmc" && mode != "separate":
+		return fmt.Errorf("-outputs %q: want independent, lmc, lmc:L or separate", f.outputs)
 	case !multi && isFlagSet(f.fs, "outputs"):
 		return errors.New("-outputs needs several target columns (-target a,b)")
 	case !multi:
@@ -166,8 +167,12 @@ func (f *trainFlags) checkMultiFlags() error {
 // multiLikelihood returns the likelihood of P outputs that -outputs asks
 // for: independent outputs, or an LMC of L latent functions (lmc:L;
 // default P) whose mixing matrix starts with W_pl = 1 for l = p mod L and
-// 0 elsewhere.
+// 0 elsewhere; nil for separate outputs, each of which has a Gaussian
+// likelihood of its own (buildModel).
 func (f *trainFlags) multiLikelihood(P int) (gp.Likelihood, error) {
+	if f.outputs == "separate" {
+		return nil, nil
+	}
 	noise := make([]float64, P)
 	for i := range noise {
 		noise[i] = f.spec.noise
@@ -240,7 +245,7 @@ func loadMultiTrainData(f *trainFlags, path string, opts data.Options) (*trainDa
 // outputNames returns the names of the outputs of a multi-output model for
 // its prediction columns: the target names it records, else 0..P−1.
 func outputNames(b *modelfile.Bundle) []string {
-	P := b.Model.NumOutputs()
+	P := b.NumOutputs()
 	if len(b.Meta.TargetNames) == P {
 		return b.Meta.TargetNames
 	}
@@ -251,9 +256,13 @@ func outputNames(b *modelfile.Bundle) []string {
 	return names
 }
 
-// isMultiOutput reports whether the model has several targets per point.
-func isMultiOutput(m *gp.Model) bool {
-	_, ok := m.Likelihood().(*likelihood.MultiGaussian)
+// isMultiOutput reports whether the bundle's model has several targets
+// per point: separate outputs, or a multi-output likelihood.
+func isMultiOutput(b *modelfile.Bundle) bool {
+	if b.Separate != nil {
+		return true
+	}
+	_, ok := b.Model.Likelihood().(*likelihood.MultiGaussian)
 	return ok
 }
 
@@ -275,8 +284,7 @@ func loadMultiInputs(b *modelfile.Bundle, path string, csv *csvFlags, needTarget
 	if err != nil {
 		return nil, err
 	}
-	d, _, _, _ := b.Model.Dims()
-	P := b.Model.NumOutputs()
+	d, P := b.InputDim(), b.NumOutputs()
 	_, c := raw.X.Dims()
 	inputs := inputNames(b, d)
 	var tcols, icols []int
@@ -433,4 +441,48 @@ func printOutputMetrics(w io.Writer, outs []outputMetrics) {
 	for _, o := range outs {
 		fmt.Fprintf(w, "output %-10s n %d, RMSE %.6g, log-lik %.6g (mean per observed value)\n", o.Name, o.N, o.RMSE, o.LogLik)
 	}
+}
+
+// buildModel builds the model to train on d and its bundle, and returns
+// the model's kind: with -outputs separate a gp.Separate of one
+// single-output model per target column, each with a Gaussian likelihood
+// and its inducing points placed on the rows where its target is
+// observed; otherwise one gp.Model.
+func (f *trainFlags) buildModel(d *trainData) (train.Model, *modelfile.Bundle, string, error) {
+	if d.lik != nil {
+		m, err := f.spec.build(d.xs, d.lik)
+		if err != nil {
+			return nil, nil, "", err
+		}
+		return m, newBundle(m, d.std, d.tab.Names), m.Kind().String(), nil
+	}
+	P := len(d.ys) / rows(d.xs)
+	models := make([]*gp.Model, P)
+	for p := range models {
+		var obs []int
+		for i := 0; i < rows(d.xs); i++ {
+			if !math.IsNaN(d.ys[i*P+p]) {
+				obs = append(obs, i)
+			}
+		}
+		xp, _ := multiRows(d.xs, d.ys, P, obs)
+		lik, err := likelihood.NewGaussian(f.spec.noise)
+		if err != nil {
+			return nil, nil, "", err
+		}
+		if models[p], err = f.spec.build(xp, lik); err != nil {
+			return nil, nil, "", fmt.Errorf("output %d (%d observed training rows): %v", p+1, len(obs), err)
+		}
+	}
+	s, err := gp.NewSeparate(models)
+	if err != nil {
+		return nil, nil, "", err
+	}
+	b := &modelfile.Bundle{Separate: s, Standardizer: d.std}
+	if names := d.tab.Names; names != nil {
+		k := len(names) - P
+		b.Meta.InputNames = append([]string(nil), names[:k]...)
+		b.Meta.TargetNames = append([]string(nil), names[k:]...)
+	}
+	return s, b, models[0].Kind().String(), nil
 }

@@ -1,0 +1,102 @@
+package main
+
+import (
+	"encoding/json"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/solvegp/solvegp/gp/modelfile"
+)
+
+// TestSeparateOutputsCLI trains a model of separate outputs from the
+// command line, checks that each output's parameters are those of a
+// single-target run on its column with the same flags (the outputs share
+// nothing, and train standardizes each target on its own), then predicts
+// and evaluates with the saved model.
+func TestSeparateOutputsCLI(t *testing.T) {
+	dir := t.TempDir()
+	data := writeTwoOutputs(t, dir, 60)
+	flags := []string{"-quiet", "-model", "solvegp", "-m", "6", "-m2", "3", "-epochs", "15", "-batch", "20", "-lr", "0.03", "-seed", "4"}
+	sep := filepath.Join(dir, "sep.json")
+	code, out, stderr := runCmd(t, append(append([]string{"train"}, flags...), "-target", "p,q", "-outputs", "separate", "-out", sep, data)...)
+	if code != exitOK {
+		t.Fatalf("train separate: exit %d: %s", code, stderr)
+	}
+	if !strings.Contains(out, "60 training rows") {
+		t.Errorf("train summary: %s", out)
+	}
+	b, err := modelfile.Load(sep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b.Separate == nil || b.Separate.NumOutputs() != 2 || strings.Join(b.Meta.TargetNames, ",") != "p,q" ||
+		strings.Join(b.Meta.InputNames, ",") != "u,v" || len(b.Standardizer.YMeans) != 2 {
+		t.Fatalf("bundle: separate %v, meta %+v", b.Separate != nil, b.Meta)
+	}
+	// Each output equals a single-target run on a file of the inputs and
+	// that target.
+	lines := strings.Split(strings.TrimSpace(readFileString(t, data)), "\n")
+	for p, col := range []int{1, 3} {
+		var sb strings.Builder
+		for _, l := range lines {
+			f := strings.Split(l, ",")
+			sb.WriteString(f[0] + "," + f[2] + "," + f[col] + "\n")
+		}
+		single := filepath.Join(dir, "single.json")
+		in := writeFile(t, dir, "single.csv", sb.String())
+		if code, _, stderr := runCmd(t, append(append([]string{"train"}, flags...), "-out", single, in)...); code != exitOK {
+			t.Fatalf("train single: exit %d: %s", code, stderr)
+		}
+		sb1, err := modelfile.Load(single)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := make([]float64, sb1.Model.NumParams())
+		sb1.Model.Params(want)
+		got := make([]float64, b.Separate.Output(p).NumParams())
+		b.Separate.Output(p).Params(got)
+		if len(got) != len(want) {
+			t.Fatalf("output %d: %d parameters, single run %d", p, len(got), len(want))
+		}
+		for i := range want {
+			if math.Abs(got[i]-want[i]) > 1e-9*math.Max(1, math.Abs(want[i])) {
+				t.Fatalf("output %d parameter %d: separate %v, single run %v", p, i, got[i], want[i])
+			}
+		}
+		if s := sb1.Standardizer; math.Abs(s.YMean-b.Standardizer.YMeans[p]) > 1e-12*math.Abs(s.YMean) {
+			t.Errorf("output %d: target mean %v, single run %v", p, b.Standardizer.YMeans[p], s.YMean)
+		}
+	}
+	code, out, stderr = runCmd(t, "predict", "-model", sep, data)
+	if code != exitOK {
+		t.Fatalf("predict: exit %d: %s", code, stderr)
+	}
+	pl := strings.Split(strings.TrimSpace(out), "\n")
+	if pl[0] != "f_mean_p,f_var_p,y_mean_p,y_var_p,f_mean_q,f_var_q,y_mean_q,y_var_q" || len(pl) != 61 {
+		t.Fatalf("predict: header %q, %d lines", pl[0], len(pl))
+	}
+	code, out, stderr = runCmd(t, "eval", "-json", "-model", sep, data)
+	if code != exitOK {
+		t.Fatalf("eval: exit %d: %s", code, stderr)
+	}
+	var m metrics
+	if err := json.Unmarshal([]byte(out), &m); err != nil {
+		t.Fatal(err)
+	}
+	if m.N != 60 || len(m.Outputs) != 2 || m.Outputs[1].Name != "q" || !(m.Outputs[0].RMSE < 1) || !(m.Outputs[1].RMSE < 0.3) || m.Bound == nil {
+		t.Errorf("eval: %s", out)
+	}
+}
+
+// readFileString returns the contents of the file at path.
+func readFileString(t *testing.T, path string) string {
+	t.Helper()
+	buf, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(buf)
+}
