@@ -194,6 +194,7 @@ func (f *trainFlags) multiLikelihood(P int) (gp.Likelihood, error) {
 // loadMultiTrainData is loadTrainData for several target columns.
 func loadMultiTrainData(f *trainFlags, path string, opts data.Options) (*trainData, error) {
 	opts.NoTarget = true
+	opts.Missing = f.csv.targets // an empty, NA or NaN target is a missing one
 	raw, err := data.LoadFiles(f.fs.Args(), opts)
 	if err != nil {
 		return nil, err
@@ -280,11 +281,14 @@ func loadMultiInputs(b *modelfile.Bundle, path string, csv *csvFlags, needTarget
 		return nil, fmt.Errorf("-target %d: a multi-output model takes its target columns as a list (-target a,b)", csv.target)
 	}
 	opts.NoTarget = true
+	d, P := b.InputDim(), b.NumOutputs()
+	if needTargets {
+		opts.Missing = missingTargets(b, csv.targets)
+	}
 	raw, err := data.LoadTable(path, opts)
 	if err != nil {
 		return nil, err
 	}
-	d, P := b.InputDim(), b.NumOutputs()
 	_, c := raw.X.Dims()
 	inputs := inputNames(b, d)
 	var tcols, icols []int
@@ -485,4 +489,23 @@ func (f *trainFlags) buildModel(d *trainData) (train.Model, *modelfile.Bundle, s
 		b.Meta.TargetNames = append([]string(nil), names[k:]...)
 	}
 	return s, b, models[0].Kind().String(), nil
+}
+
+// missingTargets returns the columns whose empty, NA or NaN fields eval
+// reads as missing targets (data.Options.Missing): those -target lists,
+// else the model's target names, else (a model trained on a file without a
+// header) the P columns after its d inputs.
+func missingTargets(b *modelfile.Bundle, targets []string) []string {
+	if len(targets) > 0 {
+		return targets
+	}
+	d, P := b.InputDim(), b.NumOutputs()
+	if len(b.Meta.TargetNames) == P {
+		return b.Meta.TargetNames
+	}
+	cols := make([]string, P)
+	for p := range cols {
+		cols[p] = strconv.Itoa(d + p + 1)
+	}
+	return cols
 }

@@ -100,3 +100,57 @@ func readFileString(t *testing.T, path string) string {
 	}
 	return string(buf)
 }
+
+// TestMissingTargetsCLI trains two-output models on a CSV file whose
+// target columns have a few empty, NA and NaN cells: they load as missing
+// values, eval counts each output's observed values, and an empty input
+// cell, a row without any target and a missing single target are errors
+// naming their line.
+func TestMissingTargetsCLI(t *testing.T) {
+	dir := t.TempDir()
+	lines := strings.Split(strings.TrimSpace(readFileString(t, writeTwoOutputs(t, dir, 50))), "\n")
+	missing := map[int]int{3: 1, 10: 1, 17: 3, 24: 3, 31: 1} // line (0 the header) -> field
+	marks := []string{"", "NA", "NaN", " ", "na"}
+	k := 0
+	for i, f := range missing {
+		fields := strings.Split(lines[i], ",")
+		fields[f] = marks[k%len(marks)]
+		k++
+		lines[i] = strings.Join(fields, ",")
+	}
+	data := writeFile(t, dir, "missing.csv", strings.Join(lines, "\n")+"\n")
+	for _, mode := range []string{"separate", "independent"} {
+		out := filepath.Join(dir, mode+".json")
+		if code, _, stderr := runCmd(t, "train", "-quiet", "-model", "svgp", "-m", "6", "-epochs", "5", "-target", "p,q", "-outputs", mode, "-out", out, data); code != exitOK {
+			t.Fatalf("train %s: exit %d: %s", mode, code, stderr)
+		}
+		code, js, stderr := runCmd(t, "eval", "-json", "-model", out, data)
+		if code != exitOK {
+			t.Fatalf("eval %s: exit %d: %s", mode, code, stderr)
+		}
+		var m metrics
+		if err := json.Unmarshal([]byte(js), &m); err != nil {
+			t.Fatal(err)
+		}
+		if m.N != 50 || len(m.Outputs) != 2 || m.Outputs[0].N != 47 || m.Outputs[1].N != 48 {
+			t.Errorf("eval %s: %s", mode, js)
+		}
+	}
+	bad := map[string]string{
+		"an empty input": "u,p,v,q\n1,2,,4\n2,3,4,5\n",
+		"every target":   "u,p,v,q\n1,2,3,4\n2,,4,NA\n",
+	}
+	want := map[string]string{"an empty input": "bad.csv:2:3:", "every target": "bad.csv:3: every target of the row is missing"}
+	for name, content := range bad {
+		in := writeFile(t, dir, "bad.csv", content)
+		code, _, stderr := runCmd(t, "train", "-quiet", "-m", "1", "-epochs", "1", "-target", "p,q", "-out", filepath.Join(dir, "bad.json"), in)
+		if code == exitOK || !strings.Contains(stderr, want[name]) {
+			t.Errorf("%s: exit %d: %s", name, code, stderr)
+		}
+	}
+	in := writeFile(t, dir, "single.csv", "u,v,y\n1,2,3\n2,3,\n3,4,5\n")
+	code, _, stderr := runCmd(t, "train", "-quiet", "-m", "1", "-epochs", "1", "-out", filepath.Join(dir, "bad.json"), in)
+	if code == exitOK || !strings.Contains(stderr, "single.csv:3:3:") || !strings.Contains(stderr, "missing value") {
+		t.Errorf("missing single target: exit %d: %s", code, stderr)
+	}
+}

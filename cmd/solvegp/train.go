@@ -98,7 +98,12 @@ scored in one pass per epoch; -checkpoint resumes as in memory). Without
 (2025) and Bui et al. (2025): each point's −dₙ/(2σ²) becomes
 −½ log(1 + dₙ/σ²), dₙ the prior variance left at xₙ after Z (and O for
 solvegp); predictions use q(u) as with the standard bound, and the model file
-records the bound.
+records the bound. With several -target columns (a multi-output model) an empty,
+NA or NaN cell (any case) of a target column, or a Parquet null, is a missing
+target, which its output's terms leave out; a row whose targets are all
+missing is an error naming its line, and so is an empty input cell. -outputs
+separate trains one model per target, with its own kernel, noise and
+inducing points (placed on the rows where its target is observed).
 
 With -collapsed (Gaussian likelihood; -model svgp or solvegp) the model is
 instead fitted on the whole training set at once by L-BFGS on the collapsed
