@@ -577,7 +577,7 @@ func Unmarshal(buf []byte) (*Bundle, error) {
 	var kind struct {
 		Kind string `json:"kind"`
 	}
-	if json.Unmarshal(buf, &kind) == nil && kind.Kind == kindSeparate {
+	if bytes.Contains(buf, []byte(`"separate"`)) && json.Unmarshal(buf, &kind) == nil && kind.Kind == kindSeparate {
 		return unmarshalSeparate(buf)
 	}
 	var f file
