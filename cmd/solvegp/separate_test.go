@@ -1,13 +1,16 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/solvegp/solvegp/gp/data"
 	"github.com/solvegp/solvegp/gp/modelfile"
 )
 
@@ -118,13 +121,13 @@ func TestMissingTargetsCLI(t *testing.T) {
 		k++
 		lines[i] = strings.Join(fields, ",")
 	}
-	data := writeFile(t, dir, "missing.csv", strings.Join(lines, "\n")+"\n")
+	csvPath := writeFile(t, dir, "missing.csv", strings.Join(lines, "\n")+"\n")
 	for _, mode := range []string{"separate", "independent"} {
 		out := filepath.Join(dir, mode+".json")
-		if code, _, stderr := runCmd(t, "train", "-quiet", "-model", "svgp", "-m", "6", "-epochs", "5", "-target", "p,q", "-outputs", mode, "-out", out, data); code != exitOK {
+		if code, _, stderr := runCmd(t, "train", "-quiet", "-model", "svgp", "-m", "6", "-epochs", "5", "-target", "p,q", "-outputs", mode, "-out", out, csvPath); code != exitOK {
 			t.Fatalf("train %s: exit %d: %s", mode, code, stderr)
 		}
-		code, js, stderr := runCmd(t, "eval", "-json", "-model", out, data)
+		code, js, stderr := runCmd(t, "eval", "-json", "-model", out, csvPath)
 		if code != exitOK {
 			t.Fatalf("eval %s: exit %d: %s", mode, code, stderr)
 		}
@@ -134,6 +137,44 @@ func TestMissingTargetsCLI(t *testing.T) {
 		}
 		if m.N != 50 || len(m.Outputs) != 2 || m.Outputs[0].N != 47 || m.Outputs[1].N != 48 {
 			t.Errorf("eval %s: %s", mode, js)
+		}
+	}
+	// The same rows as Parquet, the missing targets as NaN values.
+	cols := make([][]float64, 4)
+	for _, l := range lines[1:] {
+		for j, f := range strings.Split(l, ",") {
+			v, err := strconv.ParseFloat(strings.TrimSpace(f), 64)
+			if err != nil {
+				v = math.NaN()
+			}
+			cols[j] = append(cols[j], v)
+		}
+	}
+	var pq bytes.Buffer
+	if err := data.WriteParquet(&pq, []string{"u", "p", "v", "q"}, cols, 0); err != nil {
+		t.Fatal(err)
+	}
+	pqPath := filepath.Join(dir, "missing.parquet")
+	if err := os.WriteFile(pqPath, pq.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, stderr := runCmd(t, "train", "-quiet", "-model", "svgp", "-m", "6", "-epochs", "5", "-target", "p,q", "-outputs", "separate",
+		"-out", filepath.Join(dir, "pq.json"), pqPath); code != exitOK {
+		t.Fatalf("train on Parquet: exit %d: %s", code, stderr)
+	}
+	// Both files hold the same values and missing targets: the same model.
+	var params [2][]float64
+	for k, file := range []string{filepath.Join(dir, "separate.json"), filepath.Join(dir, "pq.json")} {
+		b, err := modelfile.Load(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		params[k] = make([]float64, b.Separate.NumParams())
+		b.Separate.Params(params[k])
+	}
+	for i := range params[0] {
+		if params[0][i] != params[1][i] {
+			t.Fatalf("parameter %d: %v trained on CSV, %v on Parquet", i, params[0][i], params[1][i])
 		}
 	}
 	bad := map[string]string{
