@@ -158,8 +158,8 @@ func (f *trainFlags) checkMultiFlags() error {
 		return fmt.Errorf("-likelihood %s: several target columns need the Gaussian likelihood", f.spec.lik)
 	case f.useCollapsed || isFlagSet(f.fs, "stream"):
 		return errors.New("-collapsed and -stream take a single target column")
-	case f.spec.mean != "zero" && f.spec.mean != "":
-		return errors.New("-mean: several target columns need the zero prior mean")
+	case f.spec.mean != "zero" && f.spec.mean != "" && mode != "separate":
+		return errors.New("-mean: several target columns need the zero prior mean (or -outputs separate, one mean per output)")
 	}
 	return nil
 }

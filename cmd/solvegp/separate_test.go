@@ -22,7 +22,7 @@ import (
 func TestSeparateOutputsCLI(t *testing.T) {
 	dir := t.TempDir()
 	data := writeTwoOutputs(t, dir, 60)
-	flags := []string{"-quiet", "-model", "solvegp", "-m", "6", "-m2", "3", "-epochs", "15", "-batch", "20", "-lr", "0.03", "-seed", "4"}
+	flags := []string{"-quiet", "-model", "solvegp", "-m", "6", "-m2", "3", "-epochs", "15", "-batch", "20", "-lr", "0.03", "-seed", "4", "-mean", "linear"}
 	sep := filepath.Join(dir, "sep.json")
 	code, out, stderr := runCmd(t, append(append([]string{"train"}, flags...), "-target", "p,q", "-outputs", "separate", "-out", sep, data)...)
 	if code != exitOK {
@@ -38,6 +38,9 @@ func TestSeparateOutputsCLI(t *testing.T) {
 	if b.Separate == nil || b.Separate.NumOutputs() != 2 || strings.Join(b.Meta.TargetNames, ",") != "p,q" ||
 		strings.Join(b.Meta.InputNames, ",") != "u,v" || len(b.Standardizer.YMeans) != 2 {
 		t.Fatalf("bundle: separate %v, meta %+v", b.Separate != nil, b.Meta)
+	}
+	if b.Separate.Output(0).Mean() == nil || b.Separate.Output(1).Mean() == nil {
+		t.Fatal("-mean linear: an output without its mean function")
 	}
 	// Each output equals a single-target run on a file of the inputs and
 	// that target.
