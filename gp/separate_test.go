@@ -216,8 +216,9 @@ func TestSeparateFitMatchesSingle(t *testing.T) {
 	const n, P = 40, 3
 	x, y := sepData(n, P, false, 3)
 	cfgs := map[string]train.Config{
-		"adam":    {Epochs: 6, BatchSize: 16, Seed: 9, Schedule: train.Constant(0.02)},
-		"natural": {Epochs: 3, BatchSize: 16, Seed: 5, Schedule: train.Constant(0.02), NaturalStep: 0.1, NaturalSharedGradient: true},
+		"adam":          {Epochs: 6, BatchSize: 16, Seed: 9, Schedule: train.Constant(0.02)},
+		"natural":       {Epochs: 3, BatchSize: 16, Seed: 5, Schedule: train.Constant(0.02), NaturalStep: 0.1, NaturalSharedGradient: true},
+		"natural-fresh": {Epochs: 2, BatchSize: 16, Seed: 6, Schedule: train.Constant(0.02), NaturalStep: 0.2},
 	}
 	for name, cfg := range cfgs {
 		t.Run(name, func(t *testing.T) {
