@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Reference reader for solvegp model files (docs/model-format.md, versions 1 to 5).
+"""Reference reader for solvegp model files (docs/model-format.md, versions 1 to 6).
 
 Usage:
 
@@ -32,11 +32,17 @@ maximized (bound: "standard" or "tighter"; Model.bound, "standard" if
 absent); it does not affect predictions either.
 A version 5 file may also give each latent function its own mean (mean
 type "per_latent").
+A version 6 file may hold a model of separate outputs (kind "separate"): one
+complete single-output model document per output, each with its own kernel,
+likelihood and inducing inputs, predicted with the file's input
+standardization and its output's y_means/y_scales entry; its columns are
+those of a multi-output model. --jitter then reports output 0's jitters.
 A version 1 or 2 file, whose checksum covers the parameters only, is read with a
 warning on standard error (after the jitter line).
 
-As a module: `Model(path)` loads and checks a file; `Model.predict(x)` takes
-a row of raw inputs and returns the output row above.
+As a module: `load(path)` loads and checks a file (a `Model`, or a
+`Separate` of Models); its `predict(x)` takes a row of raw inputs and
+returns the output row above.
 
 Written from docs/model-format.md alone and kept to it: it uses the standard
 library only (plain lists, O(M^3) Python loops; meant for checking and for
@@ -55,13 +61,14 @@ import struct
 import sys
 
 FORMAT = "solvegp-model"
-VERSION = 5
+VERSION = 6
 COLLAPSED_BOUND_VERSION = 4  # first version with collapsed_bound
 BOUND_VERSION = 5  # first version with bound
 BLOCKDIAG_VERSION = 5  # first version with collapsed_bound "blockdiag" and collapsed_block_size
 MULTI_OUTPUT_VERSION = 5  # first version with independent_gaussian and lmc
 MULTI_OUTPUT_TYPES = ("independent_gaussian", "lmc")
 PER_LATENT_MEAN_VERSION = 5  # first version with the per_latent mean
+SEPARATE_VERSION = 6  # first version with kind "separate"
 
 # The jitter policy (model-format.md, "Jitter").
 JITTER_START = 1e-10
@@ -382,18 +389,86 @@ def _check_collapsed_bound(bound, size, version):
         raise FormatError("collapsed_block_size %d goes with collapsed_bound \"blockdiag\" only" % size)
 
 
+def _check_head(doc):
+    """The format version of the document doc, after checking its header."""
+    if doc.get("format") != FORMAT:
+        raise FormatError("format is %r, want %r" % (doc.get("format"), FORMAT))
+    version = doc.get("version")
+    if not isinstance(version, int) or version < 1:
+        raise FormatError("invalid version %r" % version)
+    if version > VERSION:
+        raise FormatError("the file has format version %d but this reader reads versions up to %d"
+                          % (version, VERSION))
+    return version
+
+
+def load(path):
+    """The model of the file at path: a Separate for kind "separate",
+    else a Model."""
+    with open(path, encoding="utf-8") as f:
+        doc = json.load(f, parse_int=_parse_int)
+    if doc.get("kind") == "separate":
+        return Separate(doc)
+    return Model(doc=doc)
+
+
+class Separate:
+    """A model of separate outputs: one single-output Model per output."""
+
+    def __init__(self, doc):
+        self.version = version = _check_head(doc)
+        if version < SEPARATE_VERSION:
+            raise FormatError("kind \"separate\" needs format version %d, the file has version %d"
+                              % (SEPARATE_VERSION, version))
+        if model_digest(doc) != doc.get("model_sha256"):
+            raise FormatError("model_sha256 does not match the file")
+        subs = doc.get("outputs")
+        if not isinstance(subs, list) or not subs:
+            raise FormatError("a model of separate outputs without outputs")
+        self.outputs = []
+        for j, sub in enumerate(subs):
+            if sub.get("version") != version or sub.get("kind") == "separate":
+                raise FormatError("output %d: version %r or kind %r" % (j, sub.get("version"), sub.get("kind")))
+            if sub.get("standardizer") is not None or sub.get("meta") is not None:
+                raise FormatError("output %d has a standardizer or meta of its own" % j)
+            m = Model(doc=sub)
+            if m.c != 1:
+                raise FormatError("output %d has %d latent functions" % (j, m.c))
+            self.outputs.append(m)
+        n_out = len(self.outputs)
+        self.d = self.outputs[0].d
+        if any(m.d != self.d for m in self.outputs):
+            raise FormatError("outputs of different input dimensions")
+        st = doc.get("standardizer")
+        for j, m in enumerate(self.outputs):
+            if st:
+                ym = (st.get("y_means") or [0.0] * n_out)[j]
+                ys = (st.get("y_scales") or [1.0] * n_out)[j]
+                m.std = {"x_mean": st["x_mean"], "x_scale": st["x_scale"], "y_mean": ym, "y_scale": ys}
+        meta = doc.get("meta") or {}
+        self.names = meta.get("input_names")
+        names = meta.get("target_names") or []
+        self.out_names = names if len(names) == n_out else [str(j) for j in range(n_out)]
+        self.unchecked = False
+        self.lik_type = "separate"
+        self.jitter_u, self.jitter_v = self.outputs[0].jitter_u, self.outputs[0].jitter_v
+
+    def header(self):
+        return [c + t for t in self.out_names for c in ("f_mean_", "f_var_", "y_mean_", "y_var_")]
+
+    def predict(self, xraw, rng=None):
+        out = []
+        for m in self.outputs:
+            out += m.predict(xraw, rng)
+        return out
+
+
 class Model:
-    def __init__(self, path):
-        with open(path, encoding="utf-8") as f:
-            doc = json.load(f, parse_int=_parse_int)
-        if doc.get("format") != FORMAT:
-            raise FormatError("format is %r, want %r" % (doc.get("format"), FORMAT))
-        version = doc.get("version")
-        if not isinstance(version, int) or version < 1:
-            raise FormatError("invalid version %r" % version)
-        if version > VERSION:
-            raise FormatError("the file has format version %d but this reader reads versions up to %d"
-                              % (version, VERSION))
+    def __init__(self, path=None, doc=None):
+        if doc is None:
+            with open(path, encoding="utf-8") as f:
+                doc = json.load(f, parse_int=_parse_int)
+        version = _check_head(doc)
         self.version = version
         self.collapsed_bound = doc.get("collapsed_bound", "")
         self.collapsed_block_size = doc.get("collapsed_block_size", 0)
@@ -687,7 +762,7 @@ def main(argv):
     if len(argv) != 3:
         sys.stderr.write(__doc__)
         return 2
-    model = Model(argv[1])
+    model = load(argv[1])
     if show_jitter:
         sys.stderr.write("jitter %r %r\n" % (model.jitter_u, model.jitter_v))
     if model.unchecked:

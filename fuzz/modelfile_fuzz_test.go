@@ -82,6 +82,17 @@ func FuzzModelFile(f *testing.F) {
 		}
 		f.Add(buf)
 	}
+	gauss2, _ := likelihood.NewGaussian(0.3)
+	bern2, _ := likelihood.NewBernoulli()
+	sep, err := gp.NewSeparate([]*gp.Model{modelFileBundle(f, gp.SVGP, gauss2).Model, modelFileBundle(f, gp.SOLVEGP, bern2).Model})
+	if err != nil {
+		f.Fatal(err)
+	}
+	buf, err := modelfile.Marshal(&modelfile.Bundle{Separate: sep, Meta: modelfile.Meta{TargetNames: []string{"a", "b"}}})
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(buf)
 	f.Add([]byte(`{"format":"solvegp-model","version":2}`))
 	f.Add([]byte(`{"format":"solvegp-model","version":1,"kind":"svgp","dims":{"input":1,"m":1,"latent":1}}`))
 	f.Add([]byte("[1e999]"))
@@ -106,8 +117,7 @@ func FuzzModelFile(f *testing.F) {
 		if err != nil || !bytes.Equal(out, out2) {
 			t.Fatalf("encoding is not stable (%v)", err)
 		}
-		d, _, _, _ := b.Model.Dims()
-		if d != 2 {
+		if b.InputDim() != 2 {
 			return
 		}
 		pred, err := b.Predict(x)

@@ -97,6 +97,15 @@ func (mod *Model) Objective(x *mat.Dense, y []float64, nTotal int, grad []float6
 	if nTotal < 1 {
 		return 0, fmt.Errorf("%w: nTotal = %d", ErrValue, nTotal)
 	}
+	return mod.scaledObjective(x, y, float64(nTotal)/float64(n), grad)
+}
+
+// scaledObjective is Objective with the factor applied to the batch's
+// expected log-likelihood given as scale (nTotal/n for Objective) rather
+// than derived from nTotal, for Separate, whose outputs each see only their
+// observed rows of a batch. x must have passed checkX and y checkTargets.
+func (mod *Model) scaledObjective(x *mat.Dense, y []float64, scale float64, grad []float64) (float64, error) {
+	n, _ := x.Dims()
 	if err := validateLabels(mod.lik, y); err != nil {
 		return 0, err
 	}
@@ -137,7 +146,6 @@ func (mod *Model) Objective(x *mat.Dense, y []float64, nTotal int, grad []float6
 	default:
 		ell = mod.lik.ExpectedLogLik(y, ws.mu, variance, dmu, dvar, dlik, mod.rng)
 	}
-	scale := float64(nTotal) / float64(n)
 	bound := scale*(ell+tight) - ws.klu - ws.klv
 	mod.last = Terms{ExpLogLik: ell, Tighter: tight, Scale: scale, KLU: ws.klu, KLV: ws.klv, JitterUU: ws.jitU, JitterVV: ws.jitV, Bound: bound}
 	if math.IsNaN(bound) || math.IsInf(bound, 0) {

@@ -261,7 +261,7 @@ func ReadMetrics(ctx context.Context, path string) (Metrics, error) {
 // whose shards the pipelines do not read: solvegp predict and eval take
 // them.
 func checkSingleOutput(b *modelfile.Bundle) error {
-	if p := b.Model.NumOutputs(); p > 1 {
+	if p := b.NumOutputs(); p > 1 || b.Model == nil {
 		return fmt.Errorf("gpbeam: the model has %d outputs; the pipelines take single-output models (use solvegp predict or eval)", p)
 	}
 	return nil

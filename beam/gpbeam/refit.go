@@ -59,6 +59,9 @@ func Refit(s beam.Scope, modelJSON []byte, shards []Shard, out string) error {
 
 // checkRefit reports a model Refit cannot refit.
 func checkRefit(b *modelfile.Bundle) error {
+	if err := checkSingleOutput(b); err != nil {
+		return err
+	}
 	_, _, m2, c := b.Model.Dims()
 	if b.Model.Kind() != gp.SVGP || m2 != 0 || c != 1 {
 		return fmt.Errorf("gpbeam: refit needs an SVGP model, not %v", b.Model.Kind())

@@ -74,7 +74,7 @@ func ptr(v float64) *float64 { return &v }
 // withBound is set it also computes the evidence lower bound.
 func evaluate(b *modelfile.Bundle, x *mat.Dense, y []float64, withBound bool) (metrics, error) {
 	n := len(y)
-	if isMultiOutput(b.Model) {
+	if isMultiOutput(b) {
 		n = rows(x)
 	}
 	m := metrics{N: n}
@@ -92,7 +92,7 @@ func evaluate(b *modelfile.Bundle, x *mat.Dense, y []float64, withBound bool) (m
 	}
 	m.LogLik = mean(lp)
 	_, c := pred.YMean.Dims()
-	if isMultiOutput(b.Model) {
+	if isMultiOutput(b) {
 		m.Outputs = evaluateOutputs(b, pred, y)
 	} else if c == 1 || isHeteroscedastic(b.Model) {
 		if isBernoulli(b.Model) {
@@ -145,11 +145,17 @@ func evaluate(b *modelfile.Bundle, x *mat.Dense, y []float64, withBound bool) (m
 // Gaussian, whose two latent functions are a regression mean and a log
 // noise variance, not classes.
 func isHeteroscedastic(m *gp.Model) bool {
+	if m == nil {
+		return false
+	}
 	_, ok := m.Likelihood().(*likelihood.Heteroscedastic)
 	return ok
 }
 
 func isBernoulli(m *gp.Model) bool {
+	if m == nil {
+		return false
+	}
 	_, ok := m.Likelihood().(*likelihood.Bernoulli)
 	return ok
 }
@@ -169,6 +175,9 @@ const boundBatch = 4096
 // expectations by Monte Carlo (softmax), so that its bound is an estimate
 // that differs from call to call.
 func sampledLikelihood(b *modelfile.Bundle) bool {
+	if b.Model == nil {
+		return false // a model of separate outputs, which train fits with Gaussian likelihoods
+	}
 	_, ok := b.Model.Likelihood().(*likelihood.Softmax)
 	return ok
 }
@@ -192,6 +201,9 @@ func fullBound(b *modelfile.Bundle, x *mat.Dense, y []float64) (float64, error) 
 			return 0, err
 		}
 		s.TransformY(ys)
+	}
+	if b.Separate != nil {
+		return gpmetrics.FullBound(b.Separate, xs, ys, boundBatch)
 	}
 	return gpmetrics.FullBound(b.Model, xs, ys, boundBatch)
 }

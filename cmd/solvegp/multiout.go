@@ -16,6 +16,7 @@ import (
 	"github.com/solvegp/solvegp/gp/data"
 	"github.com/solvegp/solvegp/gp/likelihood"
 	"github.com/solvegp/solvegp/gp/modelfile"
+	"github.com/solvegp/solvegp/gp/train"
 )
 
 // parseTarget parses -target: a column number (the single target), or a
@@ -147,8 +148,8 @@ func (f *trainFlags) checkMultiFlags() error {
 		f.latent = l
 	}
 	switch {
-	case mode != "independent" && mode != "lmc":
-		return fmt.Errorf("-outputs %q: want independent, lmc or lmc:L", f.outputs)
+	case mode != "independent" && mode != "lmc" && mode != "separate":
+		return fmt.Errorf("-outputs %q: want independent, lmc, lmc:L or separate", f.outputs)
 	case !multi && isFlagSet(f.fs, "outputs"):
 		return errors.New("-outputs needs several target columns (-target a,b)")
 	case !multi:
@@ -157,8 +158,8 @@ func (f *trainFlags) checkMultiFlags() error {
 		return fmt.Errorf("-likelihood %s: several target columns need the Gaussian likelihood", f.spec.lik)
 	case f.useCollapsed || isFlagSet(f.fs, "stream"):
 		return errors.New("-collapsed and -stream take a single target column")
-	case f.spec.mean != "zero" && f.spec.mean != "":
-		return errors.New("-mean: several target columns need the zero prior mean")
+	case f.spec.mean != "zero" && f.spec.mean != "" && mode != "separate":
+		return errors.New("-mean: several target columns need the zero prior mean (or -outputs separate, one mean per output)")
 	}
 	return nil
 }
@@ -166,8 +167,12 @@ func (f *trainFlags) checkMultiFlags() error {
 // multiLikelihood returns the likelihood of P outputs that -outputs asks
 // for: independent outputs, or an LMC of L latent functions (lmc:L;
 // default P) whose mixing matrix starts with W_pl = 1 for l = p mod L and
-// 0 elsewhere.
+// 0 elsewhere; nil for separate outputs, each of which has a Gaussian
+// likelihood of its own (buildModel).
 func (f *trainFlags) multiLikelihood(P int) (gp.Likelihood, error) {
+	if f.outputs == "separate" {
+		return nil, nil
+	}
 	noise := make([]float64, P)
 	for i := range noise {
 		noise[i] = f.spec.noise
@@ -189,6 +194,7 @@ func (f *trainFlags) multiLikelihood(P int) (gp.Likelihood, error) {
 // loadMultiTrainData is loadTrainData for several target columns.
 func loadMultiTrainData(f *trainFlags, path string, opts data.Options) (*trainData, error) {
 	opts.NoTarget = true
+	opts.Missing = f.csv.targets // an empty, NA or NaN target is a missing one
 	raw, err := data.LoadFiles(f.fs.Args(), opts)
 	if err != nil {
 		return nil, err
@@ -240,7 +246,7 @@ func loadMultiTrainData(f *trainFlags, path string, opts data.Options) (*trainDa
 // outputNames returns the names of the outputs of a multi-output model for
 // its prediction columns: the target names it records, else 0..P−1.
 func outputNames(b *modelfile.Bundle) []string {
-	P := b.Model.NumOutputs()
+	P := b.NumOutputs()
 	if len(b.Meta.TargetNames) == P {
 		return b.Meta.TargetNames
 	}
@@ -251,9 +257,13 @@ func outputNames(b *modelfile.Bundle) []string {
 	return names
 }
 
-// isMultiOutput reports whether the model has several targets per point.
-func isMultiOutput(m *gp.Model) bool {
-	_, ok := m.Likelihood().(*likelihood.MultiGaussian)
+// isMultiOutput reports whether the bundle's model has several targets
+// per point: separate outputs, or a multi-output likelihood.
+func isMultiOutput(b *modelfile.Bundle) bool {
+	if b.Separate != nil {
+		return true
+	}
+	_, ok := b.Model.Likelihood().(*likelihood.MultiGaussian)
 	return ok
 }
 
@@ -271,12 +281,14 @@ func loadMultiInputs(b *modelfile.Bundle, path string, csv *csvFlags, needTarget
 		return nil, fmt.Errorf("-target %d: a multi-output model takes its target columns as a list (-target a,b)", csv.target)
 	}
 	opts.NoTarget = true
+	d, P := b.InputDim(), b.NumOutputs()
+	if needTargets {
+		opts.Missing = missingTargets(b, csv.targets)
+	}
 	raw, err := data.LoadTable(path, opts)
 	if err != nil {
 		return nil, err
 	}
-	d, _, _, _ := b.Model.Dims()
-	P := b.Model.NumOutputs()
 	_, c := raw.X.Dims()
 	inputs := inputNames(b, d)
 	var tcols, icols []int
@@ -433,4 +445,67 @@ func printOutputMetrics(w io.Writer, outs []outputMetrics) {
 	for _, o := range outs {
 		fmt.Fprintf(w, "output %-10s n %d, RMSE %.6g, log-lik %.6g (mean per observed value)\n", o.Name, o.N, o.RMSE, o.LogLik)
 	}
+}
+
+// buildModel builds the model to train on d and its bundle, and returns
+// the model's kind: with -outputs separate a gp.Separate of one
+// single-output model per target column, each with a Gaussian likelihood
+// and its inducing points placed on the rows where its target is
+// observed; otherwise one gp.Model.
+func (f *trainFlags) buildModel(d *trainData) (train.Model, *modelfile.Bundle, string, error) {
+	if d.lik != nil {
+		m, err := f.spec.build(d.xs, d.lik)
+		if err != nil {
+			return nil, nil, "", err
+		}
+		return m, newBundle(m, d.std, d.tab.Names), m.Kind().String(), nil
+	}
+	P := len(d.ys) / rows(d.xs)
+	models := make([]*gp.Model, P)
+	for p := range models {
+		var obs []int
+		for i := 0; i < rows(d.xs); i++ {
+			if !math.IsNaN(d.ys[i*P+p]) {
+				obs = append(obs, i)
+			}
+		}
+		xp, _ := multiRows(d.xs, d.ys, P, obs)
+		lik, err := likelihood.NewGaussian(f.spec.noise)
+		if err != nil {
+			return nil, nil, "", err
+		}
+		if models[p], err = f.spec.build(xp, lik); err != nil {
+			return nil, nil, "", fmt.Errorf("output %d (%d observed training rows): %v", p+1, len(obs), err)
+		}
+	}
+	s, err := gp.NewSeparate(models)
+	if err != nil {
+		return nil, nil, "", err
+	}
+	b := &modelfile.Bundle{Separate: s, Standardizer: d.std}
+	if names := d.tab.Names; names != nil {
+		k := len(names) - P
+		b.Meta.InputNames = append([]string(nil), names[:k]...)
+		b.Meta.TargetNames = append([]string(nil), names[k:]...)
+	}
+	return s, b, models[0].Kind().String(), nil
+}
+
+// missingTargets returns the columns whose empty, NA or NaN fields eval
+// reads as missing targets (data.Options.Missing): those -target lists,
+// else the model's target names, else (a model trained on a file without a
+// header) the P columns after its d inputs.
+func missingTargets(b *modelfile.Bundle, targets []string) []string {
+	if len(targets) > 0 {
+		return targets
+	}
+	d, P := b.InputDim(), b.NumOutputs()
+	if len(b.Meta.TargetNames) == P {
+		return b.Meta.TargetNames
+	}
+	cols := make([]string, P)
+	for p := range cols {
+		cols[p] = strconv.Itoa(d + p + 1)
+	}
+	return cols
 }

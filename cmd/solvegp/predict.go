@@ -267,7 +267,7 @@ For a single latent function the output columns are
 	}
 	warnUnchecked(stderr, "predict", *modelPath, b)
 	load := loadInputs
-	if isMultiOutput(b.Model) {
+	if isMultiOutput(b) {
 		load = loadMultiInputs
 	}
 	tab, err := load(b, fs.Arg(0), &csv, false)
@@ -280,7 +280,7 @@ For a single latent function the output columns are
 	}
 	var buf bytes.Buffer
 	hetero := isHeteroscedastic(b.Model)
-	if isMultiOutput(b.Model) {
+	if isMultiOutput(b) {
 		names, cols := multiColumns(pred, outputNames(b))
 		if data.IsParquet(*out) {
 			err = data.WriteParquet(&buf, names, cols, 0)
@@ -420,7 +420,7 @@ by name, in any order, as in predict.`, stderr)
 	}
 	warnUnchecked(stderr, "eval", *modelPath, b)
 	load := loadInputs
-	if isMultiOutput(b.Model) {
+	if isMultiOutput(b) {
 		load = loadMultiInputs
 	}
 	tab, err := load(b, fs.Arg(0), &csv, true)

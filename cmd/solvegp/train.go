@@ -98,7 +98,13 @@ scored in one pass per epoch; -checkpoint resumes as in memory). Without
 bound of Titsias (2025) and Bui et al. (2025): the prior variance dₙ left at xₙ
 after Z (and O for solvegp) is scaled by each point's best αₙ ≤ 1 at a cost of
 ½(αₙ − 1 − log αₙ) (Gaussian: −dₙ/(2σ²) becomes −½ log(1 + dₙ/σ²)); predictions
-use q(u) as with the standard bound, and the model file records the bound.
+use q(u) as with the standard bound, and the model file records the bound. With
+several -target columns (a multi-output model) an empty, NA or NaN cell (any
+case) of a target column, or a Parquet null, is a missing target, which its
+output's terms leave out; a row whose targets are all missing is an error naming
+its line, and so is an empty input cell. -outputs separate trains one model per
+target, with its own kernel, noise and inducing points (placed on the rows where
+its target is observed).
 
 With -collapsed (Gaussian likelihood; -model svgp or solvegp) the model is
 instead fitted on the whole training set at once by L-BFGS on the collapsed
@@ -171,7 +177,7 @@ func newTrainFlags(stderr io.Writer) *trainFlags {
 	fs.IntVar(&f.iters, "iters", 1000, "with -collapsed: most L-BFGS iterations")
 	fs.StringVar(&f.boundName, "bound", "standard", "the bound to maximize: standard, tighter (Titsias 2025; Gaussian, Bernoulli or Poisson likelihood) or, with -collapsed, blockdiag:B (blocks of B training points; see above)")
 	fs.IntVar(&f.stream, "stream", 0, "stream the data files each epoch through a shuffle buffer of this many rows instead of loading them (0: load them; see above)")
-	fs.StringVar(&f.outputs, "outputs", "independent", "with several -target columns: independent (one GP per output, kernel shared), lmc (linear model of coregionalization, one latent GP per output) or lmc:L (L latent GPs)")
+	fs.StringVar(&f.outputs, "outputs", "independent", "with several -target columns: independent (one GP per output, kernel shared), lmc (linear model of coregionalization, one latent GP per output), lmc:L (L latent GPs) or separate (one model per output with its own kernel, noise and inducing points)")
 	fs.StringVar(&f.spec.mean, "mean", "zero", "prior mean function, learned with the other parameters: zero, constant or linear (on standardized inputs and targets), shared by every latent function; or constant-per-latent or linear-per-latent, one per latent function (per class of robustmax and softmax, whose probabilities a shared mean does not change; heteroscedastic's mean and log noise)")
 	return f
 }
@@ -420,9 +426,13 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 			xTrain: d.xTrain, yTrain: d.yTrain, xValid: d.xValid, yValid: d.yValid, std: d.std, names: d.tab.Names,
 			args: args, out: f.out, iters: f.iters, bound: f.bound, blockSize: f.blockSize, asJSON: f.asJSON, quiet: f.quiet}, stdout, stderr)
 	}
-	var model *gp.Model
+	var (
+		model  train.Model
+		bundle *modelfile.Bundle
+		kind   string
+	)
 	if err := interruptible(ctx, func() (err error) {
-		model, err = f.spec.build(d.xs, d.lik)
+		model, bundle, kind, err = f.buildModel(d)
 		return err
 	}); err != nil {
 		if ctx.Err() != nil {
@@ -430,7 +440,7 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		}
 		return fail(stderr, "train", fmt.Errorf("%s: %v", path, err))
 	}
-	r := &trainRun{ctx: ctx, f: f, d: d, stderr: stderr, model: model, bundle: newBundle(model, d.std, d.tab.Names), lastSaved: -1}
+	r := &trainRun{ctx: ctx, f: f, d: d, stderr: stderr, model: model, kind: kind, bundle: bundle, lastSaved: -1}
 	if err := r.loadCheckpoint(); err != nil {
 		return fail(stderr, "train", err)
 	}
@@ -450,7 +460,7 @@ type trainSet interface {
 	// checkpoint is only resumed by the run that wrote it.
 	fingerprint(fs *flag.FlagSet) [32]byte
 	// fit trains the model on the training rows.
-	fit(ctx context.Context, m *gp.Model, cfg train.Config) (train.Result, error)
+	fit(ctx context.Context, m train.Model, cfg train.Config) (train.Result, error)
 	// validMetrics scores b on the validation rows (ok false without
 	// them).
 	validMetrics(b *modelfile.Bundle) (m metrics, ok bool, err error)
@@ -459,13 +469,13 @@ type trainSet interface {
 	trainBound(b *modelfile.Bundle) (bound float64, ok bool, err error)
 }
 
-func (d *trainData) nTrain() int    { return len(d.ys) }
-func (d *trainData) nValid() int    { return len(d.yValid) }
+func (d *trainData) nTrain() int    { return rows(d.xs) }
+func (d *trainData) nValid() int    { return rows(d.xValid) }
 func (d *trainData) hasValid() bool { return d.xValid != nil }
 func (d *trainData) fingerprint(fs *flag.FlagSet) [32]byte {
 	return runFingerprint(fs, d.tab)
 }
-func (d *trainData) fit(ctx context.Context, m *gp.Model, cfg train.Config) (train.Result, error) {
+func (d *trainData) fit(ctx context.Context, m train.Model, cfg train.Config) (train.Result, error) {
 	return train.Fit(ctx, m, d.xs, d.ys, cfg)
 }
 func (d *trainData) validMetrics(b *modelfile.Bundle) (metrics, bool, error) {
@@ -489,7 +499,8 @@ type trainRun struct {
 	d      trainSet
 	extra  map[string]string // more entries of the model file's training info
 	stderr io.Writer
-	model  *gp.Model
+	model  train.Model // a *gp.Model or, with -outputs separate, a *gp.Separate
+	kind   string      // the model's kind (of every output of a gp.Separate)
 	bundle *modelfile.Bundle
 	bar    *progress
 
@@ -731,7 +742,7 @@ func (r *trainRun) fit(args []string, stdout io.Writer) int {
 func (r *trainRun) save(args []string, res train.Result, interrupted bool, fitErr error) (*trainSummary, error) {
 	f, d := r.f, r.d
 	sum := &trainSummary{
-		Model: f.out, Kind: r.model.Kind().String(), M: f.spec.m, M2: f.spec.m2,
+		Model: f.out, Kind: r.kind, M: f.spec.m, M2: f.spec.m2,
 		NTrain: d.nTrain(), Steps: res.Steps, Epochs: res.Epochs,
 		Stop: stopReason(res.Reason, interrupted), Interrupted: interrupted, Rejected: res.Rejected, Natural: f.natural,
 		History: r.history,
@@ -762,7 +773,7 @@ func (r *trainRun) save(args []string, res train.Result, interrupted bool, fitEr
 	case interrupted && len(r.history) == 0:
 		fmt.Fprintf(r.stderr, "solvegp train: warning: interrupted during the first epoch; no training curves to plot, %s not written\n", f.plotPath)
 	default:
-		if err := plotCurves(f.plotPath, r.history, r.model.Kind().String()); err != nil {
+		if err := plotCurves(f.plotPath, r.history, r.kind); err != nil {
 			return nil, err
 		}
 		sum.Plot = f.plotPath
@@ -804,7 +815,8 @@ func newBundle(model *gp.Model, std *data.Standardizer, names []string) *modelfi
 	b := &modelfile.Bundle{Model: model, Standardizer: std}
 	if names != nil {
 		names = append([]string(nil), names...)
-		if p := model.NumOutputs(); isMultiOutput(model) {
+		if _, multi := model.Likelihood().(*likelihood.MultiGaussian); multi {
+			p := model.NumOutputs()
 			d := len(names) - p
 			b.Meta.InputNames, b.Meta.TargetNames = names[:d], names[d:]
 			return b

@@ -12,7 +12,6 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
-	"github.com/solvegp/solvegp/gp"
 	"github.com/solvegp/solvegp/gp/data"
 	"github.com/solvegp/solvegp/gp/modelfile"
 	"github.com/solvegp/solvegp/gp/train"
@@ -44,7 +43,7 @@ func (s *streamData) nTrain() int    { return s.sum.Rows }
 func (s *streamData) nValid() int    { return s.nv }
 func (s *streamData) hasValid() bool { return s.valid != nil }
 
-func (s *streamData) fit(ctx context.Context, m *gp.Model, cfg train.Config) (train.Result, error) {
+func (s *streamData) fit(ctx context.Context, m train.Model, cfg train.Config) (train.Result, error) {
 	return train.FitSource(ctx, m, s.src, cfg)
 }
 
@@ -190,7 +189,7 @@ func trainStream(ctx context.Context, f *trainFlags, opts data.Options, args []s
 		return fail(stderr, "train", err)
 	}
 	r := &trainRun{ctx: ctx, f: f, d: d, extra: map[string]string{"stream": "true"}, stderr: stderr, model: model,
-		bundle: newBundle(model, std, sum.Names), lastSaved: -1}
+		kind: model.Kind().String(), bundle: newBundle(model, std, sum.Names), lastSaved: -1}
 	if err := r.loadCheckpoint(); err != nil {
 		return fail(stderr, "train", err)
 	}

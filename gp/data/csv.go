@@ -24,6 +24,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -59,6 +60,17 @@ type Options struct {
 	// NoTarget reads every column as an input (for prediction inputs); the
 	// returned y is then nil and Target is ignored.
 	NoTarget bool
+	// Missing lists the columns, by header name or 1-based number, that
+	// may hold missing values: the target columns of a multi-output model,
+	// whose NaN targets are missing values. In those columns an empty
+	// field, NA or NaN (any case, spaces around allowed) reads as NaN and
+	// a Parquet null or NaN likewise, where any other column refuses it
+	// (with its line and column); a row in which every listed column is
+	// missing is an error naming its line (or Parquet row), as it holds
+	// nothing to learn from. With a header detected automatically, NA
+	// counts as a value, not as a name. Entries that name no column are
+	// ignored: the caller checks its columns.
+	Missing []string
 }
 
 // Table is a numeric data set read from a CSV file: inputs X (one row per
@@ -212,7 +224,7 @@ func ReadCSV(r io.Reader, name string, opts Options) (*Table, error) {
 	default:
 		return nil, fmt.Errorf("data: %s: invalid header mode %d", name, opts.Header)
 	}
-	rows, names, lines, cols, err := readNumeric(r, name, opts.Header, nil)
+	rows, names, lines, cols, err := readNumeric(r, name, opts, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -253,11 +265,12 @@ func ReadCSV(r io.Reader, name string, opts Options) (*Table, error) {
 // and the 1-based file line of each row. If check is not nil it is called
 // for each finite value with its 0-based column and returns a non-empty
 // message to reject the value.
-func readNumeric(r io.Reader, name string, header HeaderMode, check func(col int, v float64) string) (vals []float64, names []string, lines []int, cols int, err error) {
-	sc, err := newNumScanner(r, name, header, check)
+func readNumeric(r io.Reader, name string, opts Options, check func(col int, v float64) string) (vals []float64, names []string, lines []int, cols int, err error) {
+	sc, err := newNumScanner(r, name, opts.Header, check)
 	if err != nil {
 		return nil, nil, nil, 0, err
 	}
+	sc.missing = opts.Missing
 	defer sc.close()
 	for {
 		row, line, err := sc.next()
@@ -289,7 +302,9 @@ type numScanner struct {
 	tee     *recordTee
 	cr      *csv.Reader
 	closeFn func()
-	first   bool // no record read yet
+	first   bool     // no record read yet
+	missing []string // Options.Missing
+	miss    []bool   // the columns missing names, resolved at the first record
 	cols    int
 	names   []string
 	row     []float64
@@ -352,6 +367,7 @@ func (s *numScanner) next() (row []float64, line int, err error) {
 			if err != nil {
 				return nil, 0, err
 			}
+			s.miss = missingColumns(s.missing, s.names, s.cols)
 			if isHeader {
 				continue
 			}
@@ -368,6 +384,9 @@ func (s *numScanner) next() (row []float64, line int, err error) {
 			}
 			s.row = append(s.row, v)
 		}
+		if allMissing(s.row, s.miss) {
+			return nil, 0, &ParseError{File: name, Line: line, Msg: "every target of the row is missing (empty, NA or NaN)"}
+		}
 		return s.row, line, nil
 	}
 }
@@ -379,7 +398,7 @@ func (s *numScanner) takeHeader(rec []string, line int) (bool, error) {
 	if s.header == HeaderAuto {
 		for _, f := range rec {
 			f = strings.TrimSpace(f)
-			if f == "" {
+			if f == "" || len(s.missing) > 0 && strings.EqualFold(f, "NA") {
 				continue // a missing value, not a name
 			}
 			if _, perr := strconv.ParseFloat(f, 64); perr != nil {
@@ -402,13 +421,17 @@ func (s *numScanner) takeHeader(rec []string, line int) (bool, error) {
 	return true, nil
 }
 
-// parse reads field f of column j (0-based) as a finite number.
+// parse reads field f of column j (0-based) as a finite number, or as NaN
+// for a missing value in a column of Options.Missing.
 func (s *numScanner) parse(f string, j, line int) (float64, error) {
+	if s.miss != nil && s.miss[j] && isMissingField(f) {
+		return math.NaN(), nil
+	}
 	v, perr := strconv.ParseFloat(strings.TrimSpace(f), 64)
 	if perr != nil {
 		msg := fmt.Sprintf("not a number: %q", truncate(f, 40))
 		if strings.TrimSpace(f) == "" {
-			msg = `not a number: "" (missing value)`
+			msg = `not a number: "" (a missing value, which only the target columns of a multi-output model may have)`
 		}
 		if errors.Is(perr, strconv.ErrRange) {
 			msg = fmt.Sprintf("number out of float64 range: %q", truncate(f, 40))
@@ -587,4 +610,44 @@ func columns(n int) string {
 		return "1 column"
 	}
 	return fmt.Sprintf("%d columns", n)
+}
+
+// missingColumns returns, for a table of cols columns with the header
+// names (nil without one), which columns the entries of spec (names or
+// 1-based numbers; see Options.Missing) name; nil for an empty spec.
+func missingColumns(spec, names []string, cols int) []bool {
+	if len(spec) == 0 {
+		return nil
+	}
+	miss := make([]bool, cols)
+	for _, e := range spec {
+		if k := slices.Index(names, e); k >= 0 {
+			miss[k] = true
+		} else if n, err := strconv.Atoi(e); err == nil && n >= 1 && n <= cols {
+			miss[n-1] = true
+		}
+	}
+	return miss
+}
+
+// isMissingField reports whether the CSV field f is a missing value: empty,
+// NA or NaN, in any case, with spaces around.
+func isMissingField(f string) bool {
+	f = strings.TrimSpace(f)
+	return f == "" || strings.EqualFold(f, "NA") || strings.EqualFold(f, "NaN")
+}
+
+// allMissing reports whether row has a column marked in miss and every
+// such column is NaN.
+func allMissing(row []float64, miss []bool) bool {
+	found := false
+	for j, m := range miss {
+		if m {
+			if !math.IsNaN(row[j]) {
+				return false
+			}
+			found = true
+		}
+	}
+	return found
 }

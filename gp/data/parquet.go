@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"slices"
 	"strings"
@@ -137,8 +138,10 @@ func number(v parquet.Value) (float64, bool) {
 
 // readGroup reads row group g of the file as row-major values, checking
 // that it holds as many rows as its metadata says and that every value is
-// a finite number. Errors name the file and the row group (1-based).
-func (pq *parquetFile) readGroup(g int) (vals []float64, err error) {
+// a finite number, or, in the columns miss marks (Options.Missing), a null
+// or NaN read as NaN in a row where not every such column is missing.
+// Errors name the file and the row group (1-based).
+func (pq *parquetFile) readGroup(g int, miss []bool) (vals []float64, err error) {
 	where := fmt.Sprintf("%s: row group %d", pq.path, g+1)
 	defer func() {
 		if r := recover(); r != nil {
@@ -158,12 +161,19 @@ func (pq *parquetFile) readGroup(g int) (vals []float64, err error) {
 			if len(row) != cols {
 				return nil, fmt.Errorf("data: %s, row %d: %d values, want %d", where, got+1, len(row), cols)
 			}
+			start := len(vals)
 			for _, v := range row {
 				x, ok := number(v)
-				if v.IsNull() || !ok || x != x || x-x != 0 {
+				switch {
+				case miss != nil && miss[v.Column()] && (v.IsNull() || ok && x != x):
+					x = math.NaN()
+				case v.IsNull() || !ok || x != x || x-x != 0:
 					return nil, fmt.Errorf("data: %s, row %d, column %q: value %v is missing or not a finite number", where, got+1, pq.names[v.Column()], v)
 				}
 				vals = append(vals, x)
+			}
+			if allMissing(vals[start:], miss) {
+				return nil, fmt.Errorf("data: %s, row %d: every target of the row is missing (null or NaN)", where, got+1)
 			}
 			got++
 		}
@@ -222,7 +232,7 @@ func (s *parquetShard) Open(i int) (RowReader, error) {
 	if i < 0 || i >= len(pq.pf.RowGroups()) {
 		return nil, fmt.Errorf("data: %s: no row group %d (the file changed?)", s.path, i+1)
 	}
-	vals, err := pq.readGroup(i)
+	vals, err := pq.readGroup(i, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -282,7 +292,7 @@ func (pq *parquetFile) table(opts Options) (*Table, error) {
 	path := pq.path
 	var vals []float64
 	for g := range pq.pf.RowGroups() {
-		v, err := pq.readGroup(g)
+		v, err := pq.readGroup(g, missingColumns(opts.Missing, pq.names, len(pq.names)))
 		if err != nil {
 			return nil, err
 		}

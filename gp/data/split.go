@@ -194,7 +194,7 @@ type MaskFile struct {
 // require each row to be marked in exactly one column, so that a single
 // column of 0/1 (test or not) is a valid mask file.
 func ReadMaskFile(r io.Reader, name string) (*MaskFile, error) {
-	vals, names, lines, cols, err := readNumeric(r, name, HeaderAuto, func(_ int, v float64) string {
+	vals, names, lines, cols, err := readNumeric(r, name, Options{Header: HeaderAuto}, func(_ int, v float64) string {
 		if v != 0 && v != 1 {
 			return fmt.Sprintf("mask value %v is not 0 or 1", v)
 		}

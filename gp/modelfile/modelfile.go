@@ -26,7 +26,7 @@ const Format = "solvegp-model"
 
 // Version is the format version this package writes. It reads files of
 // this version and older ones; newer files are rejected with ErrVersion.
-const Version = 5
+const Version = 6
 
 // collapsedBoundVersion is the first format version with collapsed_bound.
 const collapsedBoundVersion = 4
@@ -53,8 +53,16 @@ var (
 
 // Bundle is a model with everything else needed to use it for prediction.
 type Bundle struct {
-	// Model is the trained model. It must not be nil.
+	// Model is the trained model. Exactly one of Model and Separate must
+	// be set.
 	Model *gp.Model
+	// Separate is a trained model of separate outputs (format version 6),
+	// each a single-output gp.Model of one latent function; Model is then
+	// nil. Its Standardizer standardizes the targets per output (YMeans,
+	// YScales, with YMean 0 and YScale 1), and its Meta describes the
+	// whole (TargetNames names the outputs). Predictions have one column
+	// per output, as for a multi-output Model.
+	Separate *gp.Separate
 	// Standardizer, if not nil, maps raw inputs to the standardized inputs
 	// the model was trained on and its predictions back to raw target
 	// units. For likelihoods other than Gaussian the targets are labels or
@@ -274,8 +282,11 @@ var kindNames = map[gp.Kind]string{gp.SVGP: "svgp", gp.ODVGP: "odvgp", gp.SOLVEG
 // model whose kernel or likelihood parameters disagree with its parameter
 // vector (set directly, not by gp.Model.SetParams).
 func Marshal(b *Bundle) ([]byte, error) {
-	if b == nil || b.Model == nil {
-		return nil, errors.New("modelfile: nil bundle or model")
+	if b != nil && b.Separate != nil && b.Model == nil {
+		return marshalSeparate(b)
+	}
+	if b == nil || b.Model == nil || b.Separate != nil {
+		return nil, errors.New("modelfile: nil bundle or model, or both Model and Separate set")
 	}
 	m := b.Model
 	d, nm, m2, c := m.Dims()
@@ -563,6 +574,12 @@ func Unmarshal(buf []byte) (*Bundle, error) {
 	// One strict pass decodes a valid file. Only when it fails is the
 	// header decoded on its own, so that a file of a newer version is
 	// reported as such rather than by its first unknown field.
+	var kind struct {
+		Kind string `json:"kind"`
+	}
+	if bytes.Contains(buf, []byte(`"separate"`)) && json.Unmarshal(buf, &kind) == nil && kind.Kind == kindSeparate {
+		return unmarshalSeparate(buf)
+	}
 	var f file
 	dec := json.NewDecoder(bytes.NewReader(buf))
 	dec.DisallowUnknownFields()

@@ -3,6 +3,7 @@ package modelfile
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"path/filepath"
@@ -148,7 +149,7 @@ func TestMultiOutputVersionGuard(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	old := bytes.Replace(buf, []byte(`"version": 5`), []byte(`"version": 4`), 1)
+	old := bytes.Replace(buf, []byte(fmt.Sprintf(`"version": %d`, Version)), []byte(`"version": 4`), 1)
 	if _, err := Unmarshal(old); !errors.Is(err, ErrFormat) || !strings.Contains(err.Error(), "version 5") {
 		t.Errorf("version-4 file with an lmc likelihood: %v", err)
 	}

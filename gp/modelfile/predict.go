@@ -77,6 +77,9 @@ type Predictor struct {
 	// multi is a copy of a multi-output likelihood, which maps the latent
 	// functions to the outputs; nil for other likelihoods.
 	multi *likelihood.MultiGaussian
+	// parts holds one single-output Predictor per output of a model of
+	// separate outputs (Bundle.Separate); nil otherwise.
+	parts []*Predictor
 }
 
 // Predictor returns a snapshot of the bundle's current posterior. batch
@@ -90,6 +93,9 @@ type Predictor struct {
 // functions it is an error wrapping ErrFormat, as their columns need not
 // be in target units.
 func (b *Bundle) Predictor(batch int) (*Predictor, error) {
+	if b != nil && b.Separate != nil {
+		return b.separatePredictor(batch)
+	}
 	if b == nil || b.Model == nil {
 		return nil, fmt.Errorf("modelfile: nil bundle or model")
 	}
@@ -194,6 +200,9 @@ func (p *Predictor) standardize(x mat.Matrix) (*mat.Dense, error) {
 // Predict returns the latent and predictive means and variances at the
 // rows of x, given in original (unstandardized) units.
 func (p *Predictor) Predict(x mat.Matrix) (*Prediction, error) {
+	if p.parts != nil {
+		return p.predictSeparate(x)
+	}
 	xs, err := p.standardize(x)
 	if err != nil {
 		return nil, err
@@ -247,6 +256,9 @@ func (p *Predictor) Predict(x mat.Matrix) (*Prediction, error) {
 // values per point (NaN for a missing one; see gp.MultiOutput) and the
 // density is that of the point's observed outputs.
 func (p *Predictor) LogPredictive(x mat.Matrix, y []float64) ([]float64, error) {
+	if p.parts != nil {
+		return p.logPredictiveSeparate(x, y)
+	}
 	xs, err := p.standardize(x)
 	if err != nil {
 		return nil, err

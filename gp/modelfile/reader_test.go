@@ -82,6 +82,7 @@ func TestPythonReader(t *testing.T) {
 	for name, b := range multiCases(t, rng) {
 		fixtures = append(fixtures, readerFixture{name: name, b: b, header: "b,a", swap: true})
 	}
+	fixtures = append(fixtures, readerFixture{name: "separate", b: separateBundle(t, rng), header: "b,a", swap: true})
 
 	dir := t.TempDir()
 	// The inputs are drawn here, in fixture order, so that the subtests
@@ -127,11 +128,15 @@ func TestPythonReader(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%s: %v\n%s", reader, err, stderr.String())
 			}
-			_, hetero := b.Model.Likelihood().(*likelihood.Heteroscedastic)
+			m := b.Model
+			if b.Separate != nil {
+				m = b.Separate.Output(0) // the reader reports output 0's jitters
+			}
+			_, hetero := m.Likelihood().(*likelihood.Heteroscedastic)
 			comparePredictions(t, out, want, hetero, b.Meta.TargetNames)
 			// The jitters of K_uu and C_vv, which the policy fixes up to
 			// the rounding of its scale.
-			pr, err := b.Model.Predictor(0)
+			pr, err := m.Predictor(0)
 			if err != nil {
 				t.Fatal(err)
 			}

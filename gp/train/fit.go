@@ -76,9 +76,10 @@ type DataValidator interface {
 }
 
 // MultiOutputModel is an optional extension of Model for models with
-// several targets per point (gp.Model with a gp.MultiOutput likelihood):
-// Fit's y then holds NumOutputs() values per row of x, point-major, and a
-// NaN target is a missing value when NumOutputs() > 1 (an error otherwise).
+// several targets per point (gp.Model with a gp.MultiOutput likelihood, or
+// gp.Separate): Fit's y then holds NumOutputs() values per row of x,
+// point-major, and a NaN target is a missing value when NumOutputs() > 1
+// (an error otherwise).
 // Mini-batches take whole rows. FitSource refuses models of more than one
 // output.
 type MultiOutputModel interface {
