@@ -358,14 +358,21 @@ func Marshal(b *Bundle) ([]byte, error) {
 			return nil, fmt.Errorf("modelfile: model has a non-finite parameter %g", v)
 		}
 	}
-	out, err := json.MarshalIndent(&f, "", "  ")
+	return encodeDigested(&f, &f.ModelSHA256, params)
+}
+
+// encodeDigested encodes the file v as indented JSON with compact numbers
+// and a final newline, after setting *digest (v's model_sha256 field) to
+// the digest of v's first encoding and params (see modelDigest).
+func encodeDigested(v any, digest *string, params []float64) ([]byte, error) {
+	out, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
 		return nil, fmt.Errorf("modelfile: %w", err)
 	}
-	if f.ModelSHA256, err = modelDigest(out, params); err != nil {
+	if *digest, err = modelDigest(out, params); err != nil {
 		return nil, fmt.Errorf("modelfile: %w", err)
 	}
-	if out, err = json.MarshalIndent(&f, "", "  "); err != nil {
+	if out, err = json.MarshalIndent(v, "", "  "); err != nil {
 		return nil, fmt.Errorf("modelfile: %w", err)
 	}
 	return append(compactNumbers(out), '\n'), nil

@@ -64,17 +64,7 @@ func marshalSeparate(b *Bundle) ([]byte, error) {
 		meta := b.Meta
 		f.Meta = &meta
 	}
-	out, err := json.MarshalIndent(&f, "", "  ")
-	if err != nil {
-		return nil, fmt.Errorf("modelfile: %w", err)
-	}
-	if f.ModelSHA256, err = modelDigest(out, nil); err != nil {
-		return nil, fmt.Errorf("modelfile: %w", err)
-	}
-	if out, err = json.MarshalIndent(&f, "", "  "); err != nil {
-		return nil, fmt.Errorf("modelfile: %w", err)
-	}
-	return append(compactNumbers(out), '\n'), nil
+	return encodeDigested(&f, &f.ModelSHA256, nil)
 }
 
 // checkSeparateStandardizer checks the standardization of a model of
