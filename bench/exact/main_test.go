@@ -50,7 +50,7 @@ func TestRun(t *testing.T) {
 	if err := json.Unmarshal(raw, &r); err != nil {
 		t.Fatal(err)
 	}
-	if r.NTrain != 60 || r.NTest != 24 || r.Pretrain != nil || r.Dim != 2 || r.Evaluations < 2 || !(r.SecPerEval > 0) || !(r.SecValueOnly > 0) {
+	if r.NTrain != 60 || r.NTest != 24 || r.Pretrain != nil || r.Kernel != "matern32" || len(r.KernelParams) != 2 || r.Dim != 2 || r.Evaluations < 2 || !(r.SecPerEval > 0) || !(r.SecValueOnly > 0) {
 		t.Errorf("bad record %+v", r)
 	}
 	if !(r.LML > r.LMLInitial) {
@@ -75,7 +75,7 @@ func TestPretrain(t *testing.T) {
 	writeToy(t, dir, 120)
 	out := filepath.Join(dir, "r.json")
 	var stdout, stderr bytes.Buffer
-	args := []string{"-data", "toy", "-dir", dir, "-split", "1", "-pretrain", "30", "-pretrain-iters", "15",
+	args := []string{"-data", "toy", "-dir", dir, "-kernel", "rbf-ard", "-split", "1", "-pretrain", "30", "-pretrain-iters", "15",
 		"-iters", "5", "-threads", "1", "-out", out}
 	if code := run(context.Background(), args, &stdout, &stderr); code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr.String())
@@ -89,13 +89,13 @@ func TestPretrain(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := r.Pretrain
-	if p == nil || p.N != 30 || p.Iterations < 1 || p.Evaluations < 2 || r.NTrain != 77 || r.Split != 1 {
+	if p == nil || p.N != 30 || p.Iterations < 1 || p.Evaluations < 2 || r.NTrain != 77 || r.Split != 1 || len(r.KernelParams) != 3 {
 		t.Fatalf("bad record %+v, pretraining %+v", r, p)
 	}
 	// The full fit starts at the pretrained hyperparameters: from there its
 	// initial value is far above that of the default ones.
 	var cold result
-	args = []string{"-data", "toy", "-dir", dir, "-split", "1", "-iters", "1", "-threads", "1", "-out", out}
+	args = []string{"-data", "toy", "-dir", dir, "-kernel", "rbf-ard", "-split", "1", "-iters", "1", "-threads", "1", "-out", out}
 	if code := run(context.Background(), args, &stdout, &stderr); code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr.String())
 	}
@@ -113,7 +113,7 @@ func TestPretrain(t *testing.T) {
 // TestBadFlags checks the usage errors.
 func TestBadFlags(t *testing.T) {
 	for _, args := range [][]string{
-		{"-n", "-1"}, {"-iters", "-1"}, {"-iters", "0"}, {"-pretrain", "-1"}, {"-pretrain-iters", "0"}, {"-split", "-1"}, {"-threads", "-2"}, {"-out", ""}, {"extra"}, {"-nosuch"},
+		{"-n", "-1"}, {"-iters", "-1"}, {"-iters", "0"}, {"-pretrain", "-1"}, {"-pretrain-iters", "0"}, {"-split", "-1"}, {"-threads", "-2"}, {"-kernel", "rbf"}, {"-out", ""}, {"extra"}, {"-nosuch"},
 	} {
 		var stdout, stderr bytes.Buffer
 		if code := run(context.Background(), args, &stdout, &stderr); code != 2 {
@@ -130,7 +130,7 @@ func TestBadFlags(t *testing.T) {
 // sparse models of the same data set and split, and the gap each closes.
 func TestReport(t *testing.T) {
 	dir := t.TempDir()
-	r := result{Data: "toy", Split: 1, NTrain: 100, Iterations: 3, Pretrain: &pretrain{N: 50, Iterations: 7},
+	r := result{Data: "toy", Kernel: "matern32", Split: 1, NTrain: 100, Iterations: 3, Pretrain: &pretrain{N: 50, Iterations: 7},
 		LML: -12.34, SecPerEval: 2, SecValueOnly: 0.5, TestLogLikStd: 0.5, TestRMSEStd: 0.25}
 	raw, err := json.Marshal(r)
 	if err != nil {
@@ -152,7 +152,7 @@ func TestReport(t *testing.T) {
 	if code := run(context.Background(), []string{"-report", dir, "-regression", reg}, &stdout, &stderr); code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr.String())
 	}
-	want := "| toy | 1 | 100 | 50, 7 + 3 | -12.3 | 2.0 / 0.5 | 0.500 | 0.250 | -0.500 | – | 0.250 (75%) | – |"
+	want := "| toy | matern32 | 1 | 100 | 50, 7 + 3 | -12.3 | 2.0 / 0.5 | 0.500 | 0.250 | -0.500 | – | 0.250 (75%) | – |"
 	if !strings.Contains(stdout.String(), want) {
 		t.Errorf("report\n%s\nwant the row\n%s", stdout.String(), want)
 	}

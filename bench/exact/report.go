@@ -53,13 +53,18 @@ func report(dir, regression string, w io.Writer) error {
 	if len(runs) == 0 {
 		return fmt.Errorf("no exact GP results (*.json) in %s", dir)
 	}
-	slices.SortFunc(runs, func(a, b result) int { return a.NTrain - b.NTrain })
+	slices.SortFunc(runs, func(a, b result) int {
+		if a.NTrain != b.NTrain {
+			return a.NTrain - b.NTrain
+		}
+		return strings.Compare(a.Kernel, b.Kernel)
+	})
 	sparse, _, err := benchutil.ReadJSONL[sparseRecord](regression)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintln(w, "| data set | split | N | fit: pretraining N, iterations + full iterations | log marginal | s/evaluation with gradient / value only | exact test LL | exact RMSE | "+gapBase+" LL | "+strings.Join(gapModels, " LL (gap closed) | ")+" LL (gap closed) |")
-	fmt.Fprintln(w, "|---|---:|---:|---|---:|---:|---:|---:|---:|"+strings.Repeat("---:|", len(gapModels)))
+	fmt.Fprintln(w, "| data set | kernel | split | N | fit: pretraining N, iterations + full iterations | log marginal | s/evaluation with gradient / value only | exact test LL | exact RMSE | "+gapBase+" LL | "+strings.Join(gapModels, " LL (gap closed) | ")+" LL (gap closed) |")
+	fmt.Fprintln(w, "|---|---|---:|---:|---|---:|---:|---:|---:|---:|"+strings.Repeat("---:|", len(gapModels)))
 	for _, r := range runs {
 		fmt.Fprintln(w, reportRow(r, sparse))
 	}
@@ -80,7 +85,7 @@ func reportRow(r result, sparse []sparseRecord) string {
 	if p := r.Pretrain; p != nil {
 		fit = fmt.Sprintf("%d, %d + %d", p.N, p.Iterations, r.Iterations)
 	}
-	row := fmt.Sprintf("| %s | %d | %d | %s | %.1f | %.1f / %.1f | %.3f | %.3f | %s |", r.Data, r.Split, r.NTrain, fit,
+	row := fmt.Sprintf("| %s | %s | %d | %d | %s | %.1f | %.1f / %.1f | %.3f | %.3f | %s |", r.Data, r.Kernel, r.Split, r.NTrain, fit,
 		r.LML, r.SecPerEval, r.SecValueOnly, r.TestLogLikStd, r.TestRMSEStd, cell(ll(gapBase), math.NaN()))
 	base := ll(gapBase)
 	for _, m := range gapModels {
