@@ -66,7 +66,7 @@ var testHookLBFGSPairs func(s, y [][]float64, rho []float64)
 // point found.
 func MaximizeLBFGS(ctx context.Context, f func(x, grad []float64) (float64, error), x0 []float64, opts LBFGSOptions) (LBFGSResult, error) {
 	n := len(x0)
-	lb := &lbfgs{f: f, res: LBFGSResult{X: append([]float64(nil), x0...), F: math.NaN()}}
+	lb := &lbfgs{ctx: ctx, f: f, res: LBFGSResult{X: append([]float64(nil), x0...), F: math.NaN()}}
 	if ctx == nil {
 		return lb.res, errors.New("train: MaximizeLBFGS: nil Context (use context.Background())")
 	}
@@ -105,6 +105,9 @@ func MaximizeLBFGS(ctx context.Context, f func(x, grad []float64) (float64, erro
 			t = math.Min(1, 1/math.Sqrt(-gd)) // first step of length at most 1
 		}
 		t, phiNew, reason := lb.lineSearch(x, phi, gd, t)
+		if reason == canceled {
+			return lb.res, ctx.Err()
+		}
 		if reason != "" {
 			lb.res.Reason = reason
 			return lb.res, nil
@@ -133,6 +136,7 @@ func MaximizeLBFGS(ctx context.Context, f func(x, grad []float64) (float64, erro
 // lbfgs is one run of MaximizeLBFGS. It minimizes φ = −f with gradient
 // g = −∇f.
 type lbfgs struct {
+	ctx context.Context
 	f   func(x, grad []float64) (float64, error)
 	res LBFGSResult
 	// why says what went wrong at the last failed evaluation.
@@ -246,16 +250,24 @@ func (lb *lbfgs) direction(g []float64) (gd float64, k int) {
 	return gd, k
 }
 
+// canceled is the reason lineSearch gives when the run's context is done
+// before an evaluation: each may take minutes (an exact GP at large N), so
+// the search does not finish first.
+const canceled = "canceled"
+
 // lineSearch is a bracketing line search for the weak Wolfe conditions
 // from x along d, starting at step t. It leaves the accepted point and its
 // gradient in xt and gt and returns the step and φ there, or the reason
-// the run ends ("evaluations" or "linesearch").
+// the run ends ("evaluations", "linesearch" or canceled).
 func (lb *lbfgs) lineSearch(x []float64, phi, gd, t float64) (float64, float64, string) {
 	const c1, c2 = 1e-4, 0.9
 	d, xt, gt := lb.d, lb.xt, lb.gt
 	lo, hi := 0.0, math.Inf(1)
 	bestT, bestPhi := 0.0, phi
 	for ls := 0; ls < 40; ls++ {
+		if lb.ctx.Err() != nil {
+			return t, 0, canceled
+		}
 		if lb.res.Evaluations >= lb.maxEvals {
 			break
 		}
@@ -288,6 +300,9 @@ func (lb *lbfgs) lineSearch(x []float64, phi, gd, t float64) (float64, float64, 
 	}
 	// Accept the best sufficient-decrease point without curvature;
 	// recompute its gradient.
+	if lb.ctx.Err() != nil {
+		return t, 0, canceled
+	}
 	t = bestT
 	for i := range xt {
 		xt[i] = x[i] + t*d[i]

@@ -117,6 +117,24 @@ func TestLBFGSCancelAndOptions(t *testing.T) {
 	if !errors.Is(err, context.Canceled) || res.F < -24.2-1e-9 {
 		t.Errorf("err %v, F %v", err, res.F)
 	}
+	// Cancellation stops a line search at its next evaluation, not at the
+	// end of the iteration. From x = 0 the first step of the search for the
+	// maximum of −(x − 100)² is 1 long, and it doubles the step about seven
+	// times; canceled at its first evaluation, it makes no other.
+	ctx, cancel = context.WithCancel(context.Background())
+	calls = 0
+	far := func(x, g []float64) (float64, error) {
+		calls++
+		if calls == 2 {
+			cancel()
+		}
+		g[0] = -2 * (x[0] - 100)
+		return -(x[0] - 100) * (x[0] - 100), nil
+	}
+	res, err = MaximizeLBFGS(ctx, far, []float64{0}, LBFGSOptions{})
+	if !errors.Is(err, context.Canceled) || calls != 2 || res.Evaluations != 2 || res.X[0] != 0 {
+		t.Errorf("canceled in the line search: err %v, %d calls, %d evaluations, x %v", err, calls, res.Evaluations, res.X)
+	}
 	if _, err := MaximizeLBFGS(context.Background(), rosenbrock, nil, LBFGSOptions{}); err == nil {
 		t.Error("empty start accepted")
 	}
