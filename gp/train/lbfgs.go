@@ -43,9 +43,11 @@ type LBFGSResult struct {
 	// Failed counts calls that returned an error or a non-finite value or
 	// gradient, which the line search treats as "too far".
 	Iterations, Evaluations, Failed int
-	// Reason is why the run stopped: "gradient", "function",
-	// "iterations", "evaluations" or "linesearch" (no acceptable step
-	// could be found; X is still the best point).
+	// Reason is why the run stopped: "gradient", "function" (an
+	// iteration, or the best step the line search could still take,
+	// improves f by less than FuncTol·max(1, |f|)), "iterations",
+	// "evaluations" or "linesearch" (no acceptable step could be found;
+	// X is still the best point).
 	Reason string
 }
 
@@ -290,6 +292,13 @@ func (lb *lbfgs) lineSearch(x []float64, phi, gd, t float64) (float64, float64, 
 			t *= 2
 		} else {
 			t = 0.5 * (lo + hi)
+		}
+		if bestT == 0 && -t*gd <= lb.ftol*math.Max(1, math.Abs(phi)) {
+			// The first-order gain of any shorter step is below the
+			// function tolerance: near the optimum, rounding in f (a log
+			// determinant of order 10⁴, say) defeats the sufficient-
+			// decrease test, and halving on would only spend evaluations.
+			return t, 0, "function"
 		}
 	}
 	if bestT == 0 {

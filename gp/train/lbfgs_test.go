@@ -223,3 +223,19 @@ func TestLBFGSPairsKept(t *testing.T) {
 		}
 	}
 }
+
+// TestLBFGSStopsAtRoundingLevel checks that a line search whose steps can
+// no longer gain more than the function tolerance ends the run as
+// converged ("function") instead of halving the step forty times: here the
+// gradient is off by 1e-5 near the optimum, as rounding makes it in large
+// problems, so that no step along it passes the sufficient-decrease test.
+func TestLBFGSStopsAtRoundingLevel(t *testing.T) {
+	f := func(x, g []float64) (float64, error) {
+		g[0] = -2*(x[0]-1) + 1e-5
+		return -(x[0] - 1) * (x[0] - 1), nil
+	}
+	res, err := MaximizeLBFGS(context.Background(), f, []float64{0}, LBFGSOptions{GradTol: 1e-9})
+	if err != nil || res.Reason != "function" || res.Evaluations > 12 || math.Abs(res.X[0]-1) > 1e-4 {
+		t.Errorf("err %v, reason %q after %d evaluations at x %v", err, res.Reason, res.Evaluations, res.X)
+	}
+}
