@@ -13,6 +13,10 @@
 // training rows at random instead (0: all). Inputs and targets are
 // standardized with statistics of the training rows.
 //
+// The fit starts at -lengthscale, -variance and -noise (1, 1 and 0.1), or
+// for example at a sparse model's fitted values (bench/regression records
+// them).
+//
 // An exact GP costs O(N³) time and one N×N matrix of memory (6.9 GB at
 // N = 29,267). -pretrain n0 first fits the hyperparameters by L-BFGS
 // (-pretrain-iters iterations) on n0 random training rows and starts the
@@ -49,6 +53,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"math/rand/v2"
 	"os"
 	"os/signal"
@@ -81,6 +86,7 @@ func main() {
 type config struct {
 	name, dir, out  string
 	kernel          string
+	ls, vari, noise float64
 	split, n, iters int
 	pretrain, preIt int
 	seed            uint64
@@ -94,6 +100,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&c.name, "data", "elevators", "UCI data set name (<dir>/<name>.csv.gz)")
 	fs.StringVar(&c.dir, "dir", "../shared/data", "directory of the data files")
 	fs.StringVar(&c.kernel, "kernel", "matern32", "kernel: matern32 (one lengthscale, as bench/regression) or rbf-ard")
+	fs.Float64Var(&c.ls, "lengthscale", 1, "starting lengthscale (every input's, for rbf-ard)")
+	fs.Float64Var(&c.vari, "variance", 1, "starting kernel variance")
+	fs.Float64Var(&c.noise, "noise", 0.1, "starting noise variance (of standardized targets)")
 	fs.IntVar(&c.split, "split", 0, "split of the regression tables (0-based)")
 	fs.IntVar(&c.n, "n", 0, "training rows drawn at random from the split's training part (0: all)")
 	fs.IntVar(&c.pretrain, "pretrain", 0, "fit first on this many random training rows (0: no pretraining)")
@@ -125,6 +134,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 2
 	case c.n < 0 || c.pretrain < 0 || c.split < 0 || c.threads < 0:
 		fmt.Fprintf(stderr, "exact: -n %d, -pretrain %d, -split %d and -threads %d must not be negative\n", c.n, c.pretrain, c.split, c.threads)
+		return 2
+	case !(c.ls > 0) || !(c.vari > 0) || !(c.noise > 0) || math.IsInf(c.ls+c.vari+c.noise, 0):
+		fmt.Fprintf(stderr, "exact: -lengthscale %g, -variance %g and -noise %g must be positive and finite\n", c.ls, c.vari, c.noise)
 		return 2
 	case c.kernel != "matern32" && c.kernel != "rbf-ard":
 		fmt.Fprintf(stderr, "exact: -kernel %q: want matern32 or rbf-ard\n", c.kernel)
@@ -261,11 +273,11 @@ func bench(ctx context.Context, c config, stdout io.Writer) (*result, error) {
 		return nil, fmt.Errorf("%s: no test rows", c.name)
 	}
 	n, d := sets.XTrain.Dims()
-	k, err := newKernel(c.kernel, d)
+	k, err := newKernel(c.kernel, d, c.ls, c.vari)
 	if err != nil {
 		return nil, err
 	}
-	lik, err := likelihood.NewGaussian(0.1)
+	lik, err := likelihood.NewGaussian(c.noise)
 	if err != nil {
 		return nil, err
 	}
@@ -310,14 +322,14 @@ func bench(ctx context.Context, c config, stdout io.Writer) (*result, error) {
 	return res, nil
 }
 
-// newKernel returns the named kernel on d inputs at its starting
-// hyperparameters.
-func newKernel(name string, d int) (*kernel.Stationary, error) {
+// newKernel returns the named kernel on d inputs with lengthscale ls and
+// variance v.
+func newKernel(name string, d int, ls, v float64) (*kernel.Stationary, error) {
 	switch name {
 	case "matern32":
-		return kernel.NewMatern32(d, 1, 1)
+		return kernel.NewMatern32(d, ls, v)
 	case "rbf-ard":
-		return kernel.NewRBF(d, 1, 1, kernel.ARD())
+		return kernel.NewRBF(d, ls, v, kernel.ARD())
 	}
 	return nil, fmt.Errorf("-kernel %q: want matern32 or rbf-ard", name)
 }

@@ -113,7 +113,7 @@ func TestPretrain(t *testing.T) {
 // TestBadFlags checks the usage errors.
 func TestBadFlags(t *testing.T) {
 	for _, args := range [][]string{
-		{"-n", "-1"}, {"-iters", "-1"}, {"-iters", "0"}, {"-pretrain", "-1"}, {"-pretrain-iters", "0"}, {"-split", "-1"}, {"-threads", "-2"}, {"-kernel", "rbf"}, {"-out", ""}, {"extra"}, {"-nosuch"},
+		{"-n", "-1"}, {"-iters", "-1"}, {"-iters", "0"}, {"-pretrain", "-1"}, {"-pretrain-iters", "0"}, {"-split", "-1"}, {"-threads", "-2"}, {"-kernel", "rbf"}, {"-noise", "0"}, {"-lengthscale", "-1"}, {"-variance", "NaN"}, {"-noise", "+Inf"}, {"-out", ""}, {"extra"}, {"-nosuch"},
 	} {
 		var stdout, stderr bytes.Buffer
 		if code := run(context.Background(), args, &stdout, &stderr); code != 2 {
@@ -158,5 +158,39 @@ func TestReport(t *testing.T) {
 	}
 	if code := run(context.Background(), []string{"-report", t.TempDir(), "-regression", reg}, &stdout, &stderr); code != 1 {
 		t.Errorf("empty directory: exit %d, want 1", code)
+	}
+}
+
+// TestStart checks that -lengthscale, -variance and -noise set the fit's
+// starting point: the initial log marginal likelihood changes with them.
+func TestStart(t *testing.T) {
+	dir := t.TempDir()
+	writeToy(t, dir, 80)
+	initial := func(extra ...string) float64 {
+		t.Helper()
+		out := filepath.Join(dir, "r.json")
+		var stdout, stderr bytes.Buffer
+		args := append([]string{"-data", "toy", "-dir", dir, "-iters", "1", "-threads", "1", "-out", out}, extra...)
+		if code := run(context.Background(), args, &stdout, &stderr); code != 0 {
+			t.Fatalf("%v: exit %d: %s", extra, code, stderr.String())
+		}
+		raw, err := os.ReadFile(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var r result
+		if err := json.Unmarshal(raw, &r); err != nil {
+			t.Fatal(err)
+		}
+		return r.LMLInitial
+	}
+	def := initial()
+	if same := initial("-lengthscale", "1", "-variance", "1", "-noise", "0.1"); same != def {
+		t.Errorf("explicit defaults: initial %g, want %g", same, def)
+	}
+	for _, extra := range [][]string{{"-lengthscale", "3"}, {"-variance", "2"}, {"-noise", "0.5"}} {
+		if v := initial(extra...); v == def {
+			t.Errorf("%v: initial log marginal %g unchanged", extra, v)
+		}
 	}
 }
