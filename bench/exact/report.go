@@ -63,7 +63,7 @@ func report(dir, regression string, w io.Writer) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintln(w, "| data set | kernel | split | N | fit: pretraining N, iterations + full iterations | log marginal | s/evaluation with gradient / value only | exact test LL | exact RMSE | "+gapBase+" LL | "+strings.Join(gapModels, " LL (gap closed) | ")+" LL (gap closed) |")
+	fmt.Fprintln(w, "| data set | kernel | split | N | L-BFGS: pretraining rows, iterations + full-data iterations | log marginal | s/evaluation with gradient / value only | exact test LL | exact RMSE | "+gapBase+" LL | "+strings.Join(gapModels, " LL (gap closed) | ")+" LL (gap closed) |")
 	fmt.Fprintln(w, "|---|---|---:|---:|---|---:|---:|---:|---:|---:|"+strings.Repeat("---:|", len(gapModels)))
 	for _, r := range runs {
 		fmt.Fprintln(w, reportRow(r, sparse))
@@ -81,7 +81,7 @@ func reportRow(r result, sparse []sparseRecord) string {
 		}
 		return math.NaN()
 	}
-	fit := fmt.Sprintf("%d", r.Iterations)
+	fit := fmt.Sprintf("none + %d", r.Iterations)
 	if p := r.Pretrain; p != nil {
 		fit = fmt.Sprintf("%d, %d + %d", p.N, p.Iterations, r.Iterations)
 	}
