@@ -588,15 +588,7 @@ func Unmarshal(buf []byte) (*Bundle, error) {
 		return unmarshalSeparate(buf)
 	}
 	var f file
-	dec := json.NewDecoder(bytes.NewReader(buf))
-	dec.DisallowUnknownFields()
-	err := dec.Decode(&f)
-	if err == nil {
-		if _, terr := dec.Token(); terr != io.EOF {
-			err = errors.New("data after the JSON document")
-		}
-	}
-	if err != nil {
+	if err := decodeStrict(buf, &f); err != nil {
 		var head struct {
 			Format  string `json:"format"`
 			Version int    `json:"version"`
@@ -622,6 +614,20 @@ func Unmarshal(buf []byte) (*Bundle, error) {
 		return nil, err
 	}
 	return b, nil
+}
+
+// decodeStrict decodes the one JSON document in buf into v, refusing
+// unknown fields and anything after the document.
+func decodeStrict(buf []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(buf))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return err
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return errors.New("data after the JSON document")
+	}
+	return nil
 }
 
 func checkHead(format string, version int) error {

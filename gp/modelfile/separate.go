@@ -1,11 +1,9 @@
 package modelfile
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"math"
 
 	"gonum.org/v1/gonum/mat"
@@ -104,15 +102,7 @@ func checkSeparateStandardizer(st *data.Standardizer, s *gp.Separate) error {
 // unmarshalSeparate is Unmarshal for a document of kind "separate".
 func unmarshalSeparate(buf []byte) (*Bundle, error) {
 	var f separateFile
-	dec := json.NewDecoder(bytes.NewReader(buf))
-	dec.DisallowUnknownFields()
-	err := dec.Decode(&f)
-	if err == nil {
-		if _, terr := dec.Token(); terr != io.EOF {
-			err = errors.New("data after the JSON document")
-		}
-	}
-	if err != nil {
+	if err := decodeStrict(buf, &f); err != nil {
 		return nil, jsonError(buf, err)
 	}
 	if err := checkHead(f.Format, f.Version); err != nil {
