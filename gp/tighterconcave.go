@@ -54,8 +54,7 @@ func (mod *Model) concaveTighter(y, dmu, dvar, dres, dlik []float64) (ell, tight
 	ws := &mod.ws
 	n := ws.n
 	ws.alpha = grow(ws.alpha, n)
-	mod.solveAlpha(y)
-	ws.vt = grow(ws.vt, n)
+	mod.solveAlpha(y) // also sizes ws.vt
 	for i := 0; i < n; i++ {
 		a := ws.alpha[i]
 		ws.vt[i] = ws.sv[i] + a*ws.res[i]

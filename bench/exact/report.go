@@ -85,9 +85,9 @@ func reportRow(r result, sparse []sparseRecord) string {
 	if p := r.Pretrain; p != nil {
 		fit = fmt.Sprintf("%d, %d + %d", p.N, p.Iterations, r.Iterations)
 	}
-	row := fmt.Sprintf("| %s | %s | %d | %d | %s | %.1f | %.1f / %.1f | %.3f | %.3f | %s |", r.Data, r.Kernel, r.Split, r.NTrain, fit,
-		r.LML, r.SecPerEval, r.SecValueOnly, r.TestLogLikStd, r.TestRMSEStd, cell(ll(gapBase), math.NaN()))
 	base := ll(gapBase)
+	row := fmt.Sprintf("| %s | %s | %d | %d | %s | %.1f | %.1f / %.1f | %.3f | %.3f | %s |", r.Data, r.Kernel, r.Split, r.NTrain, fit,
+		r.LML, r.SecPerEval, r.SecValueOnly, r.TestLogLikStd, r.TestRMSEStd, cell(base, math.NaN()))
 	for _, m := range gapModels {
 		v := ll(m)
 		row += " " + cell(v, (v-base)/(r.TestLogLikStd-base)) + " |"
