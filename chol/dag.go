@@ -2,10 +2,12 @@ package chol
 
 import (
 	"sync"
+	"sync/atomic"
 
 	gblas "gonum.org/v1/gonum/blas"
 
 	"github.com/solvegp/solvegp/blas"
+	"github.com/solvegp/solvegp/internal/parallel"
 )
 
 // The parallel factorization: a right-looking tiled Cholesky run as a task
@@ -77,6 +79,7 @@ type dagCholesky struct {
 
 	mu      sync.Mutex
 	wake    *sync.Cond
+	events  atomic.Int64 // finished tasks and failures, for polling without mu
 	ready   []dagTask
 	waiting []int // unmet dependencies, indexed by taskIndex
 	left    int   // tasks not yet finished
@@ -101,15 +104,15 @@ func potrfDAG(bi blas.Implementation, threads, n int, a []float64, lda int) (piv
 	d.t = (n + d.nb - 1) / d.nb
 	d.wake = sync.NewCond(&d.mu)
 	d.initGraph()
-	var wg sync.WaitGroup
-	for range min(threads, d.t) - 1 {
-		wg.Add(1)
-		go func() { defer wg.Done(); d.work() }()
-	}
-	d.work()
-	wg.Wait()
+	// Every participant runs tasks until the graph is done; one alone
+	// runs them all, so the pool may start helpers late or not at all.
+	workers := min(threads, d.t)
+	parallel.For(workers, workers, d)
 	return d.pivot, d.value
 }
+
+// Run is one participant of the factorization (parallel.Task).
+func (d *dagCholesky) Run(int) { d.work() }
 
 // taskIndex numbers the tasks: P(k) and S(i,k) share the slot of the
 // lower-triangle position (i,k); U(i,k) has its own triangle after them.
@@ -152,7 +155,14 @@ func (d *dagCholesky) work() {
 	defer d.mu.Unlock()
 	for {
 		for len(d.ready) == 0 && d.left > 0 && d.pivot < 0 {
-			d.wake.Wait()
+			// Poll for a running task to finish before parking.
+			seen := d.events.Load()
+			d.mu.Unlock()
+			finished := parallel.Poll(func() bool { return d.events.Load() != seen })
+			d.mu.Lock()
+			if !finished && len(d.ready) == 0 && d.left > 0 && d.pivot < 0 {
+				d.wake.Wait()
+			}
 		}
 		if d.left == 0 || d.pivot >= 0 {
 			d.wake.Broadcast()
@@ -170,6 +180,7 @@ func (d *dagCholesky) work() {
 		d.mu.Unlock()
 		piv, val := d.run(t)
 		d.mu.Lock()
+		d.events.Add(1)
 		if piv >= 0 {
 			if d.pivot < 0 {
 				d.pivot, d.value = piv, val

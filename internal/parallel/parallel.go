@@ -8,6 +8,12 @@
 // parked between calls, so that a call allocates nothing in steady state
 // when its Task is a pointer to memory that is already on the heap.
 //
+// Between calls, idle workers poll for new work for a bounded time (spinWait)
+// before parking, and a caller waiting for its helpers polls likewise:
+// waking a parked goroutine on an idle CPU costs tens of microseconds on a
+// virtual machine, whose idle vCPU has halted — longer than many of the
+// parallel sections of a blocked factorization or a training step.
+//
 // The calling goroutine always takes part in the work, and a call never
 // waits for a worker to become free: when no idle worker exists (all are
 // busy with other calls, or the call is nested inside a task running on a
@@ -20,7 +26,37 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+	"time"
 )
+
+// spinWait is how long an idle worker polls for a new job, and a caller
+// polls for its helpers to finish, before parking on a channel. Measured on
+// a two-vCPU virtual machine (AMD Zen 5): a For of two 20 µs iterations
+// took 46 µs with parking (the worker woke after the caller had run both
+// iterations) and 21 µs with polling. The bound caps the CPU time an idle
+// worker burns after each call.
+const spinWait = 200 * time.Microsecond
+
+// Poll calls done until it reports true or spinWait has passed, yielding
+// the processor now and then so that runnable goroutines are not held up,
+// and reports whether done did. Code that waits for another goroutine's
+// progress polls with it before blocking, for the reason For's helpers do.
+func Poll(done func() bool) bool {
+	var start time.Time
+	for i := 0; ; i++ {
+		if done() {
+			return true
+		}
+		if i%256 == 255 {
+			if start.IsZero() {
+				start = time.Now()
+			} else if time.Since(start) > spinWait {
+				return false
+			}
+			runtime.Gosched()
+		}
+	}
+}
 
 // Task is the body of a parallel-for loop. Run is called once for every
 // index i of the loop, in no particular order and possibly concurrently
@@ -65,7 +101,7 @@ func For(n, workers int, t Task) {
 	}
 	j.participate()
 	if j.pending.Add(-1) != 0 {
-		<-j.done
+		j.await()
 	}
 	p, failed := j.panicVal, j.failed
 	j.task, j.panicVal, j.failed = nil, nil, false
@@ -81,11 +117,40 @@ type job struct {
 	n       int
 	next    atomic.Int64 // next index to hand out
 	pending atomic.Int32 // participants still running
-	done    chan struct{}
+	// signal is how the last helper to finish tells the caller: it swaps
+	// 0 → signalled while the caller polls, or finds parked (the caller
+	// gave up polling) and sends on done. Either way the helper does not
+	// touch the job afterwards.
+	signal atomic.Int32
+	done   chan struct{}
 
 	mu       sync.Mutex // guards panicVal and failed
 	panicVal any
 	failed   bool
+}
+
+// Values of job.signal.
+const (
+	polling   = iota // the caller is polling, or still working
+	signalled        // the last helper finished while the caller polled
+	parked           // the caller waits on done
+)
+
+// await returns once the last helper has finished with j.
+func (j *job) await() {
+	if Poll(func() bool { return j.signal.Load() == signalled }) {
+		return
+	}
+	if j.signal.CompareAndSwap(polling, parked) {
+		<-j.done
+	}
+}
+
+// release is the last helper's report to the caller that j is finished.
+func (j *job) release() {
+	if !j.signal.CompareAndSwap(polling, signalled) {
+		j.done <- struct{}{}
+	}
 }
 
 // participate runs iterations of j until none is left, recording a panic
@@ -114,7 +179,36 @@ func (j *job) participate() {
 
 // worker is one persistent goroutine of the pool.
 type worker struct {
+	// slot hands the worker its next job while it polls: nil while it
+	// polls and has none, the job, or parkedSlot once it has stopped
+	// polling and waits on wake.
+	slot atomic.Pointer[job]
 	wake chan *job // capacity 1; empty while the worker is idle
+}
+
+// parkedSlot marks a worker's slot while the worker waits on its channel.
+var parkedSlot = new(job)
+
+// hand gives j to the idle worker w: through its slot while it polls,
+// else through its channel. Only the dispatcher that took w from the idle
+// list calls it.
+func (w *worker) hand(j *job) {
+	if w.slot.CompareAndSwap(nil, j) {
+		return
+	}
+	w.slot.Store(nil) // it was parkedSlot: w is on its channel
+	w.wake <- j       // never blocks: an idle worker's channel is empty
+}
+
+// next returns the worker's next job, polling its slot first.
+func (w *worker) next() *job {
+	var j *job
+	if Poll(func() bool { j = w.slot.Load(); return j != nil }) || !w.slot.CompareAndSwap(nil, parkedSlot) {
+		j = w.slot.Load()
+		w.slot.Store(nil)
+		return j
+	}
+	return <-w.wake
 }
 
 // errGoexit is the panic value of a For call one of whose iterations
@@ -122,7 +216,7 @@ type worker struct {
 const errGoexit = "parallel: an iteration called runtime.Goexit on a pool worker"
 
 // loop runs the jobs sent to w until an iteration calls runtime.Goexit.
-func (w *worker) loop() {
+func (w *worker) loop(first *job) {
 	var cur *job
 	defer func() {
 		// Reached only through runtime.Goexit: the worker is lost, but
@@ -141,10 +235,10 @@ func (w *worker) loop() {
 		pool.started--
 		pool.mu.Unlock()
 		if j.pending.Add(-1) == 0 {
-			j.done <- struct{}{}
+			j.release()
 		}
 	}()
-	for j := range w.wake {
+	for j := first; ; j = w.next() {
 		cur = j
 		j.participate()
 		cur = nil
@@ -154,7 +248,7 @@ func (w *worker) loop() {
 		pool.idle = append(pool.idle, w)
 		pool.mu.Unlock()
 		if j.pending.Add(-1) == 0 {
-			j.done <- struct{}{}
+			j.release()
 		}
 	}
 }
@@ -190,19 +284,19 @@ func start(t Task, n, want int) *job {
 	}
 	j.task, j.n = t, n
 	j.next.Store(0)
+	j.signal.Store(polling)
 	// pending counts the participants (helpers and the caller) that have
 	// not finished; it is set before any helper can see the job.
 	j.pending.Store(int32(1 + idle + fresh))
 	for range idle {
 		w := pool.idle[len(pool.idle)-1]
 		pool.idle = pool.idle[:len(pool.idle)-1]
-		w.wake <- j // never blocks: an idle worker's channel is empty
+		w.hand(j)
 	}
 	for range fresh {
 		w := &worker{wake: make(chan *job, 1)}
 		pool.started++
-		w.wake <- j
-		go w.loop()
+		go w.loop(j)
 	}
 	return j
 }

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // countTask counts the calls of every index.
@@ -319,5 +320,84 @@ func TestWorkers(t *testing.T) {
 		if got := Workers(c.budget, c.units); got != c.want {
 			t.Errorf("Workers(%d, %d) = %d, want %d", c.budget, c.units, got, c.want)
 		}
+	}
+}
+
+// TestForAfterIdleGaps runs For after pauses shorter and longer than
+// spinWait, so that helpers are handed jobs both while they poll and after
+// they have parked, and callers both poll for and park on their helpers.
+func TestForAfterIdleGaps(t *testing.T) {
+	workers := max(2, runtime.GOMAXPROCS(0))
+	for _, gap := range []time.Duration{0, spinWait / 4, 3 * spinWait} {
+		for _, work := range []time.Duration{0, spinWait / 4, 2 * spinWait} {
+			for rep := range 3 {
+				time.Sleep(gap)
+				c := &countTask{hits: make([]atomic.Int32, 2*workers)}
+				For(len(c.hits), workers, &slowTask{c: c, d: work})
+				c.check(t, fmt.Sprintf("gap %v, work %v, rep %d", gap, work, rep))
+			}
+		}
+	}
+}
+
+// slowTask counts its calls like countTask after busy-waiting d on index 0.
+type slowTask struct {
+	c *countTask
+	d time.Duration
+}
+
+func (s *slowTask) Run(i int) {
+	if i == 0 {
+		for t0 := time.Now(); time.Since(t0) < s.d; {
+		}
+	}
+	s.c.Run(i)
+}
+
+// TestPoll checks that Poll reports a condition that becomes true and gives
+// up after about spinWait on one that never does.
+func TestPoll(t *testing.T) {
+	var flag atomic.Bool
+	go func() { time.Sleep(spinWait / 10); flag.Store(true) }()
+	if !Poll(flag.Load) {
+		t.Error("Poll gave up on a condition set after spinWait/10")
+	}
+	t0 := time.Now()
+	if Poll(func() bool { return false }) {
+		t.Error("Poll reported a condition that never holds")
+	}
+	if d := time.Since(t0); d < spinWait {
+		t.Errorf("Poll gave up after %v, before spinWait = %v", d, spinWait)
+	}
+}
+
+// BenchmarkForAfterSerialWork times For over two 20 µs iterations issued
+// after a stretch of serial work, as the sections of a factorization or a
+// training step are, and reports the time beyond 20 µs (overhead-ns): the
+// cost of handing the second iteration to a helper.
+func BenchmarkForAfterSerialWork(b *testing.B) {
+	const work = 20 * time.Microsecond
+	for _, gap := range []time.Duration{0, 20 * time.Microsecond, 100 * time.Microsecond, time.Millisecond} {
+		b.Run(fmt.Sprint("gap=", gap), func(b *testing.B) {
+			s := &spinTask{d: work}
+			var over time.Duration
+			for range b.N {
+				spinFor(gap)
+				t0 := time.Now()
+				For(2, 2, s)
+				over += time.Since(t0) - work
+			}
+			b.ReportMetric(float64(over.Nanoseconds())/float64(b.N), "overhead-ns")
+		})
+	}
+}
+
+// spinTask busy-waits d in every iteration.
+type spinTask struct{ d time.Duration }
+
+func (s *spinTask) Run(int) { spinFor(s.d) }
+
+func spinFor(d time.Duration) {
+	for t0 := time.Now(); time.Since(t0) < d; {
 	}
 }
