@@ -200,18 +200,23 @@ func BenchmarkPredict(b *testing.B) {
 	}
 }
 
+// boundM is the number of inducing points (and of orthogonal ones) of
+// BenchmarkBoundKind.
+var boundM = flag.Int("bound.m", 128, "M and M₂ of BenchmarkBoundKind")
+
 // BenchmarkBoundKind compares one bound-and-gradient evaluation of the
 // standard and the tighter bound (WithBound) at the sizes of the
 // elevators measurement (d = 18, M = 128, M₂ = 128, batches of 1024, one
-// thread, whitened):
+// thread, whitened), or with -bound.m at the UCI tables' M = M₂ = 1024:
 //
 //	go test ./gp -run '^$' -bench BenchmarkBoundKind -benchtime 200x -count 3
+//	go test ./gp -run '^$' -bench BenchmarkBoundKind -benchtime 5x -count 3 -args -bound.m 1024
 func BenchmarkBoundKind(b *testing.B) {
 	const d, n = 18, 1024
 	for _, kind := range []Kind{SVGP, SOLVEGP} {
 		for _, bound := range []BoundKind{StandardBound, TighterBound} {
 			b.Run(fmt.Sprintf("%v/%v", kind, bound), func(b *testing.B) {
-				m, m2 := 128, 128
+				m, m2 := *boundM, *boundM
 				if testing.Short() {
 					m, m2 = 8, 8
 				}
