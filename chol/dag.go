@@ -155,13 +155,13 @@ func (d *dagCholesky) work() {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	for {
-		for len(d.ready) == 0 && d.left > 0 && d.pivot < 0 {
+		for d.starved() {
 			// Poll for a running task to finish before parking.
 			seen := d.events.Load()
 			d.mu.Unlock()
 			finished := parallel.Poll(func() bool { return d.events.Load() != seen })
 			d.mu.Lock()
-			if !finished && len(d.ready) == 0 && d.left > 0 && d.pivot < 0 {
+			if !finished && d.starved() {
 				d.wake.Wait()
 			}
 		}
@@ -190,6 +190,12 @@ func (d *dagCholesky) work() {
 		}
 		d.finish(t)
 	}
+}
+
+// starved reports whether a participant has nothing to run yet while tasks
+// of others are still running. Called with mu held.
+func (d *dagCholesky) starved() bool {
+	return len(d.ready) == 0 && d.left > 0 && d.pivot < 0
 }
 
 // finish releases the dependents of the finished task t. Called with mu held.

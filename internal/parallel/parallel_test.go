@@ -348,8 +348,7 @@ type slowTask struct {
 
 func (s *slowTask) Run(i int) {
 	if i == 0 {
-		for t0 := time.Now(); time.Since(t0) < s.d; {
-		}
+		spinFor(s.d)
 	}
 	s.c.Run(i)
 }
