@@ -28,10 +28,28 @@ func Units() []Unit { return append(archUnits(), scalarUnit) }
 // machine's floating-point peak.
 func Best() Unit { return Units()[0] }
 
-// chunk is the iteration count of one timed call: long enough (about a
-// millisecond at 100 GFLOP/s for the vector loops) to dwarf the call and the
-// clock read, short enough that a preempted chunk costs little.
-func (u Unit) chunk() int { return max(1, 100_000_000/u.Flops) }
+// chunkTime is the length of one timed call of a loop: about as long as
+// the shortest runs the peak is a yardstick for (a Dgemm of order 1024
+// takes about 20 ms at 100 GFLOP/s). The peak is the best chunk, and the
+// best of hundreds of 1-ms chunks catches bursts of a higher clock that no
+// run of 20 ms or more holds: on a shared Zen 5 VM it read 116–120 GFLOP/s
+// where 20-ms and 100-ms chunks both read 113–114.
+const chunkTime = 20 * time.Millisecond
+
+// chunk returns the iteration count of one timed call, calibrated to last
+// about chunkTime on the running machine. The calibration calls also warm
+// the core up for vector work.
+func (u Unit) chunk() int {
+	n := max(1, 1_000_000/u.Flops)
+	for {
+		t0 := time.Now()
+		u.loop(n)
+		if el := time.Since(t0); el >= chunkTime/8 {
+			return max(1, int(float64(n)*float64(chunkTime)/float64(el)))
+		}
+		n *= 4
+	}
+}
 
 // Measure runs the loop on the calling goroutine's OS thread for about d and
 // returns the best rate seen over its chunks, in GFLOP/s. The best, not the
@@ -50,7 +68,6 @@ func (u Unit) MeasureClock(d time.Duration, clock func() time.Duration) float64 
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	n := u.chunk()
-	u.loop(n) // warm up: let the core raise its clock for vector work
 	best := 0.0
 	for end := time.Now().Add(d); time.Now().Before(end); {
 		t0 := clock()
@@ -70,7 +87,7 @@ func (u Unit) MeasureCores(threads int, d time.Duration) float64 {
 	if threads <= 1 {
 		return u.Measure(d)
 	}
-	n := 4 * u.chunk()
+	n := u.chunk()
 	best := 0.0
 	for end := time.Now().Add(d); time.Now().Before(end); {
 		var start, done sync.WaitGroup
