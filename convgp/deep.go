@@ -107,8 +107,8 @@ type DeepConfig struct {
 	// Threads bounds the goroutines of each layer's linear algebra and
 	// kernels (0: GOMAXPROCS).
 	Threads int
-	// CacheBytes is the output layer's Config.CacheBytes (0:
-	// DefaultCacheBytes; negative: no cache).
+	// CacheBytes is the output layer's Config.CacheBytes (≤ 0, the
+	// default: no cache).
 	CacheBytes int
 }
 

@@ -212,7 +212,9 @@ func TestMatrixCache(t *testing.T) {
 	for _, tc := range testCases() {
 		t.Run(tc.name, func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(23, 24))
-			cached := newTestKernel(t, tc.cfg, rand.New(rand.NewPCG(1, 2)))
+			ccfg := tc.cfg
+			ccfg.CacheBytes = 512 << 20 // the cache is off by default
+			cached := newTestKernel(t, ccfg, rand.New(rand.NewPCG(1, 2)))
 			fresh := func() *Kernel {
 				k := newTestKernel(t, tc.cfg, rand.New(rand.NewPCG(1, 2)))
 				sameParams(k, cached)
@@ -287,7 +289,8 @@ func TestMatrixCache(t *testing.T) {
 
 // TestMatrixCacheLimit checks Config.CacheBytes: a batch whose
 // exponentials exceed it is not kept (MatrixGrad recomputes them, with the
-// same bits), one that fits is, and a negative value keeps none.
+// same bits), one that fits is, and zero (the default) or a negative value
+// keeps none.
 func TestMatrixCacheLimit(t *testing.T) {
 	tc := testCases()[0]
 	for _, c := range []struct {
@@ -299,6 +302,7 @@ func TestMatrixCacheLimit(t *testing.T) {
 		{"z-short", func(P int) int { return 8*3*4*P - 1 }, 0},
 		{"both", func(P int) int { return 8 * 5 * 4 * P }, 2},
 		{"off", func(int) int { return -1 }, 0},
+		{"default", func(int) int { return 0 }, 0},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(25, 26))

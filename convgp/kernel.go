@@ -63,20 +63,20 @@ type Config struct {
 	// images). 0 means runtime.GOMAXPROCS(0).
 	Workers int
 
-	// CacheBytes bounds the memory of each of the two entries in which
-	// Matrix keeps its patch-kernel exponentials for the MatrixGrad that
-	// follows it in a training step (one entry per set of inducing points),
+	// CacheBytes, when positive, lets Matrix keep its patch-kernel
+	// exponentials for the MatrixGrad that follows it in a training step
+	// (one entry per set of inducing points, each of at most CacheBytes),
 	// so that MatrixGrad computes no exponential. An entry holds
-	// rows(z)·rows(x)·NumPatches float64 values; a batch needing more is
-	// not kept, and MatrixGrad recomputes its exponentials (same results).
-	// 0 means DefaultCacheBytes; a negative value turns the cache off.
+	// rows(z)·rows(x)·NumPatches float64 values (295 MB for 1000 inducing
+	// patches against 64 Fashion-MNIST images with 5×5 patches); a batch
+	// needing more is not kept, and MatrixGrad recomputes its exponentials
+	// (same results). 0 or negative: no cache, the default, because the
+	// round trip of an entry through memory costs more than recomputing it
+	// on current cores: Matrix then MatrixGrad at that size took 250 ms
+	// without and 420 ms with the cache on a Zen 5 (BenchmarkMatrixStep);
+	// on an Emerald Rapids VM the cache saved 7%.
 	CacheBytes int
 }
-
-// DefaultCacheBytes is the default Config.CacheBytes: 512 MiB, enough for
-// 1000 inducing patches against a batch of 64 Fashion-MNIST images with
-// 5×5 patches (295 MB).
-const DefaultCacheBytes = 512 << 20
 
 // MaxTICKPatches is the most patches per image a TICK kernel accepts: its
 // location tables among the patches hold 2·P² values (1 GiB at this limit;
@@ -103,7 +103,7 @@ type Kernel struct {
 	tick    bool
 	learnW  bool
 	workers int
-	cache   int // Config.CacheBytes, defaults applied (≤ 0: off)
+	cache   int // Config.CacheBytes (≤ 0: off)
 
 	uVar, uLen, uLoc float64 // unconstrained
 	variance, ell    float64
@@ -150,9 +150,6 @@ func New(cfg Config) (*Kernel, error) {
 		return nil, fmt.Errorf("%w: %d patches; a TICK kernel's location tables hold 2·P² values, so at most %d patches", ErrConfig, P, MaxTICKPatches)
 	}
 	k := &Kernel{geom: g, tick: cfg.TICK, learnW: !cfg.FixedWeights, workers: cfg.Workers, cache: cfg.CacheBytes}
-	if k.cache == 0 {
-		k.cache = DefaultCacheBytes
-	}
 	k.w = make([]float64, P)
 	if cfg.Weights == nil {
 		for i := range k.w {
