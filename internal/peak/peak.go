@@ -28,13 +28,15 @@ func Units() []Unit { return append(archUnits(), scalarUnit) }
 // machine's floating-point peak.
 func Best() Unit { return Units()[0] }
 
-// chunkTime is the length of one timed call of a loop: about as long as
+// chunkTime is the length of one timed call of a loop: of the order of
 // the shortest runs the peak is a yardstick for (a Dgemm of order 1024
 // takes about 20 ms at 100 GFLOP/s). The peak is the best chunk, and the
 // best of hundreds of 1-ms chunks catches bursts of a higher clock that no
-// run of 20 ms or more holds: on a shared Zen 5 VM it read 116–120 GFLOP/s
-// where 20-ms and 100-ms chunks both read 113–114.
-const chunkTime = 20 * time.Millisecond
+// run of 10 ms or more holds: on a shared Zen 5 VM 1-ms chunks read
+// 116–120 GFLOP/s where 10-ms chunks read 114 and 100-ms chunks 113.5.
+// Shorter than the runs, so that a 300-ms measurement still has some 30
+// chances to miss the host's interruptions.
+const chunkTime = 10 * time.Millisecond
 
 // chunk returns the iteration count of one timed call, calibrated to last
 // about chunkTime on the running machine. The calibration calls also warm
