@@ -225,11 +225,17 @@ type gemmWorker struct {
 var gemmPool = sync.Pool{New: func() any { return new(gemmCtx) }}
 
 // gemmGetCtx returns a pooled context with room for threads workers, a B
-// block of nb values and A blocks of na values.
-func gemmGetCtx(threads, na, nb int) *gemmCtx {
+// block of nb values and A blocks of na values. A buffer too small for the
+// call is replaced by one of the full block size of be's blocking (or
+// larger, if the call needs more), so that contexts cycling through calls
+// of different shapes do not reallocate on every call: each new buffer is
+// fresh memory, and on a VM its first-touch page faults cost more than
+// the packing.
+func gemmGetCtx(be *gemm.Backend, threads, na, nb int) *gemmCtx {
+	bl := be.Blocking()
 	ctx := gemmPool.Get().(*gemmCtx)
 	if cap(ctx.packB) < nb {
-		ctx.packB = make([]float64, nb)
+		ctx.packB = make([]float64, max(nb, bl.KC*(bl.NC+threads*be.NR())))
 	}
 	ctx.packB = ctx.packB[:nb]
 	if cap(ctx.workers) < threads {
@@ -239,7 +245,7 @@ func gemmGetCtx(threads, na, nb int) *gemmCtx {
 	for w := range ctx.workers {
 		wk := &ctx.workers[w]
 		if cap(wk.packA) < na {
-			wk.packA = make([]float64, na)
+			wk.packA = make([]float64, max(na, (bl.MC+be.MR())*bl.KC))
 		}
 		wk.packA = wk.packA[:na]
 	}
@@ -318,14 +324,14 @@ func (g *gemmProblem) run(threads int) {
 		// Column shares only: each share runs the loops on its own.
 		nr := g.be.NR()
 		per := ((p.nc+nr-1)/nr + p.threads - 1) / p.threads * nr * p.kc
-		ctx := gemmGetCtx(p.threads, p.mc*p.kc, p.threads*per)
+		ctx := gemmGetCtx(g.be, p.threads, p.mc*p.kc, p.threads*per)
 		ctx.g, ctx.p, ctx.share = *g, p, per
 		parallel.For(p.threads, p.threads, ctx)
 		ctx.g, ctx.share = gemmProblem{}, 0
 		gemmPool.Put(ctx)
 		return
 	}
-	ctx := gemmGetCtx(p.threads, p.mc*p.kc, p.kc*p.nc)
+	ctx := gemmGetCtx(g.be, p.threads, p.mc*p.kc, p.kc*p.nc)
 	ctx.g, ctx.p = *g, p
 	ctx.loops()
 	ctx.g = gemmProblem{} // drop the references to the operands

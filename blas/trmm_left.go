@@ -35,7 +35,7 @@ func (impl Implementation) trmmLeftBlocked(ul blas.Uplo, tA blas.Transpose, d bl
 		threads = 1
 	}
 	p := g.plan(1) // block sizes; the row split is trmmLeftBlocked's own
-	ctx := gemmGetCtx(threads, p.mc*p.kc, p.kc*p.nc)
+	ctx := gemmGetCtx(g.be, threads, p.mc*p.kc, p.kc*p.nc)
 	task := trmmTasks.Get().(*trmmTask)
 	*task = trmmTask{ctx: ctx, g: g, mc: p.mc, kc: p.kc, threads: threads, lower: trsmOpLower(ul, tA), unit: d == blas.Unit}
 	task.run(p.nc)

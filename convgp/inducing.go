@@ -28,7 +28,9 @@ func blockRows(b, m int) (r0, r1 int) {
 // k_g(z1_i, z2_j) (times the location kernel for TICK) among inducing points.
 func (k *Kernel) InducingMatrix(dst *mat.Dense, z1, z2 mat.Matrix) {
 	ap, al, M1 := k.splitInducing(z1)
+	defer k.putSplit(ap, al)
 	bp, bl, M2 := k.splitInducing(z2)
+	defer k.putSplit(bp, bl)
 	if r, c := dst.Dims(); r != M1 || c != M2 {
 		panic(mat.ErrShape)
 	}
@@ -83,7 +85,9 @@ func (k *Kernel) InducingMatrix(dst *mat.Dense, z1, z2 mat.Matrix) {
 // may be nil.
 func (k *Kernel) InducingMatrixGrad(dK, K *mat.Dense, z1, z2 mat.Matrix, dz1, dz2 *mat.Dense, dparams []float64) {
 	ap, al, M1 := k.splitInducing(z1)
+	defer k.putSplit(ap, al)
 	bp, bl, M2 := k.splitInducing(z2)
+	defer k.putSplit(bp, bl)
 	if r, c := dK.Dims(); r != M1 || c != M2 {
 		panic(mat.ErrShape)
 	}
@@ -103,7 +107,8 @@ func (k *Kernel) InducingMatrixGrad(dK, K *mat.Dense, z1, z2 mat.Matrix, dz1, dz
 	// gradients of z2; those of z1 go straight to their rows.
 	nb := inducingBlocks(M1)
 	gb := &gradBlocks{k: k, ap: ap, al: al, bp: bp, bl: bl, an: an, bn: bn, m2: M2, same: same,
-		dk: dkr.Data, dks: dkr.Stride, g: make([]float64, M1*M2), sums: make([]float64, 3*nb)}
+		dk: dkr.Data, dks: dkr.Stride, g: k.bufs.get(M1 * M2), sums: make([]float64, 3*nb)}
+	defer k.bufs.put(gb.g)
 	if k.tick {
 		gb.dl1 = make([]float64, 2*M1)
 		gb.dl2 = make([]float64, nb*2*M2)

@@ -116,6 +116,7 @@ type Kernel struct {
 	dlocPP []float64 // its derivative with respect to LocLengthscale
 
 	pool sync.Pool // *scratch
+	bufs floatPool // the large per-call buffers
 
 	// gen counts parameter changes (the caches of Diag and Matrix are
 	// valid for one gen); dmu guards both caches.
@@ -465,7 +466,8 @@ func sqNorms(dst, a []float64, d int) {
 }
 
 // splitInducing separates the patch part (M×d, contiguous copy) and the
-// location part (M×2) of inducing points z (M × InducingDim).
+// location part (M×2) of inducing points z (M × InducingDim). The caller
+// hands both to putSplit when done.
 func (k *Kernel) splitInducing(z mat.Matrix) (zp, zl []float64, m int) {
 	data, r, c := rawOf(z)
 	if c != k.InducingDim() {
@@ -475,13 +477,22 @@ func (k *Kernel) splitInducing(z mat.Matrix) (zp, zl []float64, m int) {
 	if !k.tick {
 		return data, nil, r
 	}
-	zp = make([]float64, r*d)
-	zl = make([]float64, r*2)
+	zp = k.bufs.get(r * d)
+	zl = k.bufs.get(r * 2)
 	for i := 0; i < r; i++ {
 		copy(zp[i*d:i*d+d], data[i*c:i*c+d])
 		zl[2*i], zl[2*i+1] = data[i*c+d], data[i*c+d+1]
 	}
 	return zp, zl, r
+}
+
+// putSplit returns the copies splitInducing made (with TICK) to the pool;
+// without TICK zp is the caller's matrix and nothing is returned.
+func (k *Kernel) putSplit(zp, zl []float64) {
+	if k.tick {
+		k.bufs.put(zp)
+		k.bufs.put(zl)
+	}
 }
 
 // locKernel fills dst (m×P) with k_l(zl_i, l_p) = (1 + s) e^{−s},

@@ -119,6 +119,7 @@ func (k *Kernel) expBlock(e []float64, s *scratch, zp, zn []float64, M int, wz [
 func (k *Kernel) Matrix(dst *mat.Dense, z, x mat.Matrix) {
 	zraw, _, _ := rawOf(z)
 	zp, zl, M := k.splitInducing(z)
+	defer k.putSplit(zp, zl)
 	xd, N, xc := rawOf(x)
 	if xc != k.Dim() {
 		panic(mat.ErrShape)
@@ -134,7 +135,8 @@ func (k *Kernel) Matrix(dst *mat.Dense, z, x mat.Matrix) {
 	// k_l(zl_m, l_p) (ws = P).
 	wz, ws := k.w, 0
 	if k.tick {
-		wz, ws = make([]float64, M*P), P
+		wz, ws = k.bufs.get(M*P), P
+		defer k.bufs.put(wz)
 		k.locKernel(wz, nil, zl, M)
 		for m := 0; m < M; m++ {
 			row := wz[m*P : m*P+P]
@@ -197,6 +199,7 @@ func (k *Kernel) Matrix(dst *mat.Dense, z, x mat.Matrix) {
 func (k *Kernel) MatrixGrad(dK, K *mat.Dense, z, x mat.Matrix, dz, dx *mat.Dense, dparams []float64) {
 	zraw, _, _ := rawOf(z)
 	zp, zl, M := k.splitInducing(z)
+	defer k.putSplit(zp, zl)
 	xd, N, xc := rawOf(x)
 	if xc != k.Dim() {
 		panic(mat.ErrShape)
@@ -216,7 +219,11 @@ func (k *Kernel) MatrixGrad(dK, K *mat.Dense, z, x mat.Matrix, dz, dx *mat.Dense
 	g.zn = make([]float64, M)
 	sqNorms(g.zn, zp, d)
 	if k.tick {
-		g.kloc, g.eloc = make([]float64, M*P), make([]float64, M*P)
+		g.kloc, g.eloc = k.bufs.get(M*P), k.bufs.get(M*P)
+		defer func() {
+			k.bufs.put(g.kloc)
+			k.bufs.put(g.eloc)
+		}()
 		k.locKernel(g.kloc, g.eloc, zl, M)
 	}
 	g.ent, g.hit = k.takeMat(zraw, xd[:N*L], M, N, false)
@@ -229,11 +236,12 @@ func (k *Kernel) MatrixGrad(dK, K *mat.Dense, z, x mat.Matrix, dz, dx *mat.Dense
 	g.dzRows, dzDone = gradRows(dz, M, g.id)
 	g.dxRows, dxDone = gradRows(dx, N, L)
 	accs := k.gradAccumulate(g)
+	defer k.putGradAccs(accs)
 	if g.hit {
 		g.ent.used, g.ent.spent = true, true
 		k.putMat(g.ent)
 	}
-	sum := k.sumGradAccs(g, accs)
+	sum := k.sumGradAccs(accs)
 	if dz != nil {
 		for m := 0; m < M; m++ {
 			for j := 0; j < d; j++ {
@@ -297,12 +305,12 @@ func (k *Kernel) gradAccumulate(g *gradPass) []gradAcc {
 	accs := make([]gradAcc, k.nworkers(g.n))
 	k.parallel(g.n, func(w, lo, hi int) {
 		a := &accs[w]
-		a.dzp = make([]float64, M*d)
-		a.rs = make([]float64, M)
+		a.dzp = k.bufs.getZero(M * d)
+		a.rs = k.bufs.getZero(M)
 		if k.tick {
-			a.dmp = make([]float64, M*P)
+			a.dmp = k.bufs.getZero(M * P)
 		} else if k.learnW {
-			a.dw = make([]float64, P)
+			a.dw = k.bufs.getZero(P)
 		}
 		s := k.getScratch()
 		defer k.pool.Put(s)
@@ -369,18 +377,11 @@ func (k *Kernel) gradImage(g *gradPass, a *gradAcc, s *scratch, n int) {
 	}
 }
 
-// sumGradAccs adds the workers' sums in worker order (deterministic for a
-// fixed worker count).
-func (k *Kernel) sumGradAccs(g *gradPass, accs []gradAcc) gradAcc {
-	var sum gradAcc
-	if k.tick {
-		sum.dmp = make([]float64, g.m*g.p)
-	} else if k.learnW {
-		sum.dw = make([]float64, g.p)
-	}
-	sum.dzp = make([]float64, g.m*g.d)
-	sum.rs = make([]float64, g.m)
-	for _, a := range accs {
+// sumGradAccs adds the workers' sums into the first worker's, in worker
+// order (deterministic for a fixed worker count), and returns them.
+func (k *Kernel) sumGradAccs(accs []gradAcc) gradAcc {
+	sum := accs[0]
+	for _, a := range accs[1:] {
 		sum.sVar += a.sVar
 		sum.sXn += a.sXn
 		addTo(sum.dmp, a.dmp)
@@ -389,6 +390,16 @@ func (k *Kernel) sumGradAccs(g *gradPass, accs []gradAcc) gradAcc {
 		addTo(sum.rs, a.rs)
 	}
 	return sum
+}
+
+// putGradAccs returns the workers' buffers to the kernel's pool.
+func (k *Kernel) putGradAccs(accs []gradAcc) {
+	for _, a := range accs {
+		k.bufs.put(a.dzp)
+		k.bufs.put(a.rs)
+		k.bufs.put(a.dmp)
+		k.bufs.put(a.dw)
+	}
 }
 
 // scaleGrad adds the gradients with respect to the variance and the
