@@ -144,8 +144,9 @@ const mirrorTileCols = 8
 // (it writes columns [i0, i1) of the strict upper triangle).
 func mirrorStrictLowerRows(n int, a []float64, lda int, i0, i1 int) {
 	for ib := i0; ib < i1; ib += rowTile {
-		for jb := 0; jb <= ib; jb += mirrorTileCols {
-			for i := ib; i < min(ib+rowTile, i1, n); i++ {
+		iEnd := min(ib+rowTile, i1, n)
+		for jb := 0; jb < iEnd-1; jb += mirrorTileCols {
+			for i := max(ib, jb+1); i < iEnd; i++ {
 				for j := jb; j < min(jb+mirrorTileCols, i); j++ {
 					a[j*lda+i] = a[i*lda+j]
 				}
