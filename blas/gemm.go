@@ -225,17 +225,18 @@ type gemmWorker struct {
 var gemmPool = sync.Pool{New: func() any { return new(gemmCtx) }}
 
 // gemmGetCtx returns a pooled context with room for threads workers, a B
-// block of nb values and A blocks of na values. A buffer too small for the
-// call is replaced by one of the full block size of be's blocking (or
-// larger, if the call needs more), so that contexts cycling through calls
-// of different shapes do not reallocate on every call: each new buffer is
-// fresh memory, and on a VM its first-touch page faults cost more than
-// the packing.
+// block of nb values and A blocks of na values. A buffer too small for a
+// call that needs at least a quarter of the full block of be's blocking is
+// replaced by one of the full block size, so that contexts cycling through
+// calls of different shapes stop growing after one step instead of
+// reallocating call after call: each new buffer is fresh memory, and on a
+// VM its first-touch page faults cost more than the packing. Small calls
+// get buffers of their own size.
 func gemmGetCtx(be *gemm.Backend, threads, na, nb int) *gemmCtx {
 	bl := be.Blocking()
 	ctx := gemmPool.Get().(*gemmCtx)
 	if cap(ctx.packB) < nb {
-		ctx.packB = make([]float64, max(nb, bl.KC*(bl.NC+threads*be.NR())))
+		ctx.packB = make([]float64, blockSize(nb, bl.KC*(bl.NC+threads*be.NR())))
 	}
 	ctx.packB = ctx.packB[:nb]
 	if cap(ctx.workers) < threads {
@@ -245,11 +246,21 @@ func gemmGetCtx(be *gemm.Backend, threads, na, nb int) *gemmCtx {
 	for w := range ctx.workers {
 		wk := &ctx.workers[w]
 		if cap(wk.packA) < na {
-			wk.packA = make([]float64, max(na, (bl.MC+be.MR())*bl.KC))
+			wk.packA = make([]float64, blockSize(na, (bl.MC+be.MR())*bl.KC))
 		}
 		wk.packA = wk.packA[:na]
 	}
 	return ctx
+}
+
+// blockSize returns the length of a new packing buffer for a call needing
+// n values: full, the block size, if n is at least a quarter of it (or n if
+// larger), else n.
+func blockSize(n, full int) int {
+	if 4*n < full {
+		return n
+	}
+	return max(n, full)
 }
 
 // gemmPlan is the blocking and work partition of one call.
