@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
+	"runtime/debug"
 	"sync"
 	"testing"
 
@@ -426,5 +428,53 @@ func TestImageSumsBruteForce(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestStepAllocs checks that a training step's kernel calls reuse their
+// large buffers: after a first step, Matrix, MatrixGrad, InducingMatrix and
+// InducingMatrixGrad on the same shapes (TICK, M = 200, 72 patches, eight
+// images, two workers) allocate less than one M×P table per step, where
+// allocating them afresh took more than five (location tables, workers'
+// sums, inducing copies, the M×M adjoint block); on a VM each fresh page
+// costs a page fault.
+func TestStepAllocs(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector allocates")
+	}
+	var tc testCase
+	for _, c := range testCases() {
+		if c.name == "tick-blocks" {
+			tc = c
+		}
+	}
+	tc.cfg.Workers = 2
+	rng := rand.New(rand.NewPCG(31, 32))
+	k := newTestKernel(t, tc.cfg, rng)
+	const M, N = 200, 8
+	x := testImages(rng, N, k)
+	z := inducing(k, rng, M)
+	K, dK := mat.NewDense(M, N, nil), randDense(rng, M, N)
+	kuu, dKuu := mat.NewDense(M, M, nil), randDense(rng, M, M)
+	dz := mat.NewDense(M, k.InducingDim(), nil)
+	dp := make([]float64, k.NumParams())
+	step := func() {
+		k.Matrix(K, z, x)
+		k.InducingMatrix(kuu, z, z)
+		k.MatrixGrad(dK, nil, z, x, dz, nil, dp)
+		k.InducingMatrixGrad(dKuu, nil, z, z, dz, nil, dp)
+	}
+	step()
+	defer debug.SetGCPercent(debug.SetGCPercent(-1))
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	const reps = 4
+	for range reps {
+		step()
+	}
+	runtime.ReadMemStats(&after)
+	bytes := (after.TotalAlloc - before.TotalAlloc) / reps
+	if table := uint64(M * k.geom.NumPatches() * 8); bytes > table {
+		t.Errorf("a step allocates %d bytes, more than one M×P table (%d bytes)", bytes, table)
 	}
 }

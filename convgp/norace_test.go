@@ -1,0 +1,5 @@
+//go:build !race
+
+package convgp
+
+const raceEnabled = false
