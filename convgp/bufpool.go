@@ -24,11 +24,20 @@ func (fp *floatPool) pool(n int) *sync.Pool {
 	}
 	p := fp.pools[n]
 	if p == nil {
+		if len(fp.pools) >= maxPoolLengths {
+			// Lengths keep changing (inducing sets of many sizes):
+			// start over rather than keep a pool for each.
+			clear(fp.pools)
+		}
 		p = new(sync.Pool)
 		fp.pools[n] = p
 	}
 	return p
 }
+
+// maxPoolLengths bounds the lengths a floatPool keeps pools for; a training
+// run uses fewer than ten.
+const maxPoolLengths = 32
 
 // get returns a slice of length n with unspecified contents.
 func (fp *floatPool) get(n int) []float64 {
