@@ -7,43 +7,40 @@ import "sync"
 // Matrix and MatrixGrad, the M₁×M₂ adjoint block of InducingMatrixGrad:
 // megabytes each at M = 1000). Allocated afresh on every call they made a
 // training step touch some 80 MB of new pages, and on a VM the page faults
-// of those first touches cost as much as the step's exponentials. A pool
-// per length, since the lengths in use are few and fixed while a model
-// trains; each is a sync.Pool, so what the pools hold is released by the
-// garbage collector when unused.
+// of those first touches cost as much as the step's exponentials.
+//
+// It is a free list per length under one mutex rather than a sync.Pool: a
+// sync.Pool keeps the last slice put on each P in a slot other Ps cannot
+// take, so a call whose workers ran on other Ps would miss and allocate
+// again. What the lists hold is the peak of one call's buffers, bounded by
+// maxPoolPerLength per length and maxPoolLengths lengths, and is released
+// with the Kernel.
 type floatPool struct {
-	mu    sync.Mutex
-	pools map[int]*sync.Pool
+	mu   sync.Mutex
+	free map[int][][]float64
 }
 
-func (fp *floatPool) pool(n int) *sync.Pool {
-	fp.mu.Lock()
-	defer fp.mu.Unlock()
-	if fp.pools == nil {
-		fp.pools = make(map[int]*sync.Pool)
-	}
-	p := fp.pools[n]
-	if p == nil {
-		if len(fp.pools) >= maxPoolLengths {
-			// Lengths keep changing (inducing sets of many sizes):
-			// start over rather than keep a pool for each.
-			clear(fp.pools)
-		}
-		p = new(sync.Pool)
-		fp.pools[n] = p
-	}
-	return p
-}
-
-// maxPoolLengths bounds the lengths a floatPool keeps pools for; a training
-// run uses fewer than ten.
-const maxPoolLengths = 32
+const (
+	// maxPoolLengths bounds the lengths a floatPool keeps; a training run
+	// uses fewer than ten.
+	maxPoolLengths = 32
+	// maxPoolPerLength bounds the slices kept for one length: one call
+	// holds one per worker at most, plus a few shared tables.
+	maxPoolPerLength = 16
+)
 
 // get returns a slice of length n with unspecified contents.
 func (fp *floatPool) get(n int) []float64 {
-	if v, ok := fp.pool(n).Get().(*[]float64); ok {
-		return *v
+	fp.mu.Lock()
+	l := fp.free[n]
+	if k := len(l); k > 0 {
+		s := l[k-1]
+		l[k-1] = nil
+		fp.free[n] = l[:k-1]
+		fp.mu.Unlock()
+		return s
 	}
+	fp.mu.Unlock()
 	return make([]float64, n)
 }
 
@@ -60,5 +57,50 @@ func (fp *floatPool) put(s []float64) {
 	if s == nil {
 		return
 	}
-	fp.pool(len(s)).Put(&s)
+	n := len(s)
+	fp.mu.Lock()
+	defer fp.mu.Unlock()
+	if fp.free == nil {
+		fp.free = make(map[int][][]float64)
+	}
+	l, ok := fp.free[n]
+	if !ok && len(fp.free) >= maxPoolLengths {
+		// Lengths keep changing (inducing sets of many sizes): start
+		// over rather than keep a list for each.
+		clear(fp.free)
+	}
+	if len(l) < maxPoolPerLength {
+		fp.free[n] = append(l, s)
+	}
+}
+
+// scratchList recycles the workers' scratch spaces (patches, norms, rows
+// of a call, grown to the sizes the model needs) on a free list, for the
+// reason floatPool is not a sync.Pool: each worker of a call should find
+// a grown scratch, whichever P it runs on.
+type scratchList struct {
+	mu   sync.Mutex
+	free []*scratch
+}
+
+// get returns a free scratch, or a new empty one.
+func (l *scratchList) get() *scratch {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if k := len(l.free); k > 0 {
+		s := l.free[k-1]
+		l.free[k-1] = nil
+		l.free = l.free[:k-1]
+		return s
+	}
+	return new(scratch)
+}
+
+// put returns s for reuse; s must not be used afterwards.
+func (l *scratchList) put(s *scratch) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if len(l.free) < maxPoolPerLength {
+		l.free = append(l.free, s)
+	}
 }

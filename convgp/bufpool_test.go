@@ -28,7 +28,25 @@ func TestFloatPool(t *testing.T) {
 	for n := 1; n <= 3*maxPoolLengths; n++ {
 		fp.put(fp.get(n))
 	}
-	if len(fp.pools) > maxPoolLengths {
-		t.Errorf("%d lengths kept, at most %d", len(fp.pools), maxPoolLengths)
+	if len(fp.free) > maxPoolLengths {
+		t.Errorf("%d lengths kept, at most %d", len(fp.free), maxPoolLengths)
+	}
+	held := make([][]float64, 2*maxPoolPerLength)
+	for i := range held {
+		held[i] = fp.get(7)
+	}
+	for _, s := range held {
+		fp.put(s)
+	}
+	if k := len(fp.free[7]); k != maxPoolPerLength {
+		t.Errorf("%d slices of one length kept, want the bound %d", k, maxPoolPerLength)
+	}
+	// A slice put on one goroutine is handed out on another.
+	var fq floatPool
+	fq.put(make([]float64, 5))
+	done := make(chan bool)
+	go func() { done <- testing.AllocsPerRun(1, func() { fq.put(fq.get(5)) }) == 0 }()
+	if !<-done {
+		t.Error("get on another goroutine allocated with a slice of its length free")
 	}
 }

@@ -206,8 +206,8 @@ func (k *Kernel) Diag(dst []float64, x mat.Matrix) {
 		return
 	}
 	k.parallel(N, func(_, lo, hi int) {
-		s := k.getScratch()
-		defer k.pool.Put(s)
+		s := k.scratches.get()
+		defer k.scratches.put(s)
 		for n := lo; n < hi; n++ {
 			k.patchesOf(s, xd, n)
 			sv, _, _ := k.imageSums(s, false, false)
@@ -239,8 +239,8 @@ func (k *Kernel) diagPieces(e *diagEntry, xd []float64, N int, needX bool) *diag
 	v := k.variance
 	ell2 := k.ell * k.ell
 	k.parallel(N, func(_, lo, hi int) {
-		s := k.getScratch()
-		defer k.pool.Put(s)
+		s := k.scratches.get()
+		defer k.scratches.put(s)
 		for n := lo; n < hi; n++ {
 			k.patchesOf(s, xd, n)
 			sv, sl, so := k.imageSums(s, true, needX)

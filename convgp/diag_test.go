@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"sync"
 	"testing"
 
@@ -437,7 +438,8 @@ func TestImageSumsBruteForce(t *testing.T) {
 // images, two workers) allocate less than one M×P table per step, where
 // allocating them afresh took more than five (location tables, workers'
 // sums, inducing copies, the M×M adjoint block); on a VM each fresh page
-// costs a page fault.
+// costs a page fault. The bound is on the median step, as a one-off
+// growth of the buffers is not a step's steady cost.
 func TestStepAllocs(t *testing.T) {
 	if raceEnabled {
 		t.Skip("the race detector allocates")
@@ -464,16 +466,23 @@ func TestStepAllocs(t *testing.T) {
 		k.MatrixGrad(dK, nil, z, x, dz, nil, dp)
 		k.InducingMatrixGrad(dKuu, nil, z, z, dz, nil, dp)
 	}
+	// Two warm-up steps; then the median of nine, since a step on a loaded
+	// machine may first run both workers at once and grow a second set of
+	// buffers once.
+	step()
 	step()
 	defer debug.SetGCPercent(debug.SetGCPercent(-1))
 	var before, after runtime.MemStats
-	runtime.ReadMemStats(&before)
-	const reps = 4
-	for range reps {
+	const reps = 9
+	per := make([]uint64, reps)
+	for i := range per {
+		runtime.ReadMemStats(&before)
 		step()
+		runtime.ReadMemStats(&after)
+		per[i] = after.TotalAlloc - before.TotalAlloc
 	}
-	runtime.ReadMemStats(&after)
-	bytes := (after.TotalAlloc - before.TotalAlloc) / reps
+	slices.Sort(per)
+	bytes := per[reps/2]
 	if table := uint64(M * k.geom.NumPatches() * 8); bytes > table {
 		t.Errorf("a step allocates %d bytes, more than one M×P table (%d bytes)", bytes, table)
 	}

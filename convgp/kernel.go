@@ -115,8 +115,8 @@ type Kernel struct {
 	klocPP []float64 // P×P location kernel among data patches (TICK)
 	dlocPP []float64 // its derivative with respect to LocLengthscale
 
-	pool sync.Pool // *scratch
-	bufs floatPool // the large per-call buffers
+	scratches scratchList // the workers' scratch spaces
+	bufs      floatPool   // the large per-call buffers
 
 	// gen counts parameter changes (the caches of Diag and Matrix are
 	// valid for one gen); dmu guards both caches.
@@ -532,13 +532,6 @@ func grow(s []float64, n int) []float64 {
 		return make([]float64, n)
 	}
 	return s[:n]
-}
-
-func (k *Kernel) getScratch() *scratch {
-	if s, ok := k.pool.Get().(*scratch); ok {
-		return s
-	}
-	return new(scratch)
 }
 
 // patchesOf cuts image n of x (row-major images) into s.xp (P×d) and its

@@ -169,8 +169,8 @@ func (k *Kernel) Matrix(dst *mat.Dense, z, x mat.Matrix) {
 	}
 	out := dst.RawMatrix()
 	k.parallel(N, func(_, lo, hi int) {
-		s := k.getScratch()
-		defer k.pool.Put(s)
+		s := k.scratches.get()
+		defer k.scratches.put(s)
 		if ent == nil {
 			s.g = grow(s.g, M*P)
 		}
@@ -312,8 +312,8 @@ func (k *Kernel) gradAccumulate(g *gradPass) []gradAcc {
 		} else if k.learnW {
 			a.dw = k.bufs.getZero(P)
 		}
-		s := k.getScratch()
-		defer k.pool.Put(s)
+		s := k.scratches.get()
+		defer k.scratches.put(s)
 		if !g.hit {
 			s.g = grow(s.g, M*P)
 		}
