@@ -154,46 +154,7 @@ func FuzzCholFactor(f *testing.F) {
 		var c chol.Cholesky
 		jit, err := c.Factor(n, a, max(1, n), policy, 1+int(mode>>7))
 		if err != nil {
-			var npd *chol.NotPositiveDefiniteError
-			var nf *chol.NonFiniteError
-			switch {
-			case errors.As(err, &npd):
-				if npd.Pivot < 0 || npd.Pivot >= n || (npd.Value > 0 && !math.IsInf(npd.Value, 1)) {
-					t.Fatalf("bad NotPositiveDefiniteError %+v for n=%d", npd, n)
-				}
-				// The leading block before the failing pivot is itself
-				// positive definite (with the same jitter) up to the
-				// backward error of the pivots that succeeded. On a
-				// semidefinite matrix a pivot that is exactly zero in one
-				// summation order is a rounding residue of either sign in
-				// another, so the block is allowed a shift of
-				// 4·p²·ε·max aᵢᵢ, which bounds ‖ΔA‖₂ for the p pivots.
-				if p := npd.Pivot; p > 0 {
-					lead := make([]float64, p*p)
-					var maxDiag float64
-					for i := 0; i < p; i++ {
-						copy(lead[i*p:i*p+p], a[i*n:i*n+p])
-						lead[i*p+i] += npd.Jitter
-						maxDiag = math.Max(maxDiag, math.Abs(lead[i*p+i]))
-					}
-					var c2 chol.Cholesky
-					if _, err := c2.Factor(p, lead, p, chol.NoJitter(), 1); err != nil {
-						shift := 4*float64(p*p)*0x1p-52*maxDiag + math.SmallestNonzeroFloat64
-						for i := 0; i < p; i++ {
-							lead[i*p+i] += shift
-						}
-						if _, err2 := c2.Factor(p, lead, p, chol.NoJitter(), 1); err2 != nil {
-							t.Fatalf("pivot %d failed but its leading block does not factor even with a backward-error shift %g: %v", p, shift, err2)
-						}
-					}
-				}
-			case errors.As(err, &nf):
-				if nf.Col > nf.Row || nf.Row >= n || !(math.IsNaN(a[nf.Row*n+nf.Col]) || math.IsInf(a[nf.Row*n+nf.Col], 0)) {
-					t.Fatalf("bad NonFiniteError %+v", nf)
-				}
-			default:
-				t.Fatalf("unexpected error type %T: %v", err, err)
-			}
+			cholCheckFactorError(t, n, a, err)
 			return
 		}
 		for _, v := range a {
@@ -206,109 +167,169 @@ func FuzzCholFactor(f *testing.F) {
 		if n == 0 {
 			return
 		}
-		// Solve A·X = B and check the componentwise backward error
-		// |B − (A + jI)·X| ≤ c·n·ε·(|L|·|L|ᵀ)·|X|.
-		const nrhs = 3
-		b := make([]float64, n*nrhs)
-		for i := range b {
-			b[i] = r.small() + 1
-		}
-		x := append([]float64(nil), b...)
-		if err := c.Solve(nrhs, x, nrhs); err != nil {
-			t.Fatal(err)
-		}
-		absLLt := make([]float64, n*n)
-		for i := 0; i < n; i++ {
-			for j := 0; j < n; j++ {
-				var s float64
-				for k := 0; k <= min(i, j); k++ {
-					s += math.Abs(l[i*n+k] * l[j*n+k])
-				}
-				absLLt[i*n+j] = s
-			}
-		}
-		tol := 32 * float64(n+1) * 0x1p-52
-		for i := 0; i < n; i++ {
-			for q := 0; q < nrhs; q++ {
-				var res, bound float64
-				for j := 0; j < n; j++ {
-					aij := a[i*n+j]
-					if i == j {
-						aij += jit
-					}
-					res += aij * x[j*nrhs+q]
-					bound += absLLt[i*n+j] * math.Abs(x[j*nrhs+q])
-				}
-				if math.IsInf(bound, 0) || math.IsNaN(bound) {
-					continue // the solution overflowed: nothing to check
-				}
-				if math.Abs(res-b[i*nrhs+q]) > tol*bound*float64(n)+1e-300 {
-					t.Fatalf("solve residual %g at (%d,%d) exceeds %g", math.Abs(res-b[i*nrhs+q]), i, q, tol*bound)
-				}
-			}
-		}
-		// Adjoint: symmetric, finite for a well-scaled factor, and
-		// consistent with the forward-mode derivative
-		// dL = L·Φ(L⁻¹·dA·L⁻ᵀ): <Ā, dA> = <L̄, dL>.
-		dmin, dmax := math.Inf(1), 0.0
-		for i := 0; i < n; i++ {
-			dmin = math.Min(dmin, l[i*n+i])
-			dmax = math.Max(dmax, l[i*n+i])
-		}
-		if dmax/dmin > 1e3 || dmin < 1e-3 || dmax > 1e3 {
-			return
-		}
-		lbar := make([]float64, n*n)
-		da := make([]float64, n*n)
-		for i := 0; i < n; i++ {
-			for j := 0; j <= i; j++ {
-				lbar[i*n+j] = r.small()
-				v := r.small()
-				da[i*n+j], da[j*n+i] = v, v
-			}
-		}
-		abar := make([]float64, n*n)
-		if err := c.Adjoint(lbar, n, abar, n); err != nil {
-			t.Fatal(err)
-		}
-		for i := 0; i < n; i++ {
-			for j := 0; j < i; j++ {
-				if abar[i*n+j] != abar[j*n+i] {
-					t.Fatalf("Ā not symmetric at (%d,%d)", i, j)
-				}
-			}
-		}
-		s := append([]float64(nil), da...)
-		if err := c.SolveL(n, s, n); err != nil {
-			t.Fatal(err)
-		}
-		if err := c.SolveLTRight(n, s, n); err != nil {
-			t.Fatal(err)
-		}
-		var lhs, rhs, mag float64
-		for i := 0; i < n; i++ {
-			for j := 0; j < n; j++ {
-				lhs += abar[i*n+j] * da[i*n+j]
-				mag += math.Abs(abar[i*n+j] * da[i*n+j])
-			}
-			for j := 0; j <= i; j++ {
-				// dL_ij = Σ_{j≤k≤i} L_ik·Φ(S)_kj.
-				var dl float64
-				for k := j; k <= i; k++ {
-					phi := s[k*n+j]
-					if k == j {
-						phi /= 2
-					}
-					dl += l[i*n+k] * phi
-				}
-				rhs += lbar[i*n+j] * dl
-				mag += math.Abs(lbar[i*n+j] * dl)
-			}
-		}
-		if math.Abs(lhs-rhs) > 1e-9*float64(n)*(mag+1) {
-			t.Fatalf("adjoint inconsistent: <Ā,dA> = %g, <L̄,dL> = %g", lhs, rhs)
-		}
+		cholCheckSolve(t, r, &c, n, a, jit)
+		cholCheckAdjoint(t, r, &c, n)
 	})
+}
+
+// cholCheckFactorError checks the typed error of a failed factorization of
+// the n×n matrix a: a pivot in range whose leading block factors, or the
+// position of a non-finite entry of the lower triangle.
+func cholCheckFactorError(t *testing.T, n int, a []float64, err error) {
+	t.Helper()
+	var npd *chol.NotPositiveDefiniteError
+	var nf *chol.NonFiniteError
+	switch {
+	case errors.As(err, &npd):
+		if npd.Pivot < 0 || npd.Pivot >= n || (npd.Value > 0 && !math.IsInf(npd.Value, 1)) {
+			t.Fatalf("bad NotPositiveDefiniteError %+v for n=%d", npd, n)
+		}
+		// The leading block before the failing pivot is itself
+		// positive definite (with the same jitter) up to the
+		// backward error of the pivots that succeeded. On a
+		// semidefinite matrix a pivot that is exactly zero in one
+		// summation order is a rounding residue of either sign in
+		// another, so the block is allowed a shift of
+		// 4·p²·ε·max aᵢᵢ, which bounds ‖ΔA‖₂ for the p pivots.
+		if p := npd.Pivot; p > 0 {
+			lead := make([]float64, p*p)
+			var maxDiag float64
+			for i := 0; i < p; i++ {
+				copy(lead[i*p:i*p+p], a[i*n:i*n+p])
+				lead[i*p+i] += npd.Jitter
+				maxDiag = math.Max(maxDiag, math.Abs(lead[i*p+i]))
+			}
+			var c2 chol.Cholesky
+			if _, err := c2.Factor(p, lead, p, chol.NoJitter(), 1); err != nil {
+				shift := 4*float64(p*p)*0x1p-52*maxDiag + math.SmallestNonzeroFloat64
+				for i := 0; i < p; i++ {
+					lead[i*p+i] += shift
+				}
+				if _, err2 := c2.Factor(p, lead, p, chol.NoJitter(), 1); err2 != nil {
+					t.Fatalf("pivot %d failed but its leading block does not factor even with a backward-error shift %g: %v", p, shift, err2)
+				}
+			}
+		}
+	case errors.As(err, &nf):
+		if nf.Col > nf.Row || nf.Row >= n || !(math.IsNaN(a[nf.Row*n+nf.Col]) || math.IsInf(a[nf.Row*n+nf.Col], 0)) {
+			t.Fatalf("bad NonFiniteError %+v", nf)
+		}
+	default:
+		t.Fatalf("unexpected error type %T: %v", err, err)
+	}
+}
+
+// cholCheckSolve solves A·X = B with the factor in c for three fuzzed
+// right-hand sides and checks the componentwise backward error
+// |B − (A + jI)·X| ≤ c·n·ε·(|L|·|L|ᵀ)·|X|.
+func cholCheckSolve(t *testing.T, r *cholBytes, c *chol.Cholesky, n int, a []float64, jit float64) {
+	t.Helper()
+	l := c.RawL()
+	const nrhs = 3
+	b := make([]float64, n*nrhs)
+	for i := range b {
+		b[i] = r.small() + 1
+	}
+	x := append([]float64(nil), b...)
+	if err := c.Solve(nrhs, x, nrhs); err != nil {
+		t.Fatal(err)
+	}
+	absLLt := make([]float64, n*n)
+	for i := 0; i < n; i++ {
+		for j := 0; j < n; j++ {
+			var s float64
+			for k := 0; k <= min(i, j); k++ {
+				s += math.Abs(l[i*n+k] * l[j*n+k])
+			}
+			absLLt[i*n+j] = s
+		}
+	}
+	tol := 32 * float64(n+1) * 0x1p-52
+	for i := 0; i < n; i++ {
+		for q := 0; q < nrhs; q++ {
+			var res, bound float64
+			for j := 0; j < n; j++ {
+				aij := a[i*n+j]
+				if i == j {
+					aij += jit
+				}
+				res += aij * x[j*nrhs+q]
+				bound += absLLt[i*n+j] * math.Abs(x[j*nrhs+q])
+			}
+			if math.IsInf(bound, 0) || math.IsNaN(bound) {
+				continue // the solution overflowed: nothing to check
+			}
+			if math.Abs(res-b[i*nrhs+q]) > tol*bound*float64(n)+1e-300 {
+				t.Fatalf("solve residual %g at (%d,%d) exceeds %g", math.Abs(res-b[i*nrhs+q]), i, q, tol*bound)
+			}
+		}
+	}
+}
+
+// cholCheckAdjoint checks the factor's adjoint on fuzzed directions when L
+// is well scaled: Ā is symmetric and consistent with the forward-mode
+// derivative dL = L·Φ(L⁻¹·dA·L⁻ᵀ), i.e. <Ā, dA> = <L̄, dL>.
+func cholCheckAdjoint(t *testing.T, r *cholBytes, c *chol.Cholesky, n int) {
+	t.Helper()
+	l := c.RawL()
+	dmin, dmax := math.Inf(1), 0.0
+	for i := 0; i < n; i++ {
+		dmin = math.Min(dmin, l[i*n+i])
+		dmax = math.Max(dmax, l[i*n+i])
+	}
+	if dmax/dmin > 1e3 || dmin < 1e-3 || dmax > 1e3 {
+		return
+	}
+	lbar := make([]float64, n*n)
+	da := make([]float64, n*n)
+	for i := 0; i < n; i++ {
+		for j := 0; j <= i; j++ {
+			lbar[i*n+j] = r.small()
+			v := r.small()
+			da[i*n+j], da[j*n+i] = v, v
+		}
+	}
+	abar := make([]float64, n*n)
+	if err := c.Adjoint(lbar, n, abar, n); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < n; i++ {
+		for j := 0; j < i; j++ {
+			if abar[i*n+j] != abar[j*n+i] {
+				t.Fatalf("Ā not symmetric at (%d,%d)", i, j)
+			}
+		}
+	}
+	s := append([]float64(nil), da...)
+	if err := c.SolveL(n, s, n); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.SolveLTRight(n, s, n); err != nil {
+		t.Fatal(err)
+	}
+	var lhs, rhs, mag float64
+	for i := 0; i < n; i++ {
+		for j := 0; j < n; j++ {
+			lhs += abar[i*n+j] * da[i*n+j]
+			mag += math.Abs(abar[i*n+j] * da[i*n+j])
+		}
+		for j := 0; j <= i; j++ {
+			// dL_ij = Σ_{j≤k≤i} L_ik·Φ(S)_kj.
+			var dl float64
+			for k := j; k <= i; k++ {
+				phi := s[k*n+j]
+				if k == j {
+					phi /= 2
+				}
+				dl += l[i*n+k] * phi
+			}
+			rhs += lbar[i*n+j] * dl
+			mag += math.Abs(lbar[i*n+j] * dl)
+		}
+	}
+	if math.Abs(lhs-rhs) > 1e-9*float64(n)*(mag+1) {
+		t.Fatalf("adjoint inconsistent: <Ā,dA> = %g, <L̄,dL> = %g", lhs, rhs)
+	}
 }
 
 // FuzzCholDpotrf runs the LAPACK drop-in chol.Implementation's Dpotrf (both

@@ -234,203 +234,269 @@ func FuzzKernelMatrix(f *testing.F) {
 	f.Add(uint8(2), true, uint8(79), uint8(5), uint8(3), uint64(10), 5.0, 700.0, 50.0, 0.0, uint8(0), uint8(2+3*1))
 	f.Fuzz(func(t *testing.T, fam uint8, ard bool, n8, m8, d8 uint8, seed uint64, logLS, logVar, scale, offset float64, dups, combo uint8) {
 		n, m, d := int(n8%80)+1, int(m8%80)+1, int(d8%6)+1
-		ls, variance := math.Exp(logLS), math.Exp(logVar)
-		var opts []kernel.Option
-		if ard {
-			opts = append(opts, kernel.ARD())
-		}
-		k, err := kernel.NewStationary(kernel.Family(fam%5), d, ls, variance, opts...)
-		if err != nil {
-			return // rejected: fine, as long as it did not panic
-		}
-		if !(scale > 0 && scale < 1e3) || !(math.Abs(offset) < 1e4) {
+		kc := newKernelFuzzCase(t, fam, ard, d, logLS, logVar, scale, offset, combo)
+		if kc == nil {
 			return
 		}
-		parts := []kernelPart{{k.Family(), k.Lengthscales(), k.Variance()}}
-		// combo%3: 0 the kernel alone, 1 its sum and 2 its product with a
-		// shared-lengthscale kernel of variance 1 (so that neither overflows
-		// where the first part does not), family (combo/3)%4 and
-		// lengthscale ℓ₁·2^((combo/12)%8 − 4).
-		var kk kernel.Kernel = k
-		vmax := parts[0].v // the diagonal value
-		if mode := combo % 3; mode != 0 {
-			l2 := math.Ldexp(parts[0].ls[0], int(combo/12)%8-4)
-			k2, err := kernel.NewStationary(kernel.Family(combo/3%4), d, l2, 1)
-			if err != nil {
-				return
-			}
-			parts = append(parts, kernelPart{k2.Family(), k2.Lengthscales(), k2.Variance()})
-			if mode == 1 {
-				kk, err = kernel.NewSum(k, k2)
-				vmax += parts[1].v
-			} else {
-				kk, err = kernel.NewProduct(k, k2)
-				vmax *= parts[1].v
-			}
-			if err != nil {
-				if math.IsInf(vmax, 0) {
-					return // the combined variance overflows: rejected, as documented
-				}
-				t.Fatal(err)
-			}
-			if math.IsInf(vmax, 0) {
-				t.Fatalf("combination with variance %g accepted", vmax)
-			}
-		}
-		sum := len(parts) == 2 && combo%3 == 1
-
 		rng := rand.New(rand.NewPCG(seed, 7))
-		x := mat.NewDense(n, d, nil)
-		z := mat.NewDense(m, d, nil)
-		for _, a := range []*mat.Dense{x, z} {
-			r, _ := a.Dims()
-			for i := 0; i < r; i++ {
-				for c := 0; c < d; c++ {
-					a.Set(i, c, offset+scale*rng.NormFloat64())
-				}
-			}
-		}
-		for i := 0; i < int(dups%8) && i+1 < n; i++ {
-			copy(x.RawRowView(i+1), x.RawRowView(0))
-			if i < m {
-				copy(z.RawRowView(i), x.RawRowView(0))
-			}
-		}
-		// Rounding of ‖x̃‖² + ‖z̃‖² − 2x̃ᵀz̃ after centring is about
-		// ε·spread²/ℓ²; the kernel's error follows through √ for Matérn 1/2.
-		// tols[p] bounds part p's element-wise error against kernelNaive.
-		tols := make([]float64, len(parts))
-		minLS, spread := math.Inf(1), 0.0
-		for p, pt := range parts {
-			ml := slices.Min(pt.ls)
-			sp := (scale*8 + 1) / ml
-			dsErr := 64 * 1.1e-16 * sp * sp * float64(d)
-			tols[p] = pt.v * (1e-12 + 4*math.Sqrt(dsErr) + dsErr)
-			minLS, spread = math.Min(minLS, ml), math.Max(spread, sp)
-		}
-		// naive returns the reference value of the kernel under test and
-		// its tolerance.
-		naive := func(xi, zj []float64) (want, tol float64) {
-			w0 := kernelNaive(parts[0].fam, parts[0].ls, parts[0].v, xi, zj)
-			if len(parts) == 1 {
-				return w0, tols[0]
-			}
-			w1 := kernelNaive(parts[1].fam, parts[1].ls, parts[1].v, xi, zj)
-			if sum {
-				return w0 + w1, tols[0] + tols[1] + 4*kernelEps*vmax
-			}
-			// |a₀a₁ − b₀b₁| ≤ |a₀ − b₀|·a₁ + b₀·|a₁ − b₁|, with a₁ ≤ σ₁² = 1.
-			return w0 * w1, tols[0] + parts[0].v*tols[1] + 4*kernelEps*vmax
-		}
+		x, z := kernelFuzzInputs(rng, n, m, d, scale, offset, dups)
+		K, Ks := kc.checkValues(t, x, z)
+		kc.checkEnclosure(t, x, Ks)
+		kc.checkGradient(t, rng, x, z, K)
+	})
+}
 
-		var K, Ks mat.Dense
-		kk.Matrix(&K, x, z)
-		kk.Matrix(&Ks, x, x)
-		if !kernelFinite(K.RawMatrix().Data, Ks.RawMatrix().Data) {
-			t.Fatal("non-finite kernel matrix")
-		}
-		diag := make([]float64, n)
-		kk.Diag(diag, x)
-		for i := 0; i < n; i++ {
-			for j := 0; j < m; j++ {
-				got := K.At(i, j)
-				want, tol := naive(x.RawRowView(i), z.RawRowView(j))
-				if got < 0 || got > vmax*(1+1e-15) || math.Abs(got-want) > tol {
-					t.Fatalf("K[%d,%d] = %g, want %g (tol %g)", i, j, got, want, tol)
-				}
-			}
-			if Ks.At(i, i) != vmax || diag[i] != vmax {
-				t.Fatalf("diagonal %g, Diag %g, want %g", Ks.At(i, i), diag[i], vmax)
-			}
-			for j := 0; j < n; j++ {
-				if Ks.At(i, j) != Ks.At(j, i) {
-					t.Fatal("k(x, x) not exactly symmetric")
-				}
-			}
-		}
+// kernelFuzzCase is the kernel under test in FuzzKernelMatrix: one
+// stationary kernel, or its sum or product with a second one, with the
+// parts' hyperparameters for the reference, the diagonal value vmax, and
+// the smallest lengthscale and the largest input spread in lengthscales
+// (set by checkValues).
+type kernelFuzzCase struct {
+	kk            kernel.Kernel
+	parts         []kernelPart
+	vmax          float64
+	sum           bool
+	scale         float64 // of the inputs around their offset
+	minLS, spread float64
+}
 
-		// k(x, x) lies in the rounding enclosure of an exactly PSD matrix
-		// (combined over the parts with the rounding of the sum or product),
-		// so it is PSD to within the enclosure's widest row sum of widths,
-		// which bounds the 2-norm of the symmetric error.
-		lo, hi := kernelEnclosure(parts[0], x)
-		if len(parts) == 2 {
-			lo1, hi1 := kernelEnclosure(parts[1], x)
-			for e := range lo {
-				if sum {
-					lo[e], hi[e] = (lo[e]+lo1[e])*(1-2*kernelEps), (hi[e]+hi1[e])*(1+2*kernelEps)
-				} else {
-					lo[e], hi[e] = lo[e]*lo1[e]*(1-2*kernelEps), hi[e]*hi1[e]*(1+2*kernelEps)+0x1p-1070
-				}
-			}
+// newKernelFuzzCase builds the kernel of FuzzKernelMatrix's inputs, or
+// returns nil when the inputs are rejected (an error from the constructor
+// for invalid hyperparameters, or a combined variance that overflows).
+// combo%3: 0 the kernel alone, 1 its sum and 2 its product with a
+// shared-lengthscale kernel of variance 1 (so that neither overflows where
+// the first part does not), family (combo/3)%4 and lengthscale
+// ℓ₁·2^((combo/12)%8 − 4).
+func newKernelFuzzCase(t *testing.T, fam uint8, ard bool, d int, logLS, logVar, scale, offset float64, combo uint8) *kernelFuzzCase {
+	t.Helper()
+	ls, variance := math.Exp(logLS), math.Exp(logVar)
+	var opts []kernel.Option
+	if ard {
+		opts = append(opts, kernel.ARD())
+	}
+	k, err := kernel.NewStationary(kernel.Family(fam%5), d, ls, variance, opts...)
+	if err != nil {
+		return nil // rejected: fine, as long as it did not panic
+	}
+	if !(scale > 0 && scale < 1e3) || !(math.Abs(offset) < 1e4) {
+		return nil
+	}
+	parts := []kernelPart{{k.Family(), k.Lengthscales(), k.Variance()}}
+	// combo%3: 0 the kernel alone, 1 its sum and 2 its product with a
+	// shared-lengthscale kernel of variance 1 (so that neither overflows
+	// where the first part does not), family (combo/3)%4 and
+	// lengthscale ℓ₁·2^((combo/12)%8 − 4).
+	var kk kernel.Kernel = k
+	vmax := parts[0].v // the diagonal value
+	if mode := combo % 3; mode != 0 {
+		l2 := math.Ldexp(parts[0].ls[0], int(combo/12)%8-4)
+		k2, err := kernel.NewStationary(kernel.Family(combo/3%4), d, l2, 1)
+		if err != nil {
+			return nil
 		}
-		slack := 0.0
-		for i := 0; i < n; i++ {
-			row := 0.0
-			for j := 0; j < n; j++ {
-				e := i*n + j
-				if got := Ks.At(i, j); got < lo[e] || got > hi[e] {
-					t.Fatalf("k(x, x)[%d,%d] = %g outside its rounding enclosure [%g, %g]", i, j, got, lo[e], hi[e])
-				}
-				row += hi[e] - lo[e]
-			}
-			slack = math.Max(slack, row)
+		parts = append(parts, kernelPart{k2.Family(), k2.Lengthscales(), k2.Variance()})
+		if mode == 1 {
+			kk, err = kernel.NewSum(k, k2)
+			vmax += parts[1].v
+		} else {
+			kk, err = kernel.NewProduct(k, k2)
+			vmax *= parts[1].v
 		}
-		if err := kernelCheckPSD(&Ks, vmax, slack); err != nil {
+		if err != nil {
+			if math.IsInf(vmax, 0) {
+				return nil // the combined variance overflows: rejected, as documented
+			}
 			t.Fatal(err)
 		}
+		if math.IsInf(vmax, 0) {
+			t.Fatalf("combination with variance %g accepted", vmax)
+		}
+	}
+	return &kernelFuzzCase{kk: kk, parts: parts, vmax: vmax, sum: len(parts) == 2 && combo%3 == 1, scale: scale}
+}
 
-		dK := mat.NewDense(n, m, nil)
-		for i := range dK.RawMatrix().Data {
-			dK.RawMatrix().Data[i] = rng.NormFloat64()
-		}
-		dx := mat.NewDense(n, d, nil)
-		dz := mat.NewDense(m, d, nil)
-		dp := make([]float64, kk.NumParams())
-		kk.MatrixGrad(dK, &K, x, z, dx, dz, dp)
-		// The matrix-product form of the gradients carries an absolute
-		// rounding error of about ε·Σ|dK|·σ²·spread²/ℓ³ (documented on
-		// kernel.Stationary); within these generous bounds it stays finite.
-		if vmax <= 1e30 && minLS >= 1e-30 && spread <= 1e30 &&
-			!kernelFinite(dx.RawMatrix().Data, dz.RawMatrix().Data, dp) {
-			t.Fatal("non-finite gradient")
-		}
-		for _, pt := range parts {
-			if pt.fam == kernel.Matern12 {
-				return // kink at r = 0
-			}
-		}
-		if minLS < 1e-2 || spread > 1e4 {
-			return // reference itself ill-conditioned
-		}
-		// Compared relative to vmax (a common factor of every gradient
-		// entry for one part or a product, an upper bound on each term's
-		// for a sum), so a variance near the float64 maximum does not
-		// overflow the reference sum or the tolerance.
-		gtol := 1e-9 * (1 + spread) * (1 + mat.Norm(dK, 1)) * float64(len(parts))
-		for i := 0; i < n; i++ {
-			xi := x.RawRowView(i)
+// kernelFuzzInputs draws n inputs x and m inducing inputs z in d
+// dimensions, offset + scale·N(0, 1) each, with the first dups%8 rows of x
+// (and of z) copies of x's first row.
+func kernelFuzzInputs(rng *rand.Rand, n, m, d int, scale, offset float64, dups uint8) (x, z *mat.Dense) {
+	x = mat.NewDense(n, d, nil)
+	z = mat.NewDense(m, d, nil)
+	for _, a := range []*mat.Dense{x, z} {
+		r, _ := a.Dims()
+		for i := 0; i < r; i++ {
 			for c := 0; c < d; c++ {
-				want := 0.0
-				for j := 0; j < m; j++ {
-					zj := z.RawRowView(j)
-					g := kernelNaiveDx(parts[0].fam, parts[0].ls, 1, xi, zj, c)
-					switch {
-					case len(parts) == 1:
-					case sum:
-						g = parts[0].v/vmax*g + 1/vmax*kernelNaiveDx(parts[1].fam, parts[1].ls, 1, xi, zj, c)
-					default:
-						g = g*kernelNaive(parts[1].fam, parts[1].ls, 1, xi, zj) +
-							kernelNaive(parts[0].fam, parts[0].ls, 1, xi, zj)*kernelNaiveDx(parts[1].fam, parts[1].ls, 1, xi, zj, c)
-					}
-					want += dK.At(i, j) * g
-				}
-				if got := dx.At(i, c) / vmax; math.Abs(got-want) > gtol {
-					t.Fatalf("dx[%d,%d]/σ² = %g, reference %g (tol %g)", i, c, got, want, gtol)
-				}
+				a.Set(i, c, offset+scale*rng.NormFloat64())
 			}
 		}
-	})
+	}
+	for i := 0; i < int(dups%8) && i+1 < n; i++ {
+		copy(x.RawRowView(i+1), x.RawRowView(0))
+		if i < m {
+			copy(z.RawRowView(i), x.RawRowView(0))
+		}
+	}
+	return x, z
+}
+
+// checkValues checks K(x, z) and K(x, x) element by element against the
+// naive reference, the diagonal and Diag against vmax, and the exact
+// symmetry of K(x, x); it returns both matrices.
+func (kc *kernelFuzzCase) checkValues(t *testing.T, x, z *mat.Dense) (K, Ks *mat.Dense) {
+	t.Helper()
+	// Rounding of ‖x̃‖² + ‖z̃‖² − 2x̃ᵀz̃ after centring is about
+	// ε·spread²/ℓ²; the kernel's error follows through √ for Matérn 1/2.
+	// tols[p] bounds part p's element-wise error against kernelNaive.
+	parts, vmax := kc.parts, kc.vmax
+	_, d := x.Dims()
+	tols := make([]float64, len(parts))
+	kc.minLS, kc.spread = math.Inf(1), 0.0
+	for p, pt := range parts {
+		ml := slices.Min(pt.ls)
+		sp := (kc.scale*8 + 1) / ml
+		dsErr := 64 * 1.1e-16 * sp * sp * float64(d)
+		tols[p] = pt.v * (1e-12 + 4*math.Sqrt(dsErr) + dsErr)
+		kc.minLS, kc.spread = math.Min(kc.minLS, ml), math.Max(kc.spread, sp)
+	}
+	// naive returns the reference value of the kernel under test and
+	// its tolerance.
+	naive := func(xi, zj []float64) (want, tol float64) {
+		w0 := kernelNaive(parts[0].fam, parts[0].ls, parts[0].v, xi, zj)
+		if len(parts) == 1 {
+			return w0, tols[0]
+		}
+		w1 := kernelNaive(parts[1].fam, parts[1].ls, parts[1].v, xi, zj)
+		if kc.sum {
+			return w0 + w1, tols[0] + tols[1] + 4*kernelEps*vmax
+		}
+		// |a₀a₁ − b₀b₁| ≤ |a₀ − b₀|·a₁ + b₀·|a₁ − b₁|, with a₁ ≤ σ₁² = 1.
+		return w0 * w1, tols[0] + parts[0].v*tols[1] + 4*kernelEps*vmax
+	}
+
+	K, Ks = new(mat.Dense), new(mat.Dense)
+	kc.kk.Matrix(K, x, z)
+	kc.kk.Matrix(Ks, x, x)
+	if !kernelFinite(K.RawMatrix().Data, Ks.RawMatrix().Data) {
+		t.Fatal("non-finite kernel matrix")
+	}
+	n, _ := x.Dims()
+	m, _ := z.Dims()
+	diag := make([]float64, n)
+	kc.kk.Diag(diag, x)
+	for i := 0; i < n; i++ {
+		for j := 0; j < m; j++ {
+			got := K.At(i, j)
+			want, tol := naive(x.RawRowView(i), z.RawRowView(j))
+			if got < 0 || got > vmax*(1+1e-15) || math.Abs(got-want) > tol {
+				t.Fatalf("K[%d,%d] = %g, want %g (tol %g)", i, j, got, want, tol)
+			}
+		}
+		if Ks.At(i, i) != vmax || diag[i] != vmax {
+			t.Fatalf("diagonal %g, Diag %g, want %g", Ks.At(i, i), diag[i], vmax)
+		}
+		for j := 0; j < n; j++ {
+			if Ks.At(i, j) != Ks.At(j, i) {
+				t.Fatal("k(x, x) not exactly symmetric")
+			}
+		}
+	}
+	return K, Ks
+}
+
+// checkEnclosure checks that k(x, x) lies in the rounding enclosure of an
+// exactly PSD matrix and is PSD to within it.
+func (kc *kernelFuzzCase) checkEnclosure(t *testing.T, x, Ks *mat.Dense) {
+	t.Helper()
+	// k(x, x) lies in the rounding enclosure of an exactly PSD matrix
+	// (combined over the parts with the rounding of the sum or product),
+	// so it is PSD to within the enclosure's widest row sum of widths,
+	// which bounds the 2-norm of the symmetric error.
+	n, _ := x.Dims()
+	lo, hi := kernelEnclosure(kc.parts[0], x)
+	if len(kc.parts) == 2 {
+		lo1, hi1 := kernelEnclosure(kc.parts[1], x)
+		for e := range lo {
+			if kc.sum {
+				lo[e], hi[e] = (lo[e]+lo1[e])*(1-2*kernelEps), (hi[e]+hi1[e])*(1+2*kernelEps)
+			} else {
+				lo[e], hi[e] = lo[e]*lo1[e]*(1-2*kernelEps), hi[e]*hi1[e]*(1+2*kernelEps)+0x1p-1070
+			}
+		}
+	}
+	slack := 0.0
+	for i := 0; i < n; i++ {
+		row := 0.0
+		for j := 0; j < n; j++ {
+			e := i*n + j
+			if got := Ks.At(i, j); got < lo[e] || got > hi[e] {
+				t.Fatalf("k(x, x)[%d,%d] = %g outside its rounding enclosure [%g, %g]", i, j, got, lo[e], hi[e])
+			}
+			row += hi[e] - lo[e]
+		}
+		slack = math.Max(slack, row)
+	}
+	if err := kernelCheckPSD(Ks, kc.vmax, slack); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// checkGradient checks MatrixGrad for a random adjoint: finite within
+// generous bounds, and dx against the naive derivative where the
+// reference is well conditioned.
+func (kc *kernelFuzzCase) checkGradient(t *testing.T, rng *rand.Rand, x, z, K *mat.Dense) {
+	t.Helper()
+	n, d := x.Dims()
+	m, _ := z.Dims()
+	parts, vmax, sum, minLS, spread := kc.parts, kc.vmax, kc.sum, kc.minLS, kc.spread
+	dK := mat.NewDense(n, m, nil)
+	for i := range dK.RawMatrix().Data {
+		dK.RawMatrix().Data[i] = rng.NormFloat64()
+	}
+	dx := mat.NewDense(n, d, nil)
+	dz := mat.NewDense(m, d, nil)
+	dp := make([]float64, kc.kk.NumParams())
+	kc.kk.MatrixGrad(dK, K, x, z, dx, dz, dp)
+	// The matrix-product form of the gradients carries an absolute
+	// rounding error of about ε·Σ|dK|·σ²·spread²/ℓ³ (documented on
+	// kernel.Stationary); within these generous bounds it stays finite.
+	if vmax <= 1e30 && minLS >= 1e-30 && spread <= 1e30 &&
+		!kernelFinite(dx.RawMatrix().Data, dz.RawMatrix().Data, dp) {
+		t.Fatal("non-finite gradient")
+	}
+	for _, pt := range parts {
+		if pt.fam == kernel.Matern12 {
+			return // kink at r = 0
+		}
+	}
+	if minLS < 1e-2 || spread > 1e4 {
+		return // reference itself ill-conditioned
+	}
+	// Compared relative to vmax (a common factor of every gradient
+	// entry for one part or a product, an upper bound on each term's
+	// for a sum), so a variance near the float64 maximum does not
+	// overflow the reference sum or the tolerance.
+	gtol := 1e-9 * (1 + spread) * (1 + mat.Norm(dK, 1)) * float64(len(parts))
+	for i := 0; i < n; i++ {
+		xi := x.RawRowView(i)
+		for c := 0; c < d; c++ {
+			want := 0.0
+			for j := 0; j < m; j++ {
+				zj := z.RawRowView(j)
+				g := kernelNaiveDx(parts[0].fam, parts[0].ls, 1, xi, zj, c)
+				switch {
+				case len(parts) == 1:
+				case sum:
+					g = parts[0].v/vmax*g + 1/vmax*kernelNaiveDx(parts[1].fam, parts[1].ls, 1, xi, zj, c)
+				default:
+					g = g*kernelNaive(parts[1].fam, parts[1].ls, 1, xi, zj) +
+						kernelNaive(parts[0].fam, parts[0].ls, 1, xi, zj)*kernelNaiveDx(parts[1].fam, parts[1].ls, 1, xi, zj, c)
+				}
+				want += dK.At(i, j) * g
+			}
+			if got := dx.At(i, c) / vmax; math.Abs(got-want) > gtol {
+				t.Fatalf("dx[%d,%d]/σ² = %g, reference %g (tol %g)", i, c, got, want, gtol)
+			}
+		}
+	}
 }
 
 // FuzzKernelSetParams feeds arbitrary unconstrained parameters (NaN, Inf,

@@ -227,9 +227,11 @@ func TestClassification(t *testing.T) {
 	}
 }
 
+// TestBadInputs checks that malformed training files fail with the file,
+// line and column of the fault, leave an earlier model file untouched and
+// write no plot.
 func TestBadInputs(t *testing.T) {
 	dir := t.TempDir()
-	good := writeRegression(t, dir, 60, 4)
 	out := filepath.Join(dir, "out.json")
 	cases := []struct {
 		name, content string
@@ -283,6 +285,16 @@ func TestBadInputs(t *testing.T) {
 			t.Errorf("%s: a plot was written", tc.name)
 		}
 	}
+	checkNoTempFiles(t, dir)
+}
+
+// TestBadTrainFlags checks that bad flag values and unusable outputs fail
+// before training, and that a run in which no step succeeds writes no
+// model.
+func TestBadTrainFlags(t *testing.T) {
+	dir := t.TempDir()
+	good := writeRegression(t, dir, 60, 4)
+	out := filepath.Join(dir, "out.json")
 	// Bad flag values.
 	for _, args := range [][]string{
 		{"-model", "gpr"}, {"-m", "0"}, {"-kernel", "cosine"}, {"-likelihood", "student"}, {"-lr", "-1"},
@@ -334,8 +346,15 @@ func TestBadInputs(t *testing.T) {
 	if b, _ := os.ReadFile(out); string(b) != "earlier model" {
 		t.Error("all steps rejected: the earlier model file was changed")
 	}
+	checkNoTempFiles(t, dir)
+}
 
-	// predict and eval with bad models and inputs.
+// TestBadPredictEvalInputs checks predict and eval against corrupt or
+// newer model files and malformed, mismatched or out-of-range inputs: each
+// fails with the file and position of the fault and writes no output.
+func TestBadPredictEvalInputs(t *testing.T) {
+	dir := t.TempDir()
+	good := writeRegression(t, dir, 60, 4)
 	model := filepath.Join(dir, "m.json")
 	if code, _, errOut := runCmd(t, "train", "-quiet", "-m", "5", "-m2", "5", "-epochs", "2", "-batch", "20", "-out", model, good); code != exitOK {
 		t.Fatalf("train: %d %s", code, errOut)
@@ -401,7 +420,12 @@ func TestBadInputs(t *testing.T) {
 			t.Errorf("%v: wrote an output file", tc.args)
 		}
 	}
-	// No temporary files are left behind.
+	checkNoTempFiles(t, dir)
+}
+
+// checkNoTempFiles reports temporary files of safe writes left in dir.
+func checkNoTempFiles(t *testing.T, dir string) {
+	t.Helper()
 	ents, _ := os.ReadDir(dir)
 	for _, e := range ents {
 		if strings.Contains(e.Name(), ".tmp-") {
