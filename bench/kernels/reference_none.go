@@ -12,6 +12,7 @@ type noReference struct{}
 
 func (noReference) available() bool                     { return false }
 func (noReference) config() string                      { return "" }
+func (noReference) prepare() error                      { return nil }
 func (noReference) setThreads(int)                      {}
 func (noReference) dpotrfLower(int, []float64, int) int { panic("kernels: no OpenBLAS") }
 func (noReference) dgemm(gblas.Transpose, gblas.Transpose, int, int, int, float64, []float64, int, []float64, int, float64, []float64, int) {

@@ -13,7 +13,12 @@ var reference = openblasReference{}
 
 type openblasReference struct{}
 
-func (openblasReference) available() bool  { return true }
+func (openblasReference) available() bool { return true }
+
+// prepare re-executes the program with OPENBLAS_THREAD_TIMEOUT=4 unless it
+// is set, so that OpenBLAS's idle threads do not spin on the core our
+// second goroutine needs (see openblas.ThreadTimeoutEnv).
+func (openblasReference) prepare() error   { return openblas.ReexecWithThreadTimeout() }
 func (openblasReference) config() string   { return openblas.Config() }
 func (openblasReference) setThreads(n int) { openblas.SetThreads(n) }
 func (openblasReference) dpotrfLower(n int, a []float64, lda int) int {
