@@ -248,16 +248,16 @@ func FuzzKernelMatrix(f *testing.F) {
 
 // kernelFuzzCase is the kernel under test in FuzzKernelMatrix: one
 // stationary kernel, or its sum or product with a second one, with the
-// parts' hyperparameters for the reference, the diagonal value vmax, and
-// the smallest lengthscale and the largest input spread in lengthscales
-// (set by checkValues).
+// parts' hyperparameters for the reference, the diagonal value vmax, the
+// smallest lengthscale, the largest input spread in lengthscales, and each
+// part's element-wise tolerance against kernelNaive.
 type kernelFuzzCase struct {
 	kk            kernel.Kernel
 	parts         []kernelPart
 	vmax          float64
 	sum           bool
-	scale         float64 // of the inputs around their offset
 	minLS, spread float64
+	tols          []float64
 }
 
 // newKernelFuzzCase builds the kernel of FuzzKernelMatrix's inputs, or
@@ -282,10 +282,6 @@ func newKernelFuzzCase(t *testing.T, fam uint8, ard bool, d int, logLS, logVar, 
 		return nil
 	}
 	parts := []kernelPart{{k.Family(), k.Lengthscales(), k.Variance()}}
-	// combo%3: 0 the kernel alone, 1 its sum and 2 its product with a
-	// shared-lengthscale kernel of variance 1 (so that neither overflows
-	// where the first part does not), family (combo/3)%4 and
-	// lengthscale ℓ₁·2^((combo/12)%8 − 4).
 	var kk kernel.Kernel = k
 	vmax := parts[0].v // the diagonal value
 	if mode := combo % 3; mode != 0 {
@@ -312,7 +308,19 @@ func newKernelFuzzCase(t *testing.T, fam uint8, ard bool, d int, logLS, logVar, 
 			t.Fatalf("combination with variance %g accepted", vmax)
 		}
 	}
-	return &kernelFuzzCase{kk: kk, parts: parts, vmax: vmax, sum: len(parts) == 2 && combo%3 == 1, scale: scale}
+	kc := &kernelFuzzCase{kk: kk, parts: parts, vmax: vmax, sum: len(parts) == 2 && combo%3 == 1}
+	// Rounding of ‖x̃‖² + ‖z̃‖² − 2x̃ᵀz̃ after centring is about
+	// ε·spread²/ℓ²; the kernel's error follows through √ for Matérn 1/2.
+	kc.tols = make([]float64, len(parts))
+	kc.minLS, kc.spread = math.Inf(1), 0.0
+	for p, pt := range parts {
+		ml := slices.Min(pt.ls)
+		sp := (scale*8 + 1) / ml
+		dsErr := 64 * 1.1e-16 * sp * sp * float64(d)
+		kc.tols[p] = pt.v * (1e-12 + 4*math.Sqrt(dsErr) + dsErr)
+		kc.minLS, kc.spread = math.Min(kc.minLS, ml), math.Max(kc.spread, sp)
+	}
+	return kc
 }
 
 // kernelFuzzInputs draws n inputs x and m inducing inputs z in d
@@ -343,20 +351,7 @@ func kernelFuzzInputs(rng *rand.Rand, n, m, d int, scale, offset float64, dups u
 // symmetry of K(x, x); it returns both matrices.
 func (kc *kernelFuzzCase) checkValues(t *testing.T, x, z *mat.Dense) (K, Ks *mat.Dense) {
 	t.Helper()
-	// Rounding of ‖x̃‖² + ‖z̃‖² − 2x̃ᵀz̃ after centring is about
-	// ε·spread²/ℓ²; the kernel's error follows through √ for Matérn 1/2.
-	// tols[p] bounds part p's element-wise error against kernelNaive.
-	parts, vmax := kc.parts, kc.vmax
-	_, d := x.Dims()
-	tols := make([]float64, len(parts))
-	kc.minLS, kc.spread = math.Inf(1), 0.0
-	for p, pt := range parts {
-		ml := slices.Min(pt.ls)
-		sp := (kc.scale*8 + 1) / ml
-		dsErr := 64 * 1.1e-16 * sp * sp * float64(d)
-		tols[p] = pt.v * (1e-12 + 4*math.Sqrt(dsErr) + dsErr)
-		kc.minLS, kc.spread = math.Min(kc.minLS, ml), math.Max(kc.spread, sp)
-	}
+	parts, vmax, tols := kc.parts, kc.vmax, kc.tols
 	// naive returns the reference value of the kernel under test and
 	// its tolerance.
 	naive := func(xi, zj []float64) (want, tol float64) {
