@@ -17,7 +17,7 @@ import "sync"
 // with the Kernel.
 type floatPool struct {
 	mu   sync.Mutex
-	free map[int][][]float64
+	free map[int]freeList[[]float64]
 }
 
 const (
@@ -33,15 +33,15 @@ const (
 func (fp *floatPool) get(n int) []float64 {
 	fp.mu.Lock()
 	l := fp.free[n]
-	if k := len(l); k > 0 {
-		s := l[k-1]
-		l[k-1] = nil
-		fp.free[n] = l[:k-1]
-		fp.mu.Unlock()
-		return s
+	s, ok := l.pop()
+	if ok {
+		fp.free[n] = l
 	}
 	fp.mu.Unlock()
-	return make([]float64, n)
+	if !ok {
+		s = make([]float64, n)
+	}
+	return s
 }
 
 // getZero returns a zeroed slice of length n.
@@ -61,7 +61,7 @@ func (fp *floatPool) put(s []float64) {
 	fp.mu.Lock()
 	defer fp.mu.Unlock()
 	if fp.free == nil {
-		fp.free = make(map[int][][]float64)
+		fp.free = make(map[int]freeList[[]float64])
 	}
 	l, ok := fp.free[n]
 	if !ok && len(fp.free) >= maxPoolLengths {
@@ -69,9 +69,8 @@ func (fp *floatPool) put(s []float64) {
 		// over rather than keep a list for each.
 		clear(fp.free)
 	}
-	if len(l) < maxPoolPerLength {
-		fp.free[n] = append(l, s)
-	}
+	l.push(s)
+	fp.free[n] = l
 }
 
 // scratchList recycles the workers' scratch spaces (patches, norms, rows
@@ -80,27 +79,47 @@ func (fp *floatPool) put(s []float64) {
 // a grown scratch, whichever P it runs on.
 type scratchList struct {
 	mu   sync.Mutex
-	free []*scratch
+	free freeList[*scratch]
 }
 
 // get returns a free scratch, or a new empty one.
 func (l *scratchList) get() *scratch {
 	l.mu.Lock()
-	defer l.mu.Unlock()
-	if k := len(l.free); k > 0 {
-		s := l.free[k-1]
-		l.free[k-1] = nil
-		l.free = l.free[:k-1]
-		return s
+	s, ok := l.free.pop()
+	l.mu.Unlock()
+	if !ok {
+		s = new(scratch)
 	}
-	return new(scratch)
+	return s
 }
 
 // put returns s for reuse; s must not be used afterwards.
 func (l *scratchList) put(s *scratch) {
 	l.mu.Lock()
-	defer l.mu.Unlock()
-	if len(l.free) < maxPoolPerLength {
-		l.free = append(l.free, s)
+	l.free.push(s)
+	l.mu.Unlock()
+}
+
+// freeList is a last-in first-out list of values for reuse, holding at
+// most maxPoolPerLength; its owner serializes access.
+type freeList[T any] []T
+
+// pop removes and returns the last value put, if any.
+func (l *freeList[T]) pop() (v T, ok bool) {
+	k := len(*l)
+	if k == 0 {
+		return v, false
+	}
+	v = (*l)[k-1]
+	var zero T
+	(*l)[k-1] = zero // no reference kept from the spare capacity
+	*l = (*l)[:k-1]
+	return v, true
+}
+
+// push adds v, or drops it when the list is full.
+func (l *freeList[T]) push(v T) {
+	if len(*l) < maxPoolPerLength {
+		*l = append(*l, v)
 	}
 }
