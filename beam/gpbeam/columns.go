@@ -4,9 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"math"
 	"slices"
-	"strings"
 
 	"gonum.org/v1/gonum/mat"
 
@@ -50,7 +48,7 @@ func parseShard(b *modelfile.Bundle, path string, buf []byte, needTarget bool) (
 	}
 	d, _, _, _ := b.Model.Dims()
 	n, c := raw.X.Dims()
-	inputs := inputNames(b, d)
+	inputs := b.InputNames(d)
 	byName := inputs != nil && raw.Names != nil
 	tab := &shardTable{path: path, raw: raw, t: -1}
 	if needTarget || c > d && (byName || c == d+1) {
@@ -97,87 +95,34 @@ func parseShard(b *modelfile.Bundle, path string, buf []byte, needTarget bool) (
 	return tab, nil
 }
 
-// inputNames returns the names of the model's d inputs, or nil if the
-// model file does not record d distinct ones.
-func inputNames(b *modelfile.Bundle, d int) []string {
-	names := b.Meta.InputNames
-	if len(names) != d {
-		return nil
-	}
-	for i, s := range names {
-		if slices.Contains(names[:i], s) {
-			return nil
-		}
-	}
-	return names
-}
-
 // matchNames returns the 0-based column of header that holds each of the
 // model's inputs, in their order, leaving out the target column t (-1 for
-// none). Every other column must be an input, and each input must be there
-// once.
+// none); see modelfile.MatchHeader.
 func matchNames(path string, header []string, t int, inputs []string) ([]int, error) {
 	if t >= 0 && slices.Contains(inputs, header[t]) {
 		return nil, &data.ParseError{File: path, Msg: fmt.Sprintf("column %d (%q), taken for the target, is one of the model's inputs", t+1, header[t])}
 	}
-	cols := make([]int, len(inputs))
-	var missing, unknown []string
-	for j, name := range inputs {
-		cols[j] = -1
-		for k, h := range header {
-			if k == t || h != name {
-				continue
-			}
-			if cols[j] >= 0 {
-				return nil, &data.ParseError{File: path, Msg: fmt.Sprintf("the header names the input %q twice", name)}
-			}
-			cols[j] = k
-		}
-		if cols[j] < 0 {
-			missing = append(missing, fmt.Sprintf("%q", name))
-		}
+	cols, err := modelfile.MatchHeader(header, t, inputs)
+	if err != nil {
+		return nil, &data.ParseError{File: path, Msg: err.Error()}
 	}
-	for k, h := range header {
-		if k != t && !slices.Contains(inputs, h) {
-			unknown = append(unknown, fmt.Sprintf("%d (%q)", k+1, h))
-		}
-	}
-	if missing == nil && unknown == nil {
-		return cols, nil
-	}
-	var parts []string
-	if missing != nil {
-		parts = append(parts, "no column "+strings.Join(missing, ", "))
-	}
-	if unknown != nil {
-		parts = append(parts, "not inputs: column "+strings.Join(unknown, ", "))
-	}
-	return nil, &data.ParseError{File: path, Msg: fmt.Sprintf("the header does not name the model's inputs %s: %s",
-		strings.Join(inputs, ", "), strings.Join(parts, "; "))}
+	return cols, nil
 }
 
-// checkLabels reports the first target that does not suit lik (Bernoulli
-// labels 0 or 1, Poisson counts, class labels) as file:line:column.
+// checkLabels checks the targets with the likelihood's Validate and
+// reports a bad one (likelihood.LabelError) as file:line:column.
 func (t *shardTable) checkLabels(lik gp.Likelihood) error {
-	for i, v := range t.y {
-		var msg string
-		switch l := lik.(type) {
-		case *likelihood.Bernoulli:
-			if v != 0 && v != 1 {
-				msg = "Bernoulli labels must be 0 or 1"
-			}
-		case *likelihood.Poisson:
-			if v < 0 || v != math.Floor(v) {
-				msg = "Poisson targets must be non-negative integers"
-			}
-		case *likelihood.RobustMax, *likelihood.Softmax:
-			if v < 0 || v != math.Floor(v) || v >= float64(l.NumLatent()) {
-				msg = fmt.Sprintf("class labels must be integers in [0, %d)", l.NumLatent())
-			}
-		}
-		if msg != "" {
-			return &data.ParseError{File: t.path, Line: t.raw.Lines[i], Column: t.t + 1, Msg: fmt.Sprintf("target %g: %s", v, msg)}
-		}
+	v, ok := lik.(interface{ Validate([]float64) error })
+	if !ok {
+		return nil
+	}
+	err := v.Validate(t.y)
+	var le *likelihood.LabelError
+	if errors.As(err, &le) {
+		return &data.ParseError{File: t.path, Line: t.raw.Lines[le.Index], Column: t.t + 1, Msg: fmt.Sprintf("target %g: %s", le.Value, le.Rule)}
+	}
+	if err != nil {
+		return &data.ParseError{File: t.path, Msg: err.Error()}
 	}
 	return nil
 }

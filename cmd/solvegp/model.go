@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"math"
@@ -186,29 +187,22 @@ func (s *modelSpec) likelihood(y []float64) (gp.Likelihood, error) {
 	return likelihood.NewSoftmax(c)
 }
 
-// checkLabels checks the targets of tab, read from file, against the
-// likelihood and reports the first bad one as file:line:column.
+// checkLabels checks the targets of tab, read from file, with the
+// likelihood's Validate and reports a bad one (likelihood.LabelError) as
+// file:line:column.
 func checkLabels(file string, tab *data.Table, lik gp.Likelihood) error {
-	for i, v := range tab.Y {
-		var msg string
-		switch l := lik.(type) {
-		case *likelihood.Bernoulli:
-			if v != 0 && v != 1 {
-				msg = "Bernoulli labels must be 0 or 1"
-			}
-		case *likelihood.Poisson:
-			if v < 0 || v != math.Floor(v) {
-				msg = "Poisson targets must be non-negative integers"
-			}
-		case *likelihood.RobustMax, *likelihood.Softmax:
-			if v < 0 || v != math.Floor(v) || v >= float64(l.NumLatent()) {
-				msg = fmt.Sprintf("class labels must be integers in [0, %d)", l.NumLatent())
-			}
-		}
-		if msg != "" {
-			line, col := tab.Pos(i, -1)
-			return &data.ParseError{File: file, Line: line, Column: col, Msg: fmt.Sprintf("target %g: %s", v, msg)}
-		}
+	v, ok := lik.(interface{ Validate([]float64) error })
+	if !ok {
+		return nil
+	}
+	err := v.Validate(tab.Y)
+	var le *likelihood.LabelError
+	if errors.As(err, &le) {
+		line, col := tab.Pos(le.Index, -1)
+		return &data.ParseError{File: file, Line: line, Column: col, Msg: fmt.Sprintf("target %g: %s", le.Value, le.Rule)}
+	}
+	if err != nil {
+		return fmt.Errorf("%s: %w", file, err)
 	}
 	return nil
 }

@@ -290,7 +290,7 @@ func loadMultiInputs(b *modelfile.Bundle, path string, csv *csvFlags, needTarget
 		return nil, err
 	}
 	_, c := raw.X.Dims()
-	inputs := inputNames(b, d)
+	inputs := b.InputNames(d)
 	var tcols, icols []int
 	switch {
 	case len(csv.targets) > 0:

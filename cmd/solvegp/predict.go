@@ -10,7 +10,6 @@ import (
 	"math"
 	"slices"
 	"strconv"
-	"strings"
 
 	"gonum.org/v1/gonum/mat"
 
@@ -63,7 +62,7 @@ func loadInputs(b *modelfile.Bundle, path string, csv *csvFlags, needTarget bool
 	}
 	d, _, _, _ := b.Model.Dims()
 	n, c := raw.X.Dims()
-	inputs := inputNames(b, d)
+	inputs := b.InputNames(d)
 	byName := inputs != nil && raw.Names != nil
 	// t is the 0-based target column, -1 for none.
 	t := -1
@@ -130,25 +129,9 @@ func loadInputs(b *modelfile.Bundle, path string, csv *csvFlags, needTarget bool
 	return &inputTable{Table: tab, cols: cols}, nil
 }
 
-// inputNames returns the names of the model's d inputs that train
-// recorded, or nil if there are not d of them or two are the same.
-func inputNames(b *modelfile.Bundle, d int) []string {
-	names := b.Meta.InputNames
-	if len(names) != d {
-		return nil
-	}
-	for i, s := range names {
-		if slices.Contains(names[:i], s) {
-			return nil
-		}
-	}
-	return names
-}
-
 // matchNames returns the 0-based column of header that holds each of the
 // model's inputs, in their order, the target column t (-1 for none) left
-// out; every other column must be an input, and each input must be there
-// once. target is the -target flag (0 if not given).
+// out (modelfile.MatchHeader). target is the -target flag (0 if not given).
 func matchNames(path string, header []string, t int, inputs []string, target int) ([]int, error) {
 	if t >= 0 && slices.Contains(inputs, header[t]) {
 		if target > 0 {
@@ -156,50 +139,15 @@ func matchNames(path string, header []string, t int, inputs []string, target int
 		}
 		return nil, fmt.Errorf("%s: column %d (%q), taken for the target as the last column, is one of the model's inputs (-target chooses the target column)", path, t+1, header[t])
 	}
-	cols := make([]int, len(inputs))
-	var missing, unknown []string
-	for j, name := range inputs {
-		cols[j] = -1
-		for k, h := range header {
-			if k == t || h != name {
-				continue
-			}
-			if cols[j] >= 0 {
-				return nil, fmt.Errorf("%s: the header names the input %q twice, in columns %d and %d", path, name, cols[j]+1, k+1)
-			}
-			cols[j] = k
-		}
-		if cols[j] < 0 {
-			missing = append(missing, strconv.Quote(name))
-		}
+	cols, err := modelfile.MatchHeader(header, t, inputs)
+	var he *modelfile.HeaderError
+	if errors.As(err, &he) && he.Twice == "" {
+		return nil, fmt.Errorf("%s: %w (rename the columns, or remove the header line to take them by position)", path, err)
 	}
-	for k, h := range header {
-		if k != t && !slices.Contains(inputs, h) {
-			unknown = append(unknown, fmt.Sprintf("%d (%q)", k+1, h))
-		}
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	if missing == nil && unknown == nil {
-		return cols, nil
-	}
-	var parts []string
-	if missing != nil {
-		parts = append(parts, "no column "+joinList(missing, "or"))
-	}
-	if len(unknown) == 1 {
-		parts = append(parts, "column "+unknown[0]+" is not an input")
-	} else if unknown != nil {
-		parts = append(parts, "columns "+joinList(unknown, "and")+" are not inputs")
-	}
-	return nil, fmt.Errorf("%s: the header does not name the model's inputs %s: %s (rename the columns, or remove the header line to take them by position)",
-		path, strings.Join(inputs, ", "), strings.Join(parts, "; "))
-}
-
-// joinList joins items as "a", "a or b", "a, b or c" with conj.
-func joinList(items []string, conj string) string {
-	if len(items) < 2 {
-		return strings.Join(items, "")
-	}
-	return strings.Join(items[:len(items)-1], ", ") + " " + conj + " " + items[len(items)-1]
+	return cols, nil
 }
 
 // inputError names file in an error of prediction on the inputs of tab,

@@ -64,15 +64,15 @@ func (b *Bernoulli) SetParams(src []float64) error {
 	return nil
 }
 
-// Validate returns an error unless every label is 0 or 1, and for the
-// zero Bernoulli (see the type).
+// Validate returns a *LabelError for the first label that is not 0 or 1,
+// and an error for the zero Bernoulli (see the type).
 func (b *Bernoulli) Validate(y []float64) error {
 	if len(b.rule.t) == 0 {
 		return errZeroValue("Bernoulli", "NewBernoulli")
 	}
 	for i, v := range y {
 		if v != 0 && v != 1 {
-			return fmt.Errorf("likelihood: Bernoulli label %d is %g, want 0 or 1", i, v)
+			return &LabelError{Index: i, Value: v, Rule: "Bernoulli labels must be 0 or 1"}
 		}
 	}
 	return nil

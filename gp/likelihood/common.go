@@ -110,3 +110,19 @@ type workerBound struct{ workers int }
 // (n ≤ 0, the default: GOMAXPROCS). Results do not depend on it. A gp.Model
 // built with gp.WithThreads sets it to its own budget.
 func (w *workerBound) SetWorkers(n int) { w.workers = n }
+
+// LabelError is the error Validate returns for a target the likelihood
+// cannot take (a Bernoulli label other than 0 or 1, a negative or
+// fractional Poisson count, a class label outside [0, C)). It gives the
+// target's index in the slice passed to Validate, so that a caller that
+// read the targets from a file can name the line.
+type LabelError struct {
+	Index int     // 0-based index of the target
+	Value float64 // the target
+	Rule  string  // what the likelihood requires, e.g. "Bernoulli labels must be 0 or 1"
+}
+
+// Error names the target and the rule it breaks.
+func (e *LabelError) Error() string {
+	return fmt.Sprintf("likelihood: label %d is %g: %s", e.Index, e.Value, e.Rule)
+}

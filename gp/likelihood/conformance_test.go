@@ -1,6 +1,8 @@
 package likelihood_test
 
 import (
+	"errors"
+	"math"
 	"strings"
 	"testing"
 
@@ -54,6 +56,44 @@ func TestZeroValueValidate(t *testing.T) {
 	for _, l := range []interface{ Validate([]float64) error }{g, b, p} {
 		if err := l.Validate(y); err != nil {
 			t.Errorf("%T: Validate = %v", l, err)
+		}
+	}
+}
+
+// TestValidateLabelError checks that Validate reports the first bad label
+// of each discrete likelihood as a *LabelError with its index, value and
+// rule, which the command line and the Beam pipeline turn into file
+// positions.
+func TestValidateLabelError(t *testing.T) {
+	b, _ := likelihood.NewBernoulli()
+	p, _ := likelihood.NewPoisson()
+	r, _ := likelihood.NewRobustMax(3)
+	s, _ := likelihood.NewSoftmax(3)
+	for _, c := range []struct {
+		lik  interface{ Validate([]float64) error }
+		y    []float64
+		idx  int
+		rule string
+	}{
+		{b, []float64{0, 1, 2, -1}, 2, "Bernoulli labels must be 0 or 1"},
+		{b, []float64{1, math.NaN()}, 1, "Bernoulli labels must be 0 or 1"},
+		{p, []float64{0, 3, 2.5}, 2, "Poisson targets must be non-negative integers"},
+		{p, []float64{-1}, 0, "Poisson targets must be non-negative integers"},
+		{r, []float64{0, 2, 3}, 2, "class labels must be integers in [0, 3)"},
+		{s, []float64{1.5}, 0, "class labels must be integers in [0, 3)"},
+	} {
+		err := c.lik.Validate(c.y)
+		var le *likelihood.LabelError
+		if !errors.As(err, &le) {
+			t.Errorf("%T.Validate(%v) = %v, want a *LabelError", c.lik, c.y, err)
+			continue
+		}
+		v := c.y[c.idx]
+		if le.Index != c.idx || math.Float64bits(le.Value) != math.Float64bits(v) || le.Rule != c.rule {
+			t.Errorf("%T.Validate(%v) = %+v, want index %d, value %g, rule %q", c.lik, c.y, *le, c.idx, v, c.rule)
+		}
+		if want := "likelihood: label"; !strings.HasPrefix(err.Error(), want) || !strings.Contains(err.Error(), c.rule) {
+			t.Errorf("error %q does not start with %q and give the rule", err, want)
 		}
 	}
 }

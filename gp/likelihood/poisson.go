@@ -121,15 +121,15 @@ func expm1mx(d float64) float64 {
 	return s * d
 }
 
-// Validate returns an error unless every label is a non-negative
-// integer, and for the zero Poisson (see the type).
+// Validate returns a *LabelError for the first label that is not a
+// non-negative integer, and an error for the zero Poisson (see the type).
 func (p *Poisson) Validate(y []float64) error {
 	if len(p.rule.t) == 0 {
 		return errZeroValue("Poisson", "NewPoisson")
 	}
 	for i, v := range y {
 		if !validCount(v) {
-			return fmt.Errorf("likelihood: Poisson label %d is %g, want a non-negative integer", i, v)
+			return &LabelError{Index: i, Value: v, Rule: "Poisson targets must be non-negative integers"}
 		}
 	}
 	return nil

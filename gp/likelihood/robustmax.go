@@ -103,13 +103,14 @@ func classIndex(y float64, classes int) int {
 func validateClasses(y []float64, classes int) error {
 	for i, v := range y {
 		if classIndex(v, classes) < 0 {
-			return fmt.Errorf("likelihood: label %d is %g, want a class index in 0..%d", i, v, classes-1)
+			return &LabelError{Index: i, Value: v, Rule: fmt.Sprintf("class labels must be integers in [0, %d)", classes)}
 		}
 	}
 	return nil
 }
 
-// Validate returns an error unless every label is an integer in [0, C).
+// Validate returns a *LabelError for the first label that is not an
+// integer in [0, C).
 func (r *RobustMax) Validate(y []float64) error { return validateClasses(y, r.classes) }
 
 // rmWork holds per-call scratch for argmaxProb.

@@ -73,7 +73,8 @@ func (s *Softmax) SetParams(src []float64) error {
 	return nil
 }
 
-// Validate returns an error unless every label is an integer in [0, C).
+// Validate returns a *LabelError for the first label that is not an
+// integer in [0, C).
 func (s *Softmax) Validate(y []float64) error { return validateClasses(y, s.classes) }
 
 // seeds draws the two per-call seeds from rng (fixed seeds for nil).
