@@ -185,6 +185,40 @@ func klBlock(threads, m int, p, a, parts []float64) float64 {
 	return 0.5*(ss-float64(m)) - ld
 }
 
+// qBlock is where one block's variational factors go, one slice per latent
+// function: the unpacked triangles, the unwhitened P and a, and the pair
+// the bound uses (pRef, aRef).
+type qBlock struct {
+	tris, p, a, pRef, aRef [][]float64
+}
+
+// qFactors unpacks, for each latent function l of a block of m inducing
+// points whose prior covariance has the Cholesky factor l0, the variational
+// factor (parameters at lOff[l]) into q.tris[l] and takes its mean from
+// the parameters at mOff[l]. Whitened, the bound uses them as they are;
+// otherwise it uses P = L0⁻¹·L (into q.p[l], recorded as the operation
+// pName) and a = L0⁻¹·m (into q.a[l]). q.pRef[l] and q.aRef[l] get the
+// pair used. It returns the block's KL divergence summed over the latent
+// functions.
+func (mod *Model) qFactors(lg *la, pName string, m int, l0 []float64, lOff, mOff []int, q *qBlock) float64 {
+	kl := 0.0
+	for l := range lOff {
+		unpackTri(lg.threads, q.tris[l], m, mod.theta[lOff[l]:])
+		mvec := mod.theta[mOff[l] : mOff[l]+m]
+		if mod.whiten {
+			q.pRef[l], q.aRef[l] = q.tris[l], mvec
+		} else {
+			copyPar(lg.threads, m, m, q.tris[l], q.p[l])
+			lg.trsmLowerL(pName, m, l0, q.p[l])
+			copy(q.a[l], mvec)
+			lg.trsv(false, m, l0, q.a[l])
+			q.pRef[l], q.aRef[l] = q.p[l], q.a[l]
+		}
+		kl += klBlock(lg.threads, m, q.pRef[l], q.aRef[l], mod.ws.klSums)
+	}
+	return kl
+}
+
 // sampleColumns draws ws.ncol distinct column indices uniformly.
 func (mod *Model) sampleColumns() {
 	ws := &mod.ws
@@ -237,21 +271,7 @@ func (mod *Model) forward(x *mat.Dense) error {
 			vr[n*L+l] = ws.kff[n]
 		}
 	}
-	ws.klu = 0
-	for l := 0; l < L; l++ {
-		unpackTri(lg.threads, ws.lu[l], M, mod.theta[mod.layout.LU[l]:])
-		mvec := mod.theta[mod.layout.MU[l] : mod.layout.MU[l]+M]
-		if mod.whiten {
-			ws.puRef[l], ws.auRef[l] = ws.lu[l], mvec
-		} else {
-			copyPar(lg.threads, M, M, ws.lu[l], ws.pu[l])
-			lg.trsmLowerL("P = L0u\\Lu", M, l0u, ws.pu[l])
-			copy(ws.au[l], mvec)
-			lg.trsv(false, M, l0u, ws.au[l])
-			ws.puRef[l], ws.auRef[l] = ws.pu[l], ws.au[l]
-		}
-		ws.klu += klBlock(lg.threads, M, ws.puRef[l], ws.auRef[l], ws.klSums)
-	}
+	ws.klu = mod.qFactors(&lg, "P = L0u\\Lu", M, l0u, mod.layout.LU, mod.layout.MU, &qBlock{tris: ws.lu, p: ws.pu, a: ws.au, pRef: ws.puRef, aRef: ws.auRef})
 	fname := "F = Luᵀ·E"
 	if mod.whiten {
 		fname = "F = Luᵀ·B"
@@ -278,7 +298,7 @@ func (mod *Model) forward(x *mat.Dense) error {
 func (mod *Model) forwardSOLVE(lg *la, x *mat.Dense) error {
 	ws := &mod.ws
 	N := ws.n
-	M, M2, L := mod.m, mod.m2, mod.nl
+	M, M2 := mod.m, mod.m2
 	l0u := ws.l0u.RawL()
 	kernUU(mod.kern, denseOn(&ws.hKuv, M, M2, ws.kuv), mod.z, mod.o)
 	copyPar(lg.threads, M, M2, ws.kuv, ws.a)
@@ -304,20 +324,7 @@ func (mod *Model) forwardSOLVE(lg *la, x *mat.Dense) error {
 		lg.trsmL("G = L0vᵀ\\D", true, M2, N, l0v, M2, ws.gm, N)
 		basis = ws.gm
 	}
-	for l := 0; l < L; l++ {
-		unpackTri(lg.threads, ws.lv[l], M2, mod.theta[mod.layout.LV[l]:])
-		mvec := mod.theta[mod.layout.MV[l] : mod.layout.MV[l]+M2]
-		if mod.whiten {
-			ws.pvRef[l], ws.avRef[l] = ws.lv[l], mvec
-		} else {
-			copyPar(lg.threads, M2, M2, ws.lv[l], ws.pv[l])
-			lg.trsmLowerL("Pv = L0v\\Lv", M2, l0v, ws.pv[l])
-			copy(ws.av[l], mvec)
-			lg.trsv(false, M2, l0v, ws.av[l])
-			ws.pvRef[l], ws.avRef[l] = ws.pv[l], ws.av[l]
-		}
-		ws.klv += klBlock(lg.threads, M2, ws.pvRef[l], ws.avRef[l], ws.klSums)
-	}
+	ws.klv = mod.qFactors(lg, "Pv = L0v\\Lv", M2, l0v, mod.layout.LV, mod.layout.MV, &qBlock{tris: ws.lv, p: ws.pv, a: ws.av, pRef: ws.pvRef, aRef: ws.avRef})
 	hname := "H = Lvᵀ·G"
 	if mod.whiten {
 		hname = "H = Lvᵀ·D"
