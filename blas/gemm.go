@@ -421,22 +421,29 @@ func (ctx *gemmCtx) loops() {
 
 // balanceRows splits the rows of the current column block jc…jc+ncb of a
 // triangular update into p.tm groups of whole MR tiles with nearly equal
-// work (the number of columns of the block inside the triangle, summed
-// over the rows), stored in ctx.rowBounds.
+// work, stored in ctx.rowBounds. The work of a row tile is the elements of
+// the micro-tiles macroKernel computes for it, those crossing the diagonal
+// in full: counting only the elements inside the triangle left the group
+// holding the diagonal with up to a tenth more to do.
 func (ctx *gemmCtx) balanceRows() {
 	g, p := &ctx.g, &ctx.p
-	mr := g.be.MR()
-	// inBlock returns the number of columns of the block that are in the
-	// triangle in the given row.
-	inBlock := func(row int) int {
-		if g.tri == blas.Lower {
-			return min(max(row-ctx.jc+1, 0), ctx.ncb)
+	mr, nr := g.be.MR(), g.be.NR()
+	// tileWork returns the elements of the micro-tiles computed for the
+	// row tile of the given rows from r0, skipped by macroKernel's rule.
+	tileWork := func(r0, rows int) int {
+		w := 0
+		for q := 0; q < ctx.nPanels; q++ {
+			c0, cols := ctx.jc+q*nr, min(nr, ctx.ncb-q*nr)
+			if g.tri == blas.Lower && c0 > r0+rows-1 || g.tri == blas.Upper && c0+cols-1 < r0 {
+				continue
+			}
+			w += rows * cols
 		}
-		return min(max(ctx.jc+ctx.ncb-row, 0), ctx.ncb)
+		return w
 	}
 	total := 0
-	for r := 0; r < g.m; r++ {
-		total += inBlock(r)
+	for tile := 0; tile < p.mTiles; tile++ {
+		total += tileWork(tile*mr, min(mr, g.m-tile*mr))
 	}
 	if cap(ctx.rowBounds) < p.tm+1 {
 		ctx.rowBounds = make([]int, p.tm+1)
@@ -445,9 +452,7 @@ func (ctx *gemmCtx) balanceRows() {
 	b[0], b[p.tm] = 0, g.m
 	group, acc := 1, 0
 	for tile := 0; tile < p.mTiles && group < p.tm; tile++ {
-		for r := tile * mr; r < min(g.m, (tile+1)*mr); r++ {
-			acc += inBlock(r)
-		}
+		acc += tileWork(tile*mr, min(mr, g.m-tile*mr))
 		// Close groups whose share of the work has been reached.
 		for group < p.tm && acc*p.tm >= total*group {
 			b[group] = min(g.m, (tile+1)*mr)

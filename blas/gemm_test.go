@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
+	"slices"
 	"testing"
 
 	"gonum.org/v1/gonum/blas"
@@ -386,6 +387,56 @@ func TestDgemmtThreadsBitwise(t *testing.T) {
 								}
 							}
 						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestBalanceRows checks that the row groups of a triangular update get
+// the same number of computed micro-tile elements, the tiles crossing the
+// diagonal counted in full, to within two row tiles' work, for both
+// triangles, several column blocks and group counts.
+func TestBalanceRows(t *testing.T) {
+	for _, be := range gemm.Backends() {
+		mr, nr := be.MR(), be.NR()
+		for _, ul := range []blas.Uplo{blas.Lower, blas.Upper} {
+			for _, tm := range []int{2, 3} {
+				const m = 1000
+				ctx := &gemmCtx{g: gemmProblem{be: be, m: m, n: m, tri: ul}, p: gemmPlan{tm: tm, mTiles: (m + mr - 1) / mr}}
+				for _, jc := range []int{0, 8 * nr, 40 * nr} {
+					ctx.jc, ctx.ncb = jc, min(24*nr+5, m-jc)
+					ctx.nPanels = (ctx.ncb + nr - 1) / nr
+					ctx.balanceRows()
+					// work counts the elements macroKernel computes in rows r0…r1.
+					work := func(r0, r1 int) (w, most int) {
+						for i := r0; i < r1; i += mr {
+							rows, tw := min(mr, r1-i), 0
+							for q := 0; q < ctx.nPanels; q++ {
+								c0, cols := jc+q*nr, min(nr, ctx.ncb-q*nr)
+								if ul == blas.Lower && c0 > i+rows-1 || ul == blas.Upper && c0+cols-1 < i {
+									continue
+								}
+								tw += rows * cols
+							}
+							w, most = w+tw, max(most, tw)
+						}
+						return w, most
+					}
+					var ws []int
+					largest := 0
+					for g := 0; g < tm; g++ {
+						r0, r1 := ctx.rowBounds[g], ctx.rowBounds[g+1]
+						if r0%mr != 0 && r0 != m {
+							t.Fatalf("%s %c tm=%d jc=%d: group %d starts at row %d, inside a tile", be.Name(), ul, tm, jc, g, r0)
+						}
+						w, most := work(r0, r1)
+						ws, largest = append(ws, w), max(largest, most)
+					}
+					// Each group closes at most one row tile past its share.
+					if lo, hi := slices.Min(ws), slices.Max(ws); hi-lo > 2*largest {
+						t.Errorf("%s %c tm=%d jc=%d: group work %v differs by more than two row tiles (%d each)", be.Name(), ul, tm, jc, ws, largest)
 					}
 				}
 			}
