@@ -37,8 +37,8 @@ var syrkScratch = sync.Pool{New: func() any {
 // The triangle runs on Dgemm's blocked loops with op(A) as both operands:
 // micro-tiles outside the triangle are skipped, tiles crossing the diagonal
 // are computed into scratch and merged element by element, and with several
-// goroutines the rows are split so that every goroutine gets the same
-// number of elements of the triangle. C of order at most 64 is computed as a
+// goroutines the rows are split so that every goroutine computes the same
+// number of micro-tile elements. C of order at most 64 is computed as a
 // full square into scratch and merged; for A·Aᵀ with n < 24, gonum's
 // dot-product loops are used instead. Dsyrk panics on bad
 // arguments exactly as gonum's Dsyrk does.
