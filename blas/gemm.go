@@ -428,16 +428,15 @@ func (ctx *gemmCtx) loops() {
 func (ctx *gemmCtx) balanceRows() {
 	g, p := &ctx.g, &ctx.p
 	mr, nr := g.be.MR(), g.be.NR()
-	// tileWork returns the elements of the micro-tiles computed for the
-	// row tile of the given rows from r0, skipped by macroKernel's rule.
+	// tileWork returns the elements of the micro-tiles macroKernel
+	// computes for the row tile of the given rows from r0.
 	tileWork := func(r0, rows int) int {
 		w := 0
 		for q := 0; q < ctx.nPanels; q++ {
 			c0, cols := ctx.jc+q*nr, min(nr, ctx.ncb-q*nr)
-			if g.tri == blas.Lower && c0 > r0+rows-1 || g.tri == blas.Upper && c0+cols-1 < r0 {
-				continue
+			if in, _ := g.triTile(r0, rows, c0, cols); in {
+				w += rows * cols
 			}
-			w += rows * cols
 		}
 		return w
 	}
@@ -557,6 +556,20 @@ func nextB(packB []float64, q, q1, ip, nr, kcb int) []float64 {
 	return packB[q*panel : q*panel+min(n, panel)]
 }
 
+// triTile reports whether the micro-tile of rows r0…r0+rows−1 and columns
+// c0…c0+cols−1 of C holds an element of the triangle being updated (in),
+// and whether all its elements are in it (full); without a triangle every
+// tile is in and full.
+func (g *gemmProblem) triTile(r0, rows, c0, cols int) (in, full bool) {
+	switch g.tri {
+	case blas.Lower:
+		return c0 <= r0+rows-1, c0+cols-1 <= r0
+	case blas.Upper:
+		return c0+cols-1 >= r0, c0 >= r0+rows-1
+	}
+	return true, true
+}
+
 // macroKernel runs the micro-kernel over the packed A block (rows ic…ic+mcb)
 // and B panels q0…q1−1 of the block starting at column jc.
 func (g *gemmProblem) macroKernel(wk *gemmWorker, ic, mcb, jc, ncb, q0, q1, kcb int, packB []float64, beta float64) {
@@ -575,20 +588,9 @@ func (g *gemmProblem) macroKernel(wk *gemmWorker, ic, mcb, jc, ncb, q0, q1, kcb 
 			ap := pa[ip*mr*kcb : (ip+1)*mr*kcb]
 			off := (ic+i)*ldc + jc + j
 			// full: every element of the tile is to be updated.
-			full := true
-			if g.tri != 0 {
-				r0, c0 := ic+i, jc+j // first row and column of the tile in C
-				if g.tri == blas.Lower {
-					if c0 > r0+rows-1 {
-						continue // strictly above the diagonal
-					}
-					full = c0+cols-1 <= r0
-				} else {
-					if c0+cols-1 < r0 {
-						continue // strictly below the diagonal
-					}
-					full = c0 >= r0+rows-1
-				}
+			in, full := g.triTile(ic+i, rows, jc+j, cols)
+			if !in {
+				continue
 			}
 			if cols == nr && full {
 				// Full-width tile: the kernel (or its partial-row variant
