@@ -25,11 +25,13 @@ import (
 // k = 0, 1, …); U(k+1,k) → P(k+1); U(i,k) → S(i,k+1). Each task runs on one
 // goroutine with one-thread kernels, and every tile's arithmetic happens
 // in the same order whatever the schedule, so the result is bit-identical
-// for any number of goroutines. Ready tasks run in priority order: factor
-// and solve before update, earlier panels first, rows near the diagonal
-// first; so the next panel is factored while the rest of the previous
-// update is still running (look-ahead), which is what keeps both cores busy
-// at the orders of the GP step.
+// for any number of goroutines. A ready task's priority is its upward rank:
+// its own flops plus those of the longest chain of tasks that depend on it
+// (the list-scheduling rule of HEFT). The longest chain runs through the
+// next panels, so the next panel is factored while the rest of the
+// previous update is still running (look-ahead), and long row chains start
+// before short ones; that is what keeps both cores busy at the orders of
+// the GP step.
 
 // dagMin is the smallest order factored by the task graph when more than
 // one goroutine is allowed; below it the recursive algorithm, whose BLAS
@@ -59,17 +61,6 @@ type dagTask struct {
 	i, k int
 }
 
-// before reports whether t should run before u when both are ready.
-func (t dagTask) before(u dagTask) bool {
-	if t.k != u.k {
-		return t.k < u.k
-	}
-	if t.kind != u.kind {
-		return t.kind < u.kind
-	}
-	return t.i < u.i
-}
-
 // dagCholesky is the state of one task-graph factorization.
 type dagCholesky struct {
 	bi       blas.Implementation // one-thread kernels for every task
@@ -82,9 +73,10 @@ type dagCholesky struct {
 	wake    *sync.Cond
 	events  atomic.Int64 // finished tasks and failures, for polling without mu
 	ready   []dagTask
-	waiting []int // unmet dependencies, indexed by taskIndex
-	left    int   // tasks not yet finished
-	pivot   int   // first failed pivot, −1 while none
+	waiting []int     // unmet dependencies, indexed by taskIndex
+	rank    []float64 // upward rank in flops, indexed by taskIndex
+	left    int       // tasks not yet finished
+	pivot   int       // first failed pivot, −1 while none
 	value   float64
 }
 
@@ -105,6 +97,7 @@ func potrfDAG(bi blas.Implementation, threads, n int, a []float64, lda int) (piv
 	d.t = (n + d.nb - 1) / d.nb
 	d.wake = sync.NewCond(&d.mu)
 	d.initGraph()
+	d.initRank()
 	// Every participant runs tasks until the graph is done; one alone
 	// runs them all, so the pool may start helpers late or not at all.
 	workers := min(threads, d.t)
@@ -171,7 +164,7 @@ func (d *dagCholesky) work() {
 		}
 		best := 0
 		for j, t := range d.ready {
-			if t.before(d.ready[best]) {
+			if d.before(t, d.ready[best]) {
 				best = j
 			}
 		}
@@ -209,27 +202,87 @@ func (d *dagCholesky) finish(t dagTask) {
 			d.wake.Signal()
 		}
 	}
+	d.successors(t, release)
+	if d.left == 0 {
+		d.wake.Broadcast()
+	}
+}
+
+// successors calls f for every task that depends directly on t.
+func (d *dagCholesky) successors(t dagTask, f func(dagTask)) {
 	T, i, k := d.t, t.i, t.k
 	switch t.kind {
 	case taskFactor:
 		for r := k + 1; r < T; r++ {
-			release(dagTask{taskSolve, r, k})
+			f(dagTask{taskSolve, r, k})
 		}
 	case taskSolve:
 		for r := i; r < T; r++ {
-			release(dagTask{taskUpdate, r, k})
+			f(dagTask{taskUpdate, r, k})
 		}
 	case taskUpdate:
 		if i == k+1 {
-			release(dagTask{taskFactor, i, i})
+			f(dagTask{taskFactor, i, i})
 		} else {
-			release(dagTask{taskSolve, i, k + 1})
-			release(dagTask{taskUpdate, i, k + 1})
+			f(dagTask{taskSolve, i, k + 1})
+			f(dagTask{taskUpdate, i, k + 1})
 		}
 	}
-	if d.left == 0 {
-		d.wake.Broadcast()
+}
+
+// flops returns the floating-point operations of task t, the cost the
+// ranks are measured in.
+func (d *dagCholesky) flops(t dagTask) float64 {
+	i0, ni := d.rows(t.i)
+	k0, nk := d.rows(t.k)
+	m, k := float64(ni), float64(nk)
+	switch t.kind {
+	case taskFactor:
+		return k * k * k / 3
+	case taskSolve:
+		return m * k * k
 	}
+	w := float64(i0 - k0 - nk) // columns left of the diagonal tile
+	return 2*m*w*k + m*m*k
+}
+
+// initRank sets every task's upward rank: its flops plus the largest rank
+// among its successors. Successors lie in later panels, or in the same
+// panel further down the kinds P, S, U, so the tasks are visited from the
+// last panel to the first and within a panel in the order U, S, P.
+func (d *dagCholesky) initRank() {
+	T := d.t
+	d.rank = make([]float64, T*(T+1))
+	set := func(t dagTask) {
+		var next float64
+		d.successors(t, func(u dagTask) { next = max(next, d.rank[d.taskIndex(u)]) })
+		d.rank[d.taskIndex(t)] = d.flops(t) + next
+	}
+	for k := T - 1; k >= 0; k-- {
+		for i := k + 1; i < T; i++ {
+			set(dagTask{taskUpdate, i, k})
+		}
+		for i := T - 1; i > k; i-- {
+			set(dagTask{taskSolve, i, k})
+		}
+		set(dagTask{taskFactor, k, k})
+	}
+}
+
+// before reports whether the ready task t should run before u: the larger
+// upward rank first; on a tie the earlier panel, then the kind P, S, U,
+// then the upper row block.
+func (d *dagCholesky) before(t, u dagTask) bool {
+	if rt, ru := d.rank[d.taskIndex(t)], d.rank[d.taskIndex(u)]; rt != ru {
+		return rt > ru
+	}
+	if t.k != u.k {
+		return t.k < u.k
+	}
+	if t.kind != u.kind {
+		return t.kind < u.kind
+	}
+	return t.i < u.i
 }
 
 // rows returns the first row of block i and its number of rows.

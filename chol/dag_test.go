@@ -98,6 +98,71 @@ func TestPotrfDAGPivot(t *testing.T) {
 	}
 }
 
+// TestDAGGraph checks the task graph against itself: every task's count of
+// unmet dependencies equals the number of tasks naming it as a successor,
+// every edge runs from a higher upward rank to a lower one, and each rank
+// equals the longest chain of flops found by walking the successors
+// recursively (independent of the order initRank visits the tasks in).
+func TestDAGGraph(t *testing.T) {
+	for _, n := range []int{256, 600, 1024, 1100} {
+		d := &dagCholesky{n: n, nb: dagTile(n)}
+		if n <= 600 {
+			d.nb = 128
+		}
+		d.t = (n + d.nb - 1) / d.nb
+		d.initGraph()
+		d.initRank()
+		var all []dagTask
+		for k := range d.t {
+			all = append(all, dagTask{taskFactor, k, k})
+			for i := k + 1; i < d.t; i++ {
+				all = append(all, dagTask{taskSolve, i, k}, dagTask{taskUpdate, i, k})
+			}
+		}
+		if len(all) != d.left {
+			t.Fatalf("n=%d: %d tasks, graph counts %d", n, len(all), d.left)
+		}
+		preds := make([]int, len(d.waiting))
+		var longest func(dagTask) float64
+		longest = func(u dagTask) float64 {
+			var next float64
+			d.successors(u, func(v dagTask) { next = max(next, longest(v)) })
+			return d.flops(u) + next
+		}
+		for _, u := range all {
+			ru := d.rank[d.taskIndex(u)]
+			d.successors(u, func(v dagTask) {
+				preds[d.taskIndex(v)]++
+				if rv := d.rank[d.taskIndex(v)]; !(rv < ru) {
+					t.Errorf("n=%d: edge %v → %v: rank %v → %v", n, u, v, ru, rv)
+				}
+			})
+			if d.t <= 6 {
+				if want := longest(u); math.Abs(ru-want) > 1e-9*want {
+					t.Errorf("n=%d: rank of %v = %v, longest chain %v", n, u, ru, want)
+				}
+			}
+		}
+		for _, u := range all {
+			if j := d.taskIndex(u); preds[j] != d.waiting[j] {
+				t.Errorf("n=%d: %v has %d predecessors, waits for %d", n, u, preds[j], d.waiting[j])
+			}
+		}
+		// The tasks' flops add up to the factorization's n³/3 (to the
+		// lower-order terms), and the critical path is a part of it.
+		var sum float64
+		for _, u := range all {
+			sum += d.flops(u)
+		}
+		if total := float64(n) * float64(n) * float64(n) / 3; math.Abs(sum-total) > 2*float64(n)*float64(n) {
+			t.Errorf("n=%d: tasks add up to %v flops, want about %v", n, sum, total)
+		}
+		if r0 := d.rank[0]; r0 > sum*(1+1e-12) || !(r0 > sum/float64(d.t)) {
+			t.Errorf("n=%d: critical path %v flops of %v", n, r0, sum)
+		}
+	}
+}
+
 // BenchmarkPotrfDAG compares, on one goroutine, the task graph's schedule
 // with the recursive algorithm (its one-goroutine cost is the price of
 // the look-ahead), and runs the graph on two.
