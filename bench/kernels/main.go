@@ -11,7 +11,11 @@
 // inputs, and reports the best and the median rate of each. The FMA peak for
 // the case's thread count is measured (package internal/peak) before and
 // after every case; the larger of the two is the reference for the
-// "% of peak" column, so a figure can only understate the kernel. The report
+// "% of peak" column, so a figure can only understate the kernel. Before
+// every case on more than one thread the core-to-core round trip of a cache
+// line is measured too (peak.RoundTrip): on a virtual machine it tells
+// whether the host placed the vCPUs close together, which moves the
+// two-thread rates of kernels that hand data between goroutines. The report
 // is a Markdown table on standard output headed by the machine description;
 // -json also writes every sample. With -clock thread (one thread only) every
 // run and every chunk of the peak is timed by the calling thread's CPU time
@@ -172,6 +176,9 @@ type result struct {
 	Theirs     []float64 `json:"openblas,omitempty"`
 	PeakBefore float64   `json:"peak_before"`
 	PeakAfter  float64   `json:"peak_after"`
+	// RoundTrip is the core-to-core round trip of a cache line measured
+	// before the case, in nanoseconds (threads > 1 only).
+	RoundTrip float64 `json:"round_trip_ns,omitempty"`
 }
 
 func run(opt options, w io.Writer) (report, error) {
@@ -181,13 +188,16 @@ func run(opt options, w io.Writer) (report, error) {
 		fmt.Fprintf(w, "; OpenBLAS %s, OPENBLAS_CORETYPE=%q, OPENBLAS_THREAD_TIMEOUT=%q", rep.OpenBLAS,
 			os.Getenv("OPENBLAS_CORETYPE"), os.Getenv("OPENBLAS_THREAD_TIMEOUT"))
 	}
-	fmt.Fprintf(w, "\n\n| case | n | threads | solvegp best | median | %% of peak | OpenBLAS best | median | ratio |\n")
-	fmt.Fprintf(w, "|---|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	fmt.Fprintf(w, "\n\n| case | n | threads | solvegp best | median | %% of peak | OpenBLAS best | median | ratio | round trip (ns) |\n")
+	fmt.Fprintf(w, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	unit := peak.Best()
 	for _, threads := range opt.threads {
 		for _, name := range opt.cases {
 			for _, n := range opt.sizes {
 				r := result{Case: name, N: n, Threads: threads}
+				if threads > 1 {
+					r.RoundTrip = float64(peak.RoundTrip(roundTripTime).Nanoseconds())
+				}
 				r.PeakBefore = measurePeak(unit, threads, opt)
 				if err := measure(&r, opt.reps, opt.clock); err != nil {
 					return rep, err
@@ -202,6 +212,10 @@ func run(opt options, w io.Writer) (report, error) {
 	return rep, nil
 }
 
+// roundTripTime is how long the core-to-core latency is probed before each
+// multi-threaded case.
+const roundTripTime = 20 * time.Millisecond
+
 // measurePeak measures the FMA peak of threads cores, timed by opt's clock
 // when it runs on one thread.
 func measurePeak(unit peak.Unit, threads int, opt options) float64 {
@@ -215,11 +229,16 @@ func printRow(w io.Writer, r result) {
 	ob, om := slices.Max(r.Ours), median(r.Ours)
 	fmt.Fprintf(w, "| %s | %d | %d | %.1f | %.1f | %.0f%% |", r.Case, r.N, r.Threads, ob, om, 100*ob/r.Peak)
 	if len(r.Theirs) == 0 {
-		fmt.Fprintf(w, " | | |\n")
-		return
+		fmt.Fprintf(w, " | | |")
+	} else {
+		tb, tm := slices.Max(r.Theirs), median(r.Theirs)
+		fmt.Fprintf(w, " %.1f | %.1f | %.2f |", tb, tm, ob/tb)
 	}
-	tb, tm := slices.Max(r.Theirs), median(r.Theirs)
-	fmt.Fprintf(w, " %.1f | %.1f | %.2f |\n", tb, tm, ob/tb)
+	if r.RoundTrip > 0 {
+		fmt.Fprintf(w, " %.0f |\n", r.RoundTrip)
+	} else {
+		fmt.Fprintf(w, " |\n")
+	}
 }
 
 func median(x []float64) float64 {

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"io"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -39,6 +40,9 @@ func TestRunSmall(t *testing.T) {
 	for _, r := range rep.Results {
 		if len(r.Ours) != 1 || !(r.Ours[0] > 0) || !(r.Peak > 0) {
 			t.Errorf("%s threads=%d: rates %v, peak %v", r.Case, r.Threads, r.Ours, r.Peak)
+		}
+		if probe := r.Threads > 1 && runtime.GOMAXPROCS(0) > 1 && runtime.NumCPU() > 1; probe != (r.RoundTrip > 0) {
+			t.Errorf("%s threads=%d: round trip %v ns", r.Case, r.Threads, r.RoundTrip)
 		}
 		if reference.available() != (len(r.Theirs) == 1) {
 			t.Errorf("%s: OpenBLAS rates %v with reference available=%v", r.Case, r.Theirs, reference.available())

@@ -1,6 +1,7 @@
 package peak
 
 import (
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -54,5 +55,18 @@ func BenchmarkPeak(b *testing.B) {
 			}
 			b.ReportMetric(float64(b.N)*float64(n)*float64(u.Flops)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
 		})
+	}
+}
+
+// TestRoundTrip checks that the probe returns a positive latency with two
+// threads and 0 with one, and that it terminates in both cases (the value
+// itself depends on the host and its load).
+func TestRoundTrip(t *testing.T) {
+	if d := RoundTrip(2 * time.Millisecond); runtime.GOMAXPROCS(0) >= 2 && runtime.NumCPU() >= 2 && !(d > 0) {
+		t.Errorf("RoundTrip = %v, want > 0", d)
+	}
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	if d := RoundTrip(2 * time.Millisecond); d != 0 {
+		t.Errorf("RoundTrip with GOMAXPROCS 1 = %v, want 0", d)
 	}
 }
