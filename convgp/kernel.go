@@ -521,7 +521,7 @@ func (k *Kernel) locKernel(dst, ex, zl []float64, m int) {
 // scratch holds one worker's per-image buffers.
 type scratch struct {
 	xp, xn, g []float64
-	dxp       []float64
+	dxp, dxpT []float64 // P×d and its transpose
 
 	// image variances (see imageSums)
 	gb, gs, wx []float64
