@@ -42,7 +42,10 @@ const dagMin = 512
 // a multiple of 32 in [128, 256], so there are enough tasks to balance the
 // goroutines while each kernel call stays large enough to run near the
 // GEMM rate. On two cores of a Zen 5, n = 1024 ran at 82–97 GFLOP/s with
-// tiles of 128 and 93–117 with tiles of 192 (256: 80–81).
+// tiles of 128 and 93–117 with tiles of 192 (256: 80–81). On a Zen 4, in
+// one process alternating the tile orders: n = 1024 ran at 57–62 (128),
+// 67–70 (192) and 64–68 (256); n = 2048 at 69–71 (128), 74–81 (192) and
+// 82–85 (256).
 func dagTile(n int) int {
 	return min(max(n/5/32*32, 128), 256)
 }
