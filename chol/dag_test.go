@@ -106,9 +106,6 @@ func TestPotrfDAGPivot(t *testing.T) {
 func TestDAGGraph(t *testing.T) {
 	for _, n := range []int{256, 600, 1024, 1100} {
 		d := &dagCholesky{n: n, nb: dagTile(n)}
-		if n <= 600 {
-			d.nb = 128
-		}
 		d.t = (n + d.nb - 1) / d.nb
 		d.initGraph()
 		d.initRank()
