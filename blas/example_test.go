@@ -113,3 +113,25 @@ func ExampleImplementation_Dgemmt() {
 	// [3 4 -1]
 	// [5 6 11]
 }
+
+// DgemmTrapezoid updates the part of C on and left of a shifted diagonal:
+// here C (2×4) −= A·Bᵀ where column j of row i is updated when j − i ≤ 2,
+// the shape of one row block of a blocked Cholesky's trailing update (a
+// 2×2 rectangle and the lower triangle of the 2×2 diagonal block beside
+// it). The element above that diagonal (set to 9) is not touched.
+func ExampleImplementation_DgemmTrapezoid() {
+	a := []float64{1, 2}       // 2×1
+	b := []float64{1, 2, 3, 4} // 4×1, used transposed
+	c := []float64{
+		10, 10, 10, 9,
+		10, 10, 10, 10,
+	}
+	var impl blas.Implementation
+	impl.DgemmTrapezoid(gblas.Lower, gblas.NoTrans, gblas.Trans, 2, 4, 1, 2, -1, a, 1, b, 1, 1, c, 4)
+	for i := 0; i < 2; i++ {
+		fmt.Println(c[i*4 : i*4+4])
+	}
+	// Output:
+	// [9 8 7 9]
+	// [8 6 4 2]
+}

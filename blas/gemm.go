@@ -164,12 +164,14 @@ type gemmProblem struct {
 	c          []float64
 	ldc        int
 
-	// tri restricts the update to one triangle of a square C (for Dsyrk):
-	// zero updates all of C; blas.Lower updates only the elements on and
-	// below the diagonal, blas.Upper only those on and above it. Tiles
-	// outside the triangle are skipped and tiles crossing the diagonal
-	// are computed into scratch and merged element by element.
-	tri blas.Uplo
+	// tri restricts the update to one trapezoid of C bounded by the
+	// diagonal j − i = diag (Dsyrk, Dgemmt: the main diagonal of a square
+	// C): zero updates all of C; blas.Lower updates only the elements with
+	// j − i ≤ diag, blas.Upper only those with j − i ≥ diag. Tiles outside
+	// the trapezoid are skipped and tiles crossing the diagonal are
+	// computed into scratch and merged element by element.
+	tri  blas.Uplo
+	diag int
 }
 
 // gemmSplit divides total into ⌈total/block⌉ nearly equal parts, each a
@@ -535,7 +537,7 @@ func (ctx *gemmCtx) multiplyShare(t int) {
 		mcb := min(p.mc, r1-ic)
 		// Skip row blocks that have no element of the triangle in the
 		// column block.
-		if g.tri == blas.Lower && ctx.jc > ic+mcb-1 || g.tri == blas.Upper && ctx.jc+ctx.ncb-1 < ic {
+		if g.tri == blas.Lower && ctx.jc > ic+mcb-1+g.diag || g.tri == blas.Upper && ctx.jc+ctx.ncb-1 < ic+g.diag {
 			continue
 		}
 		g.packABlock(wk.packA, ic, mcb, pc, kcb)
@@ -557,15 +559,15 @@ func nextB(packB []float64, q, q1, ip, nr, kcb int) []float64 {
 }
 
 // triTile reports whether the micro-tile of rows r0…r0+rows−1 and columns
-// c0…c0+cols−1 of C holds an element of the triangle being updated (in),
-// and whether all its elements are in it (full); without a triangle every
+// c0…c0+cols−1 of C holds an element of the trapezoid being updated (in),
+// and whether all its elements are in it (full); without a trapezoid every
 // tile is in and full.
 func (g *gemmProblem) triTile(r0, rows, c0, cols int) (in, full bool) {
-	switch g.tri {
+	switch d := g.diag; g.tri {
 	case blas.Lower:
-		return c0 <= r0+rows-1, c0+cols-1 <= r0
+		return c0 <= r0+rows-1+d, c0+cols-1 <= r0+d
 	case blas.Upper:
-		return c0+cols-1 >= r0, c0 >= r0+rows-1
+		return c0+cols-1 >= r0+d, c0 >= r0+rows-1+d
 	}
 	return true, true
 }
@@ -607,7 +609,7 @@ func (g *gemmProblem) macroKernel(wk *gemmWorker, ic, mcb, jc, ncb, q0, q1, kcb 
 			for r := 0; r < rows; r++ {
 				lo, hi := 0, cols // columns of the tile to merge
 				if !full {
-					d := ic + i + r - (jc + j) // this row's diagonal column in the tile
+					d := ic + i + r + g.diag - (jc + j) // this row's diagonal column in the tile
 					if g.tri == blas.Lower {
 						hi = min(cols, d+1)
 					} else {

@@ -330,7 +330,7 @@ func TestDgemmPanics(t *testing.T) {
 }
 
 // TestDgemmtThreadsBitwise checks that the triangle-restricted products
-// (Dgemmt and Dsyrk) give the same bits for any goroutine budget, whose
+// (Dgemmt, Dsyrk and a DgemmTrapezoid off the main diagonal) give the same bits for any goroutine budget, whose
 // rows are split by work in each block (balanceRows), and that the strict
 // other triangle stays untouched. With the tiny blocking every call has
 // many KC blocks and row groups end inside tiles of the diagonal.
@@ -363,13 +363,19 @@ func TestDgemmtThreadsBitwise(t *testing.T) {
 						if tr[1] == blas.NoTrans {
 							ldb = n
 						}
-						var want, wantSyrk []float64
+						var want, wantSyrk, wantTrap []float64
+						diag := n / 4 // the trapezoid's diagonal, inside C for both kinds
+						if ul == blas.Upper {
+							diag = -diag
+						}
 						for _, threads := range threadCounts {
 							impl := Implementation{backend: b, Threads: threads}
 							c := append([]float64(nil), c0...)
 							impl.Dgemmt(ul, tr[0], tr[1], n, k, 1.5, a, lda, bb, ldb, 0.5, c, n)
 							cs := append([]float64(nil), c0...)
 							impl.Dsyrk(ul, tr[0], n, k, -0.75, a, lda, 2, cs, n)
+							ct := append([]float64(nil), c0...)
+							impl.DgemmTrapezoid(ul, tr[0], tr[1], n, n, k, diag, -1, a, lda, bb, ldb, 1, ct, n)
 							for i := 0; i < n; i++ {
 								for j := 0; j < n; j++ {
 									if (ul == blas.Lower && j > i || ul == blas.Upper && j < i) && (c[i*n+j] != c0[i*n+j] || cs[i*n+j] != c0[i*n+j]) {
@@ -378,12 +384,12 @@ func TestDgemmtThreadsBitwise(t *testing.T) {
 								}
 							}
 							if threads == 1 {
-								want, wantSyrk = c, cs
+								want, wantSyrk, wantTrap = c, cs, ct
 								continue
 							}
 							for i := range c {
-								if math.Float64bits(c[i]) != math.Float64bits(want[i]) || math.Float64bits(cs[i]) != math.Float64bits(wantSyrk[i]) {
-									t.Fatalf("%s %+v %v %v %v: C[%d] = %v (Dsyrk %v) with %d goroutines, %v (%v) with one", be.Name(), bl, sh, ul, tr, i, c[i], cs[i], threads, want[i], wantSyrk[i])
+								if math.Float64bits(c[i]) != math.Float64bits(want[i]) || math.Float64bits(cs[i]) != math.Float64bits(wantSyrk[i]) || math.Float64bits(ct[i]) != math.Float64bits(wantTrap[i]) {
+									t.Fatalf("%s %+v %v %v %v: C[%d] = %v (Dsyrk %v, trapezoid %v) with %d goroutines, %v (%v, %v) with one", be.Name(), bl, sh, ul, tr, i, c[i], cs[i], ct[i], threads, want[i], wantSyrk[i], wantTrap[i])
 								}
 							}
 						}

@@ -20,7 +20,28 @@ import (
 // merged element by element, and the rows are split among impl's Threads
 // goroutines so that each gets the same number of triangle elements. It
 // panics on bad arguments with Dgemm's messages (and Dsyrk's for a bad ul).
+// It is DgemmTrapezoid with m = n and diag = 0.
 func (impl Implementation) Dgemmt(ul blas.Uplo, tA, tB blas.Transpose, n, k int, alpha float64, a []float64, lda int, b []float64, ldb int, beta float64, c []float64, ldc int) {
+	impl.DgemmTrapezoid(ul, tA, tB, n, n, k, 0, alpha, a, lda, b, ldb, beta, c, ldc)
+}
+
+// DgemmTrapezoid performs one of the trapezoidal matrix-matrix operations
+//
+//	C = alpha * op(A) * op(B) + beta * C   on the ul trapezoid of C only,
+//
+// where op(A) is m×k, op(B) is k×n and C is m×n. The trapezoid is bounded by
+// the diagonal j − i = diag: with ul = blas.Lower it holds the elements
+// C[i][j] with j − i ≤ diag, with blas.Upper those with j − i ≥ diag. Only
+// those elements are read and written, and when beta is zero C is not
+// read. With m = n and diag = 0 it is Dgemmt. A right-looking blocked
+// Cholesky updates a row block of the trailing matrix with one call: the
+// rectangle left of the diagonal block and that block's lower triangle
+// (diag = the rectangle's width) share one packing of the panel, where
+// Dgemm and Dsyrk would pack it twice.
+//
+// It runs on Dgemm's blocked loops like Dgemmt and panics on bad arguments
+// with Dgemm's messages (and Dsyrk's for a bad ul).
+func (impl Implementation) DgemmTrapezoid(ul blas.Uplo, tA, tB blas.Transpose, m, n, k, diag int, alpha float64, a []float64, lda int, b []float64, ldb int, beta float64, c []float64, ldc int) {
 	if ul != blas.Lower && ul != blas.Upper {
 		panic(badUplo)
 	}
@@ -29,6 +50,9 @@ func (impl Implementation) Dgemmt(ul blas.Uplo, tA, tB blas.Transpose, n, k int,
 			panic(badTranspose)
 		}
 	}
+	if m < 0 {
+		panic(mLT0)
+	}
 	if n < 0 {
 		panic(nLT0)
 	}
@@ -36,11 +60,11 @@ func (impl Implementation) Dgemmt(ul blas.Uplo, tA, tB blas.Transpose, n, k int,
 		panic(kLT0)
 	}
 	aTrans, bTrans := tA != blas.NoTrans, tB != blas.NoTrans
-	// op(A) is n×k and op(B) is k×n, so both are stored with rows of k
-	// (not transposed A, transposed B) or of n elements.
-	aRows, aCols := n, k
+	// op(A) is m×k and op(B) is k×n, so A is stored with rows of k (not
+	// transposed) or of m elements, B with rows of n or of k elements.
+	aRows, aCols := m, k
 	if aTrans {
-		aRows, aCols = k, n
+		aRows, aCols = k, m
 	}
 	bRows, bCols := k, n
 	if bTrans {
@@ -55,7 +79,7 @@ func (impl Implementation) Dgemmt(ul blas.Uplo, tA, tB blas.Transpose, n, k int,
 	if ldc < max(1, n) {
 		panic(badLdC)
 	}
-	if n == 0 {
+	if m == 0 || n == 0 {
 		return
 	}
 	if aRows > 0 && len(a) < (aRows-1)*lda+aCols {
@@ -64,17 +88,32 @@ func (impl Implementation) Dgemmt(ul blas.Uplo, tA, tB blas.Transpose, n, k int,
 	if bRows > 0 && len(b) < (bRows-1)*ldb+bCols {
 		panic(shortB)
 	}
-	if len(c) < (n-1)*ldc+n {
+	if len(c) < (m-1)*ldc+n {
 		panic(shortC)
 	}
+	// Rows and columns without an element of the trapezoid are left out,
+	// and a trapezoid that holds all of C is a Dgemm.
+	switch ul {
+	case blas.Lower:
+		n = min(n, m+diag)
+	case blas.Upper:
+		m = min(m, n-diag)
+	}
+	if m <= 0 || n <= 0 {
+		return
+	}
+	tri := ul
+	if ul == blas.Lower && diag >= n-1 || ul == blas.Upper && diag <= 1-m {
+		tri = 0
+	}
 	if alpha == 0 || k == 0 {
-		syrkScale(ul, n, beta, c, ldc)
+		trapezoidScale(ul, m, n, diag, beta, c, ldc)
 		return
 	}
 	g := gemmProblem{
 		be: impl.KernelBackend(), aTrans: aTrans, bTrans: bTrans,
-		m: n, n: n, k: k, alpha: alpha, a: a, lda: lda, b: b, ldb: ldb, beta: beta, c: c, ldc: ldc,
-		tri: ul,
+		m: m, n: n, k: k, alpha: alpha, a: a, lda: lda, b: b, ldb: ldb, beta: beta, c: c, ldc: ldc,
+		tri: tri, diag: diag,
 	}
 	g.run(impl.threads())
 }

@@ -12,29 +12,42 @@ import (
 	"github.com/solvegp/solvegp/internal/gemm"
 )
 
-// TestDgemmtRandom compares Dgemmt with gonum's full Dgemm on the requested
-// triangle, for both triangles, all transposes, padded strides, β = 0 with
-// NaN in C, every backend, tuned and tiny cache blocks, and one to three
-// goroutines. The other triangle holds finite guards that must survive.
-func TestDgemmtRandom(t *testing.T) {
+// TestDgemmTrapezoidRandom compares DgemmTrapezoid (and Dgemmt, its square
+// case on the main diagonal) with gonum's full Dgemm on the requested
+// trapezoid, for both kinds, diagonals from below the first row to beyond
+// the last column, all transposes, padded strides, β = 0 with NaN in C,
+// every backend, tuned and tiny cache blocks, and one to three goroutines.
+// The elements outside the trapezoid hold finite guards that must survive.
+func TestDgemmTrapezoidRandom(t *testing.T) {
 	const guard = -12345.678
 	rnd := rand.New(rand.NewPCG(21, 22))
 	ref := gonum.Implementation{}
 	transs := []blas.Transpose{blas.NoTrans, blas.Trans}
+	// m, n, k and the diagonal; diag = 0 with m = n runs through Dgemmt.
+	shapes := [][4]int{
+		{1, 1, 1, 0}, {2, 2, 5, 0}, {7, 7, 3, 0}, {16, 16, 16, 0}, {33, 33, 9, 0}, {70, 70, 41, 0},
+		{131, 131, 64, 0}, {200, 200, 257, 0},
+		{30, 75, 20, 45}, {45, 30, 17, -13}, {29, 61, 33, 3}, {60, 24, 5, 40}, {24, 60, 6, -30},
+		{17, 40, 9, 60}, {40, 17, 9, -60}, {50, 50, 12, 1}, {50, 50, 12, -1}, {3, 90, 40, 80},
+	}
 	for _, be := range gemm.Backends() {
 		backends := []*gemm.Backend{be, be.WithBlocking(gemm.Blocking{MC: be.MR(), KC: 7, NC: 2 * be.NR()})}
 		for bi, bk := range backends {
 			for _, threads := range []int{1, 2, 3} {
 				impl := Implementation{Threads: threads, backend: bk}
-				for _, nk := range [][2]int{{1, 1}, {2, 5}, {7, 3}, {16, 16}, {33, 9}, {70, 41}, {131, 64}, {200, 257}} {
-					n, k := nk[0], nk[1]
+				for _, sh := range shapes {
+					m, n, k, diag := sh[0], sh[1], sh[2], sh[3]
 					for _, ul := range level3Uplos {
+						in := func(i, j int) bool { return j-i <= diag }
+						if ul == blas.Upper {
+							in = func(i, j int) bool { return j-i >= diag }
+						}
 						for _, tA := range transs {
 							for _, tB := range transs {
-								name := fmt.Sprintf("%s/blocks=%d/threads=%d/n=%d,k=%d/%c%c%c", be.Name(), bi, threads, n, k, ul, tA, tB)
-								aRows, aCols := n, k
+								name := fmt.Sprintf("%s/blocks=%d/threads=%d/m=%d,n=%d,k=%d,diag=%d/%c%c%c", be.Name(), bi, threads, m, n, k, diag, ul, tA, tB)
+								aRows, aCols := m, k
 								if tA == blas.Trans {
-									aRows, aCols = k, n
+									aRows, aCols = k, m
 								}
 								bRows, bCols := k, n
 								if tB == blas.Trans {
@@ -51,13 +64,12 @@ func TestDgemmtRandom(t *testing.T) {
 								}
 								alpha := []float64{1, -0.5, 2}[rnd.IntN(3)]
 								beta := []float64{0, 1, 0.5}[rnd.IntN(3)]
-								tri := level3Tri(ul)
-								c := make([]float64, (n-1)*ldc+n)
+								c := make([]float64, (m-1)*ldc+n)
 								want := make([]float64, len(c))
-								for i := 0; i < n; i++ {
+								for i := 0; i < m; i++ {
 									for j := 0; j < n; j++ {
 										c[i*ldc+j] = guard
-										if tri(i, j) {
+										if in(i, j) {
 											v := 2*rnd.Float64() - 1
 											want[i*ldc+j] = v
 											c[i*ldc+j] = v
@@ -67,12 +79,16 @@ func TestDgemmtRandom(t *testing.T) {
 										}
 									}
 								}
-								ref.Dgemm(tA, tB, n, n, k, alpha, a, lda, b, ldb, beta, want, ldc)
-								impl.Dgemmt(ul, tA, tB, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
-								for i := 0; i < n; i++ {
+								ref.Dgemm(tA, tB, m, n, k, alpha, a, lda, b, ldb, beta, want, ldc)
+								if m == n && diag == 0 {
+									impl.Dgemmt(ul, tA, tB, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+								} else {
+									impl.DgemmTrapezoid(ul, tA, tB, m, n, k, diag, alpha, a, lda, b, ldb, beta, c, ldc)
+								}
+								for i := 0; i < m; i++ {
 									for j := 0; j < n; j++ {
 										got := c[i*ldc+j]
-										if !tri(i, j) {
+										if !in(i, j) {
 											if got != guard {
 												t.Fatalf("%s: guard (%d,%d) overwritten with %v", name, i, j, got)
 											}
@@ -92,7 +108,48 @@ func TestDgemmtRandom(t *testing.T) {
 	}
 }
 
-// TestDgemmtPanics checks Dgemmt's argument checks.
+// TestDgemmTrapezoidScale checks the α = 0 and k = 0 cases, which only
+// scale the trapezoid by β (zeroing it without reading it when β = 0).
+func TestDgemmTrapezoidScale(t *testing.T) {
+	const guard = 7.5
+	var impl Implementation
+	m, n := 5, 9
+	for _, ul := range level3Uplos {
+		for _, diag := range []int{-6, -2, 0, 3, 8, 12} {
+			in := func(i, j int) bool { return j-i <= diag }
+			if ul == blas.Upper {
+				in = func(i, j int) bool { return j-i >= diag }
+			}
+			for _, beta := range []float64{0, 1, -2} {
+				for _, k := range []int{0, 3} {
+					c := make([]float64, m*n)
+					for i := range c {
+						c[i] = guard
+						if beta == 0 && in(i/n, i%n) {
+							c[i] = math.NaN()
+						}
+					}
+					a := make([]float64, m*3)
+					impl.DgemmTrapezoid(ul, blas.NoTrans, blas.NoTrans, m, n, k, diag, float64(1-k%2), a, 3, make([]float64, 3*n), n, beta, c, n)
+					for i := 0; i < m; i++ {
+						for j := 0; j < n; j++ {
+							want := guard
+							if in(i, j) {
+								want = beta * guard
+							}
+							if got := c[i*n+j]; got != want {
+								t.Fatalf("%c diag=%d beta=%v k=%d: C[%d,%d] = %v, want %v", ul, diag, beta, k, i, j, got, want)
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestDgemmtPanics checks the argument checks of Dgemmt and
+// DgemmTrapezoid, which come before any trimming of an empty trapezoid.
 func TestDgemmtPanics(t *testing.T) {
 	var impl Implementation
 	a := make([]float64, 16)
@@ -111,6 +168,15 @@ func TestDgemmtPanics(t *testing.T) {
 			impl.Dgemmt(blas.Lower, blas.NoTrans, blas.NoTrans, 4, 5, 1, a, 5, a[:0], 4, 0, make([]float64, 16), 4)
 		}},
 		{"short c", func() { impl.Dgemmt(blas.Lower, blas.NoTrans, blas.NoTrans, 4, 4, 1, a, 4, a, 4, 0, a[:15], 4) }},
+		{"trapezoid negative m", func() {
+			impl.DgemmTrapezoid(blas.Lower, blas.NoTrans, blas.NoTrans, -1, 2, 2, 0, 1, a, 2, a, 2, 0, a, 2)
+		}},
+		{"trapezoid short c", func() {
+			impl.DgemmTrapezoid(blas.Upper, blas.NoTrans, blas.NoTrans, 3, 5, 1, 9, 1, a, 1, a, 5, 0, a[:14], 5)
+		}},
+		{"trapezoid small ldc", func() {
+			impl.DgemmTrapezoid(blas.Lower, blas.NoTrans, blas.NoTrans, 2, 5, 1, -9, 1, a, 1, a, 5, 0, a, 4)
+		}},
 	} {
 		func() {
 			defer func() {

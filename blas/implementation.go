@@ -11,8 +11,9 @@ import (
 // Implementation is a gonum blas.Float64 implementation whose level-3
 // routines (Dgemm, Dsyrk, Dtrsm, Dtrmm, Dsymm) run on this package's packed,
 // blocked kernels. All other routines are gonum's. Dgemmt, the triangle of a
-// general product (an extension that MKL and OpenBLAS also offer), is an
-// additional method.
+// general product (an extension that MKL and OpenBLAS also offer), and
+// DgemmTrapezoid, its generalization to a rectangular C and any diagonal,
+// are additional methods.
 //
 // The zero value is ready to use: it runs on the best micro-kernel for the
 // machine (gemm.Default) and on up to GOMAXPROCS goroutines.

@@ -75,7 +75,7 @@ func (impl Implementation) Dsyrk(ul blas.Uplo, tA blas.Transpose, n, k int, alph
 		panic(shortC)
 	}
 	if alpha == 0 || k == 0 {
-		syrkScale(ul, n, beta, c, ldc)
+		trapezoidScale(ul, n, n, 0, beta, c, ldc)
 		return
 	}
 	if tA == blas.NoTrans && n < syrkMinGemmOrder {
@@ -103,16 +103,19 @@ func (impl Implementation) Dsyrk(ul blas.Uplo, tA blas.Transpose, n, k int, alph
 	g.run(impl.threads())
 }
 
-// syrkScale computes C := beta * C on the ul triangle of the n×n matrix c,
-// setting it to zero without reading it when beta is zero.
-func syrkScale(ul blas.Uplo, n int, beta float64, c []float64, ldc int) {
-	for i := 0; i < n; i++ {
-		var ci []float64
+// trapezoidScale computes C := beta * C on the ul trapezoid (bounded by the
+// diagonal j − i = diag) of the m×n matrix c, setting it to zero without
+// reading it when beta is zero.
+func trapezoidScale(ul blas.Uplo, m, n, diag int, beta float64, c []float64, ldc int) {
+	for i := 0; i < m; i++ {
+		lo, hi := 0, min(n, i+diag+1)
 		if ul == blas.Upper {
-			ci = c[i*ldc+i : i*ldc+n]
-		} else {
-			ci = c[i*ldc : i*ldc+i+1]
+			lo, hi = max(0, i+diag), n
 		}
+		if lo >= hi {
+			continue
+		}
+		ci := c[i*ldc+lo : i*ldc+hi]
 		switch beta {
 		case 0:
 			clear(ci)

@@ -405,6 +405,87 @@ func FuzzBLASDgemm(f *testing.F) {
 	})
 }
 
+// FuzzBLASDgemmTrapezoid compares DgemmTrapezoid with gonum's Dgemm on the
+// trapezoid it updates; the diagonal ranges from above the first column to
+// below the last row, so empty, partial and full trapezoids all occur.
+func FuzzBLASDgemmTrapezoid(f *testing.F) {
+	blasSeeds(f, [][3]byte{{5, 7, 3}, {15, 17, 33}, {1, 40, 9}, {14, 16, 1}, {0, 3, 4}, {29, 31, 0}, {40, 40, 40}})
+	f.Fuzz(func(t *testing.T, cfg []byte, seed uint64) {
+		r := &blasBytes{data: cfg}
+		flags := r.byte()
+		m, n, k := blasDim(r.byte(), 48), blasDim(r.byte(), 48), blasDim(r.byte(), 48)
+		diag := int(r.byte())%(m+n+3) - m - 1
+		s := blasNewSetup(r, seed)
+		tA, tB := blasTransposes[int(flags)%3], blasTransposes[int(flags/3)%3]
+		ul := [...]gblas.Uplo{gblas.Lower, gblas.Upper}[int(flags/9)%2]
+		aT, bT := tA != gblas.NoTrans, tB != gblas.NoTrans
+		ar, ac := m, k
+		if aT {
+			ar, ac = k, m
+		}
+		br, bc := k, n
+		if bT {
+			br, bc = n, k
+		}
+		live := func(i, j int) bool { return (ul == gblas.Lower) == (j-i <= diag) || j-i == diag }
+		a := s.newMat(ar, ac, 0, nil)
+		b := s.newMat(br, bc, 1, nil)
+		c := s.newMat(m, n, 2, nil)
+		x := blasArgs{m: m, n: n, k: k, lda: a.ld, ldb: b.ld, ldc: c.ld, a: a.data, b: b.data, c: c.data}
+		x.perturb(s.bad)
+		if x.enum {
+			tB = gblas.Transpose('X')
+		}
+		aw, bw, cw := blasClone(x.a), blasClone(x.b), blasClone(x.c)
+		ag, bg, cg := blasClone(x.a), blasClone(x.b), blasClone(x.c)
+		if s.alpha == 0 {
+			a.poison(ag, nil)
+			b.poison(bg, nil)
+		}
+		if s.beta == 0 {
+			c.poison(cg, live)
+		}
+		a0, b0 := blasClone(ag), blasClone(bg)
+		pw := blasCall(func() {
+			gonum.Implementation{}.Dgemm(tA, tB, x.m, x.n, x.k, s.alpha, aw, x.lda, bw, x.ldb, s.beta, cw, x.ldc)
+		})
+		pg := blasCall(func() {
+			s.impl.DgemmTrapezoid(ul, tA, tB, x.m, x.n, x.k, diag, s.alpha, ag, x.lda, bg, x.ldb, s.beta, cg, x.ldc)
+		})
+		if blasPanics(t, s.bad, pw, pg) {
+			return
+		}
+		blasSame(t, "a", ag, a0)
+		blasSame(t, "b", bg, b0)
+		opA := func(i, p int) float64 {
+			if aT {
+				return a.at(p, i)
+			}
+			return a.at(i, p)
+		}
+		opB := func(p, j int) float64 {
+			if bT {
+				return b.at(j, p)
+			}
+			return b.at(p, j)
+		}
+		bound := func(i, j int) float64 {
+			var s2 float64
+			if s.alpha != 0 {
+				for p := 0; p < k; p++ {
+					s2 += math.Abs(opA(i, p) * opB(p, j))
+				}
+				s2 *= math.Abs(s.alpha)
+			}
+			if s.beta != 0 {
+				s2 += math.Abs(s.beta * c.at(i, j))
+			}
+			return s2
+		}
+		blasCheckOut(t, "C", cg, cw, c.data, c.ld, m, n, live, bound, blasTol(k), s.exact())
+	})
+}
+
 // triFill returns a fill function for an order-n matrix whose
 // referenced triangle (ul) holds values and whose other triangle holds
 // blasGuard; diag, if not nil, supplies the diagonal.
