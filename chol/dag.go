@@ -309,12 +309,12 @@ func (d *dagCholesky) run(t dagTask) (pivot int, value float64) {
 		d.bi.Dtrsm(gblas.Right, gblas.Lower, gblas.Trans, gblas.NonUnit, ni, nk, 1,
 			a[k0*lda+k0:], lda, a[i0*lda+k0:], lda)
 	case taskUpdate:
+		// The rectangle left of the diagonal tile and that tile's lower
+		// triangle in one call, which packs L[i,k] once.
 		j0 := k0 + nk // first column right of panel k
-		if w := i0 - j0; w > 0 {
-			d.bi.Dgemm(gblas.NoTrans, gblas.Trans, ni, w, nk, -1,
-				a[i0*lda+k0:], lda, a[j0*lda+k0:], lda, 1, a[i0*lda+j0:], lda)
-		}
-		d.bi.Dsyrk(gblas.Lower, gblas.NoTrans, ni, nk, -1, a[i0*lda+k0:], lda, 1, a[i0*lda+i0:], lda)
+		w := i0 - j0
+		d.bi.DgemmTrapezoid(gblas.Lower, gblas.NoTrans, gblas.Trans, ni, w+ni, nk, w, -1,
+			a[i0*lda+k0:], lda, a[j0*lda+k0:], lda, 1, a[i0*lda+j0:], lda)
 	}
 	return -1, 0
 }
