@@ -161,26 +161,6 @@ func adjoint2Lower(n int, l []float64, ldl int, g []float64, ldg int) {
 	}
 }
 
-// lowerToSymmetric converts the lower-convention adjoint in the lower
-// triangle of g into the symmetric convention: off-diagonal entries are
-// halved and mirrored to the upper triangle.
-func lowerToSymmetric(n int, g []float64, ldg int) {
-	const bs = 64
-	for ib := 0; ib < n; ib += bs {
-		ie := min(ib+bs, n)
-		for jb := 0; jb <= ib; jb += bs {
-			je := min(jb+bs, n)
-			for i := ib; i < ie; i++ {
-				for j := jb; j < min(je, i); j++ {
-					v := 0.5 * g[i*ldg+j]
-					g[i*ldg+j] = v
-					g[j*ldg+i] = v
-				}
-			}
-		}
-	}
-}
-
 // checkFactorDiag returns an error if the lower-triangular L has a zero or
 // non-finite diagonal entry.
 func checkFactorDiag(n int, l []float64, ldl int) error {
@@ -227,12 +207,12 @@ func adjoint(bi blas.Implementation, n int, l []float64, ldl int, lbar []float64
 		return
 	}
 	if &lbar[0] != &abar[0] || ldlbar != ldabar {
-		for i := 0; i < n; i++ {
-			copy(abar[i*ldabar:i*ldabar+i+1], lbar[i*ldlbar:i*ldlbar+i+1])
-		}
+		copyTriangle(bi, n, lbar, ldlbar, abar, ldabar)
 	}
 	adjointLower(bi, n, l, ldl, abar, ldabar, work)
-	lowerToSymmetric(n, abar, ldabar)
+	// From the lower convention to the symmetric one: off-diagonal
+	// entries halved and mirrored.
+	halveMirrorStrictLower(bi, n, abar, ldabar)
 }
 
 // workspace returns c's scratch slice with at least size elements.
@@ -376,7 +356,7 @@ func (c *Cholesky) SolveAdjoint(nrhs int, x []float64, ldx int, xbar []float64, 
 		work := c.workspace(gemmtBase * gemmtBase)
 		gemmtLower(bi, gblas.NoTrans, c.n, nrhs, -0.5, xbar, ldxbar, x, ldx, abar, ldabar, work)
 		gemmtLower(bi, gblas.NoTrans, c.n, nrhs, -0.5, x, ldx, xbar, ldxbar, abar, ldabar, work)
-		symmetrizeFromLower(c.n, abar, ldabar)
+		mirrorStrictLower(bi, c.n, abar, ldabar)
 	}
 	return nil
 }

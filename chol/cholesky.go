@@ -306,29 +306,10 @@ func (c *Cholesky) Inverse(dst []float64, ldd int) error {
 	if n == 0 {
 		return nil
 	}
-	for i := 0; i < n; i++ {
-		copy(dst[i*ldd:i*ldd+i+1], c.l[i*n:i*n+i+1])
-	}
 	bi := c.bi()
+	copyTriangle(bi, n, c.l, n, dst, ldd)
 	trtriLower(bi, n, dst, ldd, false)
 	lauumLower(bi, n, dst, ldd)
-	symmetrizeFromLower(n, dst, ldd)
+	mirrorStrictLower(bi, n, dst, ldd)
 	return nil
-}
-
-// symmetrizeFromLower copies the strict lower triangle of the n×n matrix a
-// onto its strict upper triangle.
-func symmetrizeFromLower(n int, a []float64, lda int) {
-	const bs = 64
-	for ib := 0; ib < n; ib += bs {
-		ie := min(ib+bs, n)
-		for jb := 0; jb <= ib; jb += bs {
-			je := min(jb+bs, n)
-			for i := ib; i < ie; i++ {
-				for j := jb; j < min(je, i); j++ {
-					a[j*lda+i] = a[i*lda+j]
-				}
-			}
-		}
-	}
 }

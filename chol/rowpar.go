@@ -34,11 +34,12 @@ const maxRowParts = 16
 type rowPass int
 
 const (
-	passMirror    rowPass = iota // mirrorStrictLower
-	passScale                    // scaleRows
-	passVZ                       // formVZ
-	passSymUpdate                // symUpdate
-	passCopyLower                // copyLowerRows
+	passMirror       rowPass = iota // mirrorStrictLower
+	passScale                       // scaleRows
+	passVZ                          // formVZ
+	passSymUpdate                   // symUpdate
+	passCopyLower                   // copyLowerRows
+	passCopyTriangle                // copyTriangleRows
 )
 
 // rowTask is one pass split into row ranges [bounds[p], bounds[p+1]).
@@ -69,7 +70,7 @@ func (t *rowTask) Run(p int) {
 	i0, i1 := t.bounds[p], t.bounds[p+1]
 	switch t.pass {
 	case passMirror:
-		mirrorStrictLowerRows(t.r, t.a, t.lda, i0, i1)
+		mirrorStrictLowerRows(t.r, t.s, t.a, t.lda, i0, i1)
 	case passScale:
 		scaleRows(t.c, t.s, t.a, t.lda, i0, i1)
 	case passVZ:
@@ -78,6 +79,8 @@ func (t *rowTask) Run(p int) {
 		symUpdateRows(t.r, t.a, t.lda, t.b, t.ldb, i0, i1)
 	case passCopyLower:
 		t.bad[p] = copyLowerRows(t.r, t.a, t.lda, t.b, t.ldb, i0, i1)
+	case passCopyTriangle:
+		copyTriangleRows(t.a, t.lda, t.b, t.ldb, i0, i1)
 	}
 }
 
@@ -130,7 +133,13 @@ func rowPassRun(bi blas.Implementation, pass rowPass, triangular bool, r, c int,
 // mirrorStrictLower copies the strict lower triangle of the n×n matrix a
 // into its strict upper triangle, by tiles.
 func mirrorStrictLower(bi blas.Implementation, n int, a []float64, lda int) {
-	rowPassRun(bi, passMirror, true, n, n, a, lda, nil, 0, 0)
+	rowPassRun(bi, passMirror, true, n, n, a, lda, nil, 0, 1)
+}
+
+// halveMirrorStrictLower multiplies the strict lower triangle of the n×n
+// matrix a by ½ and copies it into the strict upper triangle, by tiles.
+func halveMirrorStrictLower(bi blas.Implementation, n int, a []float64, lda int) {
+	rowPassRun(bi, passMirror, true, n, n, a, lda, nil, 0, 0.5)
 }
 
 // mirrorTileCols is the width of the tiles of mirrorStrictLowerRows: the
@@ -140,18 +149,34 @@ func mirrorStrictLower(bi blas.Implementation, n int, a []float64, lda int) {
 // Zen 5 and took 14–19 ms at n = 2048; 8 take 5–6 (4 the same).
 const mirrorTileCols = 8
 
-// mirrorStrictLowerRows mirrors rows [i0, i1) of the strict lower triangle
-// (it writes columns [i0, i1) of the strict upper triangle).
-func mirrorStrictLowerRows(n int, a []float64, lda int, i0, i1 int) {
+// mirrorStrictLowerRows sets a[i][j] and a[j][i] to s·a[i][j] for rows
+// [i0, i1) of the strict lower triangle (so it writes columns [i0, i1) of
+// the strict upper triangle). s = 1 leaves the lower triangle as it is.
+func mirrorStrictLowerRows(n int, s float64, a []float64, lda int, i0, i1 int) {
 	for ib := i0; ib < i1; ib += rowTile {
 		iEnd := min(ib+rowTile, i1, n)
 		for jb := 0; jb < iEnd-1; jb += mirrorTileCols {
 			for i := max(ib, jb+1); i < iEnd; i++ {
 				for j := jb; j < min(jb+mirrorTileCols, i); j++ {
-					a[j*lda+i] = a[i*lda+j]
+					v := s * a[i*lda+j]
+					a[i*lda+j] = v
+					a[j*lda+i] = v
 				}
 			}
 		}
+	}
+}
+
+// copyTriangle copies the lower triangle (diagonal included) of the n×n
+// src into dst, leaving dst's strict upper triangle as it is.
+func copyTriangle(bi blas.Implementation, n int, src []float64, lds int, dst []float64, ldd int) {
+	rowPassRun(bi, passCopyTriangle, true, n, n, src, lds, dst, ldd, 0)
+}
+
+// copyTriangleRows is copyTriangle on rows [i0, i1).
+func copyTriangleRows(src []float64, lds int, dst []float64, ldd int, i0, i1 int) {
+	for i := i0; i < i1; i++ {
+		copy(dst[i*ldd:i*ldd+i+1], src[i*lds:i*lds+i+1])
 	}
 }
 
