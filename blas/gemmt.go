@@ -92,7 +92,10 @@ func (impl Implementation) DgemmTrapezoid(ul blas.Uplo, tA, tB blas.Transpose, m
 		panic(shortC)
 	}
 	// Rows and columns without an element of the trapezoid are left out,
-	// and a trapezoid that holds all of C is a Dgemm.
+	// and a trapezoid that holds all of C is a Dgemm. Diagonals beyond C
+	// are moved to its edge first, which changes no element's side and
+	// keeps the index arithmetic from overflowing.
+	diag = max(min(diag, n), -m)
 	switch ul {
 	case blas.Lower:
 		n = min(n, m+diag)

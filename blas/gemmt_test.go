@@ -108,6 +108,46 @@ func TestDgemmTrapezoidRandom(t *testing.T) {
 	}
 }
 
+// TestDgemmTrapezoidExtremeDiagonals checks that diagonals far outside C,
+// up to the extremes of int, give the empty and the full product.
+func TestDgemmTrapezoidExtremeDiagonals(t *testing.T) {
+	var impl Implementation
+	m, n, k := 7, 5, 3
+	a := make([]float64, m*k)
+	b := make([]float64, k*n)
+	for i := range a {
+		a[i] = float64(i%5) - 2
+	}
+	for i := range b {
+		b[i] = float64(i%3) + 0.5
+	}
+	full := make([]float64, m*n)
+	gonum.Implementation{}.Dgemm(blas.NoTrans, blas.NoTrans, m, n, k, 1, a, k, b, n, 0, full, n)
+	for _, c := range []struct {
+		ul   blas.Uplo
+		diag int
+		all  bool
+	}{
+		{blas.Lower, math.MaxInt, true}, {blas.Lower, math.MinInt, false},
+		{blas.Upper, math.MinInt, true}, {blas.Upper, math.MaxInt, false},
+	} {
+		got := make([]float64, m*n)
+		for i := range got {
+			got[i] = -7
+		}
+		impl.DgemmTrapezoid(c.ul, blas.NoTrans, blas.NoTrans, m, n, k, c.diag, 1, a, k, b, n, 0, got, n)
+		for i, v := range got {
+			want := -7.0
+			if c.all {
+				want = full[i]
+			}
+			if v != want {
+				t.Fatalf("%c diag=%d: C[%d] = %v, want %v", c.ul, c.diag, i, v, want)
+			}
+		}
+	}
+}
+
 // TestDgemmTrapezoidScale checks the α = 0 and k = 0 cases, which only
 // scale the trapezoid by β (zeroing it without reading it when β = 0).
 func TestDgemmTrapezoidScale(t *testing.T) {
@@ -115,7 +155,7 @@ func TestDgemmTrapezoidScale(t *testing.T) {
 	var impl Implementation
 	m, n := 5, 9
 	for _, ul := range level3Uplos {
-		for _, diag := range []int{-6, -2, 0, 3, 8, 12} {
+		for _, diag := range []int{math.MinInt, -6, -2, 0, 3, 8, 12, math.MaxInt} {
 			in := func(i, j int) bool { return j-i <= diag }
 			if ul == blas.Upper {
 				in = func(i, j int) bool { return j-i >= diag }
