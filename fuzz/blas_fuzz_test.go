@@ -333,6 +333,74 @@ func blasSeeds(f *testing.F, sizes [][3]byte) {
 	}
 }
 
+// blasProduct is the operands of a general product C = α·op(A)·op(B) + β·C
+// of the fuzz targets: op(A) m×k, op(B) k×n, the size arguments after the
+// bad-argument perturbation, and the copies given to gonum (w) and to
+// package blas (g).
+type blasProduct struct {
+	a, b, c    blasMat
+	x          blasArgs
+	aT, bT     bool
+	tB         gblas.Transpose
+	aw, bw, cw []float64
+	ag, bg, cg []float64
+}
+
+// newBLASProduct builds the operands of a product with transposes tA, tB;
+// tB becomes invalid when the perturbation asks for a bad enum.
+func newBLASProduct(s *blasSetup, tA, tB gblas.Transpose, m, n, k int) *blasProduct {
+	p := &blasProduct{aT: tA != gblas.NoTrans, bT: tB != gblas.NoTrans, tB: tB}
+	ar, ac := m, k
+	if p.aT {
+		ar, ac = k, m
+	}
+	br, bc := k, n
+	if p.bT {
+		br, bc = n, k
+	}
+	p.a = s.newMat(ar, ac, 0, nil)
+	p.b = s.newMat(br, bc, 1, nil)
+	p.c = s.newMat(m, n, 2, nil)
+	p.x = blasArgs{m: m, n: n, k: k, lda: p.a.ld, ldb: p.b.ld, ldc: p.c.ld, a: p.a.data, b: p.b.data, c: p.c.data}
+	p.x.perturb(s.bad)
+	if p.x.enum {
+		p.tB = gblas.Transpose('X')
+	}
+	p.aw, p.bw, p.cw = blasClone(p.x.a), blasClone(p.x.b), blasClone(p.x.c)
+	p.ag, p.bg, p.cg = blasClone(p.x.a), blasClone(p.x.b), blasClone(p.x.c)
+	return p
+}
+
+// bound returns the elementwise error scale of C(i, j): the sum of the
+// magnitudes of the terms that make it.
+func (p *blasProduct) bound(s *blasSetup) func(i, j int) float64 {
+	opA := func(i, q int) float64 {
+		if p.aT {
+			return p.a.at(q, i)
+		}
+		return p.a.at(i, q)
+	}
+	opB := func(q, j int) float64 {
+		if p.bT {
+			return p.b.at(j, q)
+		}
+		return p.b.at(q, j)
+	}
+	return func(i, j int) float64 {
+		var s2 float64
+		if s.alpha != 0 {
+			for q := 0; q < p.x.k; q++ {
+				s2 += math.Abs(opA(i, q) * opB(q, j))
+			}
+			s2 *= math.Abs(s.alpha)
+		}
+		if s.beta != 0 {
+			s2 += math.Abs(s.beta * p.c.at(i, j))
+		}
+		return s2
+	}
+}
+
 // FuzzBLASDgemm compares Dgemm with gonum's.
 func FuzzBLASDgemm(f *testing.F) {
 	blasSeeds(f, [][3]byte{{5, 7, 3}, {15, 17, 33}, {1, 40, 9}, {14, 16, 1}, {0, 3, 4}, {29, 31, 0}, {40, 40, 40}})
@@ -341,67 +409,25 @@ func FuzzBLASDgemm(f *testing.F) {
 		flags := r.byte()
 		m, n, k := blasDim(r.byte(), 48), blasDim(r.byte(), 48), blasDim(r.byte(), 48)
 		s := blasNewSetup(r, seed)
-		tA, tB := blasTransposes[int(flags)%3], blasTransposes[int(flags/3)%3]
-		aT, bT := tA != gblas.NoTrans, tB != gblas.NoTrans
-		ar, ac := m, k
-		if aT {
-			ar, ac = k, m
-		}
-		br, bc := k, n
-		if bT {
-			br, bc = n, k
-		}
-		a := s.newMat(ar, ac, 0, nil)
-		b := s.newMat(br, bc, 1, nil)
-		c := s.newMat(m, n, 2, nil)
-		x := blasArgs{m: m, n: n, k: k, lda: a.ld, ldb: b.ld, ldc: c.ld, a: a.data, b: b.data, c: c.data}
-		x.perturb(s.bad)
-		if x.enum {
-			tB = gblas.Transpose('X')
-		}
-		aw, bw, cw := blasClone(x.a), blasClone(x.b), blasClone(x.c)
-		ag, bg, cg := blasClone(x.a), blasClone(x.b), blasClone(x.c)
+		tA := blasTransposes[int(flags)%3]
+		p := newBLASProduct(s, tA, blasTransposes[int(flags/3)%3], m, n, k)
+		x := p.x
 		if s.beta == 0 {
-			c.poison(cg, nil)
+			p.c.poison(p.cg, nil)
 		}
 		pw := blasCall(func() {
-			gonum.Implementation{}.Dgemm(tA, tB, x.m, x.n, x.k, s.alpha, aw, x.lda, bw, x.ldb, s.beta, cw, x.ldc)
+			gonum.Implementation{}.Dgemm(tA, p.tB, x.m, x.n, x.k, s.alpha, p.aw, x.lda, p.bw, x.ldb, s.beta, p.cw, x.ldc)
 		})
 		pg := blasCall(func() {
-			s.impl.Dgemm(tA, tB, x.m, x.n, x.k, s.alpha, ag, x.lda, bg, x.ldb, s.beta, cg, x.ldc)
+			s.impl.Dgemm(tA, p.tB, x.m, x.n, x.k, s.alpha, p.ag, x.lda, p.bg, x.ldb, s.beta, p.cg, x.ldc)
 		})
 		if blasPanics(t, s.bad, pw, pg) {
 			return
 		}
-		blasSame(t, "a", ag, a.data)
-		blasSame(t, "b", bg, b.data)
-		opA := func(i, p int) float64 {
-			if aT {
-				return a.at(p, i)
-			}
-			return a.at(i, p)
-		}
-		opB := func(p, j int) float64 {
-			if bT {
-				return b.at(j, p)
-			}
-			return b.at(p, j)
-		}
-		bound := func(i, j int) float64 {
-			var s2 float64
-			if s.alpha != 0 {
-				for p := 0; p < k; p++ {
-					s2 += math.Abs(opA(i, p) * opB(p, j))
-				}
-				s2 *= math.Abs(s.alpha)
-			}
-			if s.beta != 0 {
-				s2 += math.Abs(s.beta * c.at(i, j))
-			}
-			return s2
-		}
+		blasSame(t, "a", p.ag, p.a.data)
+		blasSame(t, "b", p.bg, p.b.data)
 		all := func(i, j int) bool { return true }
-		blasCheckOut(t, "C", cg, cw, c.data, c.ld, m, n, all, bound, blasTol(k), s.exact())
+		blasCheckOut(t, "C", p.cg, p.cw, p.c.data, p.c.ld, m, n, all, p.bound(s), blasTol(k), s.exact())
 	})
 }
 
@@ -416,73 +442,31 @@ func FuzzBLASDgemmTrapezoid(f *testing.F) {
 		m, n, k := blasDim(r.byte(), 48), blasDim(r.byte(), 48), blasDim(r.byte(), 48)
 		diag := int(r.byte())%(m+n+3) - m - 1
 		s := blasNewSetup(r, seed)
-		tA, tB := blasTransposes[int(flags)%3], blasTransposes[int(flags/3)%3]
+		tA := blasTransposes[int(flags)%3]
 		ul := [...]gblas.Uplo{gblas.Lower, gblas.Upper}[int(flags/9)%2]
-		aT, bT := tA != gblas.NoTrans, tB != gblas.NoTrans
-		ar, ac := m, k
-		if aT {
-			ar, ac = k, m
-		}
-		br, bc := k, n
-		if bT {
-			br, bc = n, k
-		}
 		live := func(i, j int) bool { return (ul == gblas.Lower) == (j-i <= diag) || j-i == diag }
-		a := s.newMat(ar, ac, 0, nil)
-		b := s.newMat(br, bc, 1, nil)
-		c := s.newMat(m, n, 2, nil)
-		x := blasArgs{m: m, n: n, k: k, lda: a.ld, ldb: b.ld, ldc: c.ld, a: a.data, b: b.data, c: c.data}
-		x.perturb(s.bad)
-		if x.enum {
-			tB = gblas.Transpose('X')
-		}
-		aw, bw, cw := blasClone(x.a), blasClone(x.b), blasClone(x.c)
-		ag, bg, cg := blasClone(x.a), blasClone(x.b), blasClone(x.c)
+		p := newBLASProduct(s, tA, blasTransposes[int(flags/3)%3], m, n, k)
+		x := p.x
 		if s.alpha == 0 {
-			a.poison(ag, nil)
-			b.poison(bg, nil)
+			p.a.poison(p.ag, nil)
+			p.b.poison(p.bg, nil)
 		}
 		if s.beta == 0 {
-			c.poison(cg, live)
+			p.c.poison(p.cg, live)
 		}
-		a0, b0 := blasClone(ag), blasClone(bg)
+		a0, b0 := blasClone(p.ag), blasClone(p.bg)
 		pw := blasCall(func() {
-			gonum.Implementation{}.Dgemm(tA, tB, x.m, x.n, x.k, s.alpha, aw, x.lda, bw, x.ldb, s.beta, cw, x.ldc)
+			gonum.Implementation{}.Dgemm(tA, p.tB, x.m, x.n, x.k, s.alpha, p.aw, x.lda, p.bw, x.ldb, s.beta, p.cw, x.ldc)
 		})
 		pg := blasCall(func() {
-			s.impl.DgemmTrapezoid(ul, tA, tB, x.m, x.n, x.k, diag, s.alpha, ag, x.lda, bg, x.ldb, s.beta, cg, x.ldc)
+			s.impl.DgemmTrapezoid(ul, tA, p.tB, x.m, x.n, x.k, diag, s.alpha, p.ag, x.lda, p.bg, x.ldb, s.beta, p.cg, x.ldc)
 		})
 		if blasPanics(t, s.bad, pw, pg) {
 			return
 		}
-		blasSame(t, "a", ag, a0)
-		blasSame(t, "b", bg, b0)
-		opA := func(i, p int) float64 {
-			if aT {
-				return a.at(p, i)
-			}
-			return a.at(i, p)
-		}
-		opB := func(p, j int) float64 {
-			if bT {
-				return b.at(j, p)
-			}
-			return b.at(p, j)
-		}
-		bound := func(i, j int) float64 {
-			var s2 float64
-			if s.alpha != 0 {
-				for p := 0; p < k; p++ {
-					s2 += math.Abs(opA(i, p) * opB(p, j))
-				}
-				s2 *= math.Abs(s.alpha)
-			}
-			if s.beta != 0 {
-				s2 += math.Abs(s.beta * c.at(i, j))
-			}
-			return s2
-		}
-		blasCheckOut(t, "C", cg, cw, c.data, c.ld, m, n, live, bound, blasTol(k), s.exact())
+		blasSame(t, "a", p.ag, a0)
+		blasSame(t, "b", p.bg, b0)
+		blasCheckOut(t, "C", p.cg, p.cw, p.c.data, p.c.ld, m, n, live, p.bound(s), blasTol(k), s.exact())
 	})
 }
 
