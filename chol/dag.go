@@ -1,13 +1,9 @@
 package chol
 
 import (
-	"sync"
-	"sync/atomic"
-
 	gblas "gonum.org/v1/gonum/blas"
 
 	"github.com/solvegp/solvegp/blas"
-	"github.com/solvegp/solvegp/internal/parallel"
 )
 
 // The parallel factorization: a right-looking tiled Cholesky run as a task
@@ -25,13 +21,11 @@ import (
 // k = 0, 1, …); U(k+1,k) → P(k+1); U(i,k) → S(i,k+1). Each task runs on one
 // goroutine with one-thread kernels, and every tile's arithmetic happens
 // in the same order whatever the schedule, so the result is bit-identical
-// for any number of goroutines. A ready task's priority is its upward rank:
-// its own flops plus those of the longest chain of tasks that depend on it
-// (the list-scheduling rule of HEFT). The longest chain runs through the
-// next panels, so the next panel is factored while the rest of the
-// previous update is still running (look-ahead), and long row chains start
-// before short ones; that is what keeps both cores busy at the orders of
-// the GP step.
+// for any number of goroutines. The scheduler (taskgraph.go) runs ready
+// tasks by upward rank, so the next panel is factored while the rest of
+// the previous update is still running (look-ahead), and long row chains
+// start before short ones; that is what keeps both cores busy at the
+// orders of the GP step.
 
 // dagMin is the smallest order factored by the task graph when more than
 // one goroutine is allowed; below it the recursive algorithm, whose BLAS
@@ -64,23 +58,17 @@ type dagTask struct {
 	i, k int
 }
 
-// dagCholesky is the state of one task-graph factorization.
+// dagCholesky is the task graph of one factorization (a taskGraph). Its
+// tasks are numbered panel by panel, and within panel k in the order P(k),
+// S(k+1…T−1, k), U(k+1…T−1, k), which is the scheduler's order among tasks
+// of equal rank.
 type dagCholesky struct {
 	bi       blas.Implementation // one-thread kernels for every task
 	lf       potrfLeaf
 	n, nb, t int
 	a        []float64
 	lda      int
-
-	mu      sync.Mutex
-	wake    *sync.Cond
-	events  atomic.Int64 // finished tasks and failures, for polling without mu
-	ready   []dagTask
-	waiting []int     // unmet dependencies, indexed by taskIndex
-	rank    []float64 // upward rank in flops, indexed by taskIndex
-	left    int       // tasks not yet finished
-	pivot   int       // first failed pivot, −1 while none
-	value   float64
+	tasks    []dagTask // by number
 }
 
 // potrfDAG factors the order-n matrix in the lower triangle of a with the
@@ -90,129 +78,61 @@ type dagCholesky struct {
 func potrfDAG(bi blas.Implementation, threads, n int, a []float64, lda int) (pivot int, value float64) {
 	one := bi
 	one.Threads = 1
-	d := &dagCholesky{bi: one, n: n, nb: dagTile(n), a: a, lda: lda, pivot: -1}
+	d := newDAGCholesky(n, a, lda)
+	d.bi = one
 	d.lf = potrfLeaf{be: tiledBackend(one)}
 	if d.lf.be == nil {
 		wp := leafPool.Get().(*[]float64)
 		defer leafPool.Put(wp)
 		d.lf.work = *wp
 	}
+	return newScheduler(d).runOn(threads)
+}
+
+// newDAGCholesky returns the graph of an order-n factorization of a (its
+// kernels still to be set).
+func newDAGCholesky(n int, a []float64, lda int) *dagCholesky {
+	d := &dagCholesky{n: n, nb: dagTile(n), a: a, lda: lda}
 	d.t = (n + d.nb - 1) / d.nb
-	d.wake = sync.NewCond(&d.mu)
-	d.initGraph()
-	d.initRank()
-	// Every participant runs tasks until the graph is done; one alone
-	// runs them all, so the pool may start helpers late or not at all.
-	workers := min(threads, d.t)
-	parallel.For(workers, workers, d)
-	return d.pivot, d.value
-}
-
-// Run is one participant of the factorization (parallel.Task).
-func (d *dagCholesky) Run(int) { d.work() }
-
-// taskIndex numbers the tasks: P(k) and S(i,k) share the slot of the
-// lower-triangle position (i,k); U(i,k) has its own triangle after them.
-func (d *dagCholesky) taskIndex(t dagTask) int {
-	pos := t.i*(t.i+1)/2 + t.k
-	if t.kind == taskUpdate {
-		return d.t*(d.t+1)/2 + pos
-	}
-	return pos
-}
-
-// initGraph counts every task's dependencies and queues P(0).
-func (d *dagCholesky) initGraph() {
-	T := d.t
-	d.waiting = make([]int, T*(T+1))
-	for k := range T {
-		if k > 0 {
-			d.waiting[d.taskIndex(dagTask{taskFactor, k, k})] = 1 // U(k,k−1)
+	d.tasks = make([]dagTask, 0, d.t*d.t)
+	for k := range d.t {
+		d.tasks = append(d.tasks, dagTask{taskFactor, k, k})
+		for i := k + 1; i < d.t; i++ {
+			d.tasks = append(d.tasks, dagTask{taskSolve, i, k})
 		}
-		for i := k + 1; i < T; i++ {
-			deps := 1 // P(k)
-			if k > 0 {
-				deps++ // U(i,k−1)
-			}
-			d.waiting[d.taskIndex(dagTask{taskSolve, i, k})] = deps
-			deps = i - k // S(k+1..i, k)
-			if k > 0 {
-				deps++ // U(i,k−1)
-			}
-			d.waiting[d.taskIndex(dagTask{taskUpdate, i, k})] = deps
+		for i := k + 1; i < d.t; i++ {
+			d.tasks = append(d.tasks, dagTask{taskUpdate, i, k})
 		}
 	}
-	d.left = T + T*(T-1)
-	d.ready = []dagTask{{taskFactor, 0, 0}}
+	return d
 }
 
-// work runs ready tasks until every task has finished or one has failed.
-func (d *dagCholesky) work() {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	for {
-		for d.starved() {
-			// Poll for a running task to finish before parking.
-			seen := d.events.Load()
-			d.mu.Unlock()
-			finished := parallel.Poll(func() bool { return d.events.Load() != seen })
-			d.mu.Lock()
-			if !finished && d.starved() {
-				d.wake.Wait()
-			}
-		}
-		if d.left == 0 || d.pivot >= 0 {
-			d.wake.Broadcast()
-			return
-		}
-		best := 0
-		for j, t := range d.ready {
-			if d.before(t, d.ready[best]) {
-				best = j
-			}
-		}
-		t := d.ready[best]
-		d.ready[best] = d.ready[len(d.ready)-1]
-		d.ready = d.ready[:len(d.ready)-1]
-		d.mu.Unlock()
-		piv, val := d.run(t)
-		d.mu.Lock()
-		d.events.Add(1)
-		if piv >= 0 {
-			if d.pivot < 0 {
-				d.pivot, d.value = piv, val
-			}
-			continue
-		}
-		d.finish(t)
+func (d *dagCholesky) size() int { return len(d.tasks) }
+
+// number returns the number of task t: panel k starts after the
+// 2(T−k')−1 tasks of each panel k' < k.
+func (d *dagCholesky) number(t dagTask) int {
+	T, k := d.t, t.k
+	base := 2*T*k - k*k
+	switch t.kind {
+	case taskFactor:
+		return base
+	case taskSolve:
+		return base + t.i - k
 	}
+	return base + T - k - 1 + t.i - k
 }
 
-// starved reports whether a participant has nothing to run yet while tasks
-// of others are still running. Called with mu held.
-func (d *dagCholesky) starved() bool {
-	return len(d.ready) == 0 && d.left > 0 && d.pivot < 0
+// successors calls f for every task that depends directly on task number
+// t: P(k) → S(i,k); S(j,k) → U(i,k) for i ≥ j (U(i,k) reads L[j,k] for
+// every j ≤ i); U(i,k) → U(i,k+1) (each tile receives its updates in the
+// order k = 0, 1, …) and → S(i,k+1), or → P(k+1) when i = k+1.
+func (d *dagCholesky) successors(t int, f func(int)) {
+	d.dagSuccessors(d.tasks[t], func(u dagTask) { f(d.number(u)) })
 }
 
-// finish releases the dependents of the finished task t. Called with mu held.
-func (d *dagCholesky) finish(t dagTask) {
-	d.left--
-	release := func(u dagTask) {
-		j := d.taskIndex(u)
-		d.waiting[j]--
-		if d.waiting[j] == 0 {
-			d.ready = append(d.ready, u)
-			d.wake.Signal()
-		}
-	}
-	d.successors(t, release)
-	if d.left == 0 {
-		d.wake.Broadcast()
-	}
-}
-
-// successors calls f for every task that depends directly on t.
-func (d *dagCholesky) successors(t dagTask, f func(dagTask)) {
+// dagSuccessors is successors on tasks rather than their numbers.
+func (d *dagCholesky) dagSuccessors(t dagTask, f func(dagTask)) {
 	T, i, k := d.t, t.i, t.k
 	switch t.kind {
 	case taskFactor:
@@ -233,13 +153,13 @@ func (d *dagCholesky) successors(t dagTask, f func(dagTask)) {
 	}
 }
 
-// flops returns the floating-point operations of task t, the cost the
-// ranks are measured in.
-func (d *dagCholesky) flops(t dagTask) float64 {
-	i0, ni := d.rows(t.i)
-	k0, nk := d.rows(t.k)
+// flops returns the floating-point operations of task number t.
+func (d *dagCholesky) flops(t int) float64 {
+	u := d.tasks[t]
+	i0, ni := d.rows(u.i)
+	k0, nk := d.rows(u.k)
 	m, k := float64(ni), float64(nk)
-	switch t.kind {
+	switch u.kind {
 	case taskFactor:
 		return k * k * k / 3
 	case taskSolve:
@@ -249,53 +169,16 @@ func (d *dagCholesky) flops(t dagTask) float64 {
 	return 2*m*w*k + m*m*k
 }
 
-// initRank sets every task's upward rank: its flops plus the largest rank
-// among its successors. Successors lie in later panels, or in the same
-// panel further down the kinds P, S, U, so the tasks are visited from the
-// last panel to the first and within a panel in the order U, S, P.
-func (d *dagCholesky) initRank() {
-	T := d.t
-	d.rank = make([]float64, T*(T+1))
-	set := func(t dagTask) {
-		var next float64
-		d.successors(t, func(u dagTask) { next = max(next, d.rank[d.taskIndex(u)]) })
-		d.rank[d.taskIndex(t)] = d.flops(t) + next
-	}
-	for k := T - 1; k >= 0; k-- {
-		for i := k + 1; i < T; i++ {
-			set(dagTask{taskUpdate, i, k})
-		}
-		for i := T - 1; i > k; i-- {
-			set(dagTask{taskSolve, i, k})
-		}
-		set(dagTask{taskFactor, k, k})
-	}
-}
-
-// before reports whether the ready task t should run before u: the larger
-// upward rank first; on a tie the earlier panel, then the kind P, S, U,
-// then the upper row block.
-func (d *dagCholesky) before(t, u dagTask) bool {
-	if rt, ru := d.rank[d.taskIndex(t)], d.rank[d.taskIndex(u)]; rt != ru {
-		return rt > ru
-	}
-	if t.k != u.k {
-		return t.k < u.k
-	}
-	if t.kind != u.kind {
-		return t.kind < u.kind
-	}
-	return t.i < u.i
-}
-
 // rows returns the first row of block i and its number of rows.
 func (d *dagCholesky) rows(i int) (int, int) {
 	r0 := i * d.nb
 	return r0, min(d.nb, d.n-r0)
 }
 
-// run performs task t and returns a failed pivot (global index) or −1.
-func (d *dagCholesky) run(t dagTask) (pivot int, value float64) {
+// run performs task number t and returns a failed pivot (global index)
+// or −1.
+func (d *dagCholesky) run(n int) (pivot int, value float64) {
+	t := d.tasks[n]
 	a, lda := d.a, d.lda
 	i0, ni := d.rows(t.i)
 	k0, nk := d.rows(t.k)

@@ -98,64 +98,83 @@ func TestPotrfDAGPivot(t *testing.T) {
 	}
 }
 
-// TestDAGGraph checks the task graph against itself: every task's count of
-// unmet dependencies equals the number of tasks naming it as a successor,
-// every edge runs from a higher upward rank to a lower one, and each rank
-// equals the longest chain of flops found by walking the successors
-// recursively (independent of the order initRank visits the tasks in).
+// TestDAGGraph checks the factorization's task graph: the numbering is a
+// bijection onto 0…T²−1, every task waits for exactly the dependencies
+// listed in the package comment, every edge runs from a higher upward rank
+// to a lower one, and each rank equals the longest chain of flops found by
+// walking the successors recursively (independent of the scheduler's
+// visiting order).
 func TestDAGGraph(t *testing.T) {
 	for _, n := range []int{256, 600, 1024, 1100} {
-		d := &dagCholesky{n: n, nb: dagTile(n)}
-		d.t = (n + d.nb - 1) / d.nb
-		d.initGraph()
-		d.initRank()
-		var all []dagTask
-		for k := range d.t {
-			all = append(all, dagTask{taskFactor, k, k})
-			for i := k + 1; i < d.t; i++ {
-				all = append(all, dagTask{taskSolve, i, k}, dagTask{taskUpdate, i, k})
+		d := newDAGCholesky(n, nil, n)
+		T := d.t
+		if d.size() != T*T {
+			t.Fatalf("n=%d: %d tasks, want %d", n, d.size(), T*T)
+		}
+		for j, u := range d.tasks {
+			if d.number(u) != j {
+				t.Fatalf("n=%d: task %v numbered %d, listed at %d", n, u, d.number(u), j)
 			}
 		}
-		if len(all) != d.left {
-			t.Fatalf("n=%d: %d tasks, graph counts %d", n, len(all), d.left)
+		// The dependencies of the package comment.
+		preds := func(u dagTask) int {
+			deps := 0
+			if u.k > 0 {
+				deps++ // U(k,k−1) before P(k); U(i,k−1) before S(i,k) and U(i,k)
+			}
+			switch u.kind {
+			case taskSolve:
+				deps++ // P(k)
+			case taskUpdate:
+				deps += u.i - u.k // S(k+1…i, k)
+			}
+			return deps
 		}
-		preds := make([]int, len(d.waiting))
-		var longest func(dagTask) float64
-		longest = func(u dagTask) float64 {
-			var next float64
-			d.successors(u, func(v dagTask) { next = max(next, longest(v)) })
-			return d.flops(u) + next
-		}
-		for _, u := range all {
-			ru := d.rank[d.taskIndex(u)]
-			d.successors(u, func(v dagTask) {
-				preds[d.taskIndex(v)]++
-				if rv := d.rank[d.taskIndex(v)]; !(rv < ru) {
-					t.Errorf("n=%d: edge %v → %v: rank %v → %v", n, u, v, ru, rv)
-				}
-			})
-			if d.t <= 6 {
-				if want := longest(u); math.Abs(ru-want) > 1e-9*want {
-					t.Errorf("n=%d: rank of %v = %v, longest chain %v", n, u, ru, want)
-				}
+		s := newScheduler(d)
+		for j, u := range d.tasks {
+			if s.waiting[j] != preds(u) {
+				t.Errorf("n=%d: %v waits for %d tasks, want %d", n, u, s.waiting[j], preds(u))
 			}
 		}
-		for _, u := range all {
-			if j := d.taskIndex(u); preds[j] != d.waiting[j] {
-				t.Errorf("n=%d: %v has %d predecessors, waits for %d", n, u, preds[j], d.waiting[j])
-			}
-		}
+		checkRanks(t, fmt.Sprintf("n=%d", n), d, s, T <= 6)
 		// The tasks' flops add up to the factorization's n³/3 (to the
 		// lower-order terms), and the critical path is a part of it.
 		var sum float64
-		for _, u := range all {
-			sum += d.flops(u)
+		for j := range d.size() {
+			sum += d.flops(j)
 		}
 		if total := float64(n) * float64(n) * float64(n) / 3; math.Abs(sum-total) > 2*float64(n)*float64(n) {
 			t.Errorf("n=%d: tasks add up to %v flops, want about %v", n, sum, total)
 		}
-		if r0 := d.rank[0]; r0 > sum*(1+1e-12) || !(r0 > sum/float64(d.t)) {
+		if r0 := s.rank[0]; r0 > sum*(1+1e-12) || !(r0 > sum/float64(T)) {
 			t.Errorf("n=%d: critical path %v flops of %v", n, r0, sum)
+		}
+	}
+}
+
+// checkRanks checks the scheduler's ranks of graph g: every edge runs from
+// a higher upward rank to a lower one and, when exhaustive is set, each
+// rank equals the longest chain of flops found by walking the successors
+// recursively.
+func checkRanks(t *testing.T, name string, g taskGraph, s *scheduler, exhaustive bool) {
+	t.Helper()
+	var longest func(int) float64
+	longest = func(u int) float64 {
+		var next float64
+		g.successors(u, func(v int) { next = max(next, longest(v)) })
+		return g.flops(u) + next
+	}
+	for u := range g.size() {
+		ru := s.rank[u]
+		g.successors(u, func(v int) {
+			if rv := s.rank[v]; !(rv < ru) {
+				t.Errorf("%s: edge %d → %d: rank %v → %v", name, u, v, ru, rv)
+			}
+		})
+		if exhaustive {
+			if want := longest(u); math.Abs(ru-want) > 1e-9*want {
+				t.Errorf("%s: rank of %d = %v, longest chain %v", name, u, ru, want)
+			}
 		}
 	}
 }
