@@ -153,6 +153,7 @@ var manyParams = map[string]string{
 	"blas Implementation.gemmGonumSerial":   blasArgs,
 	"blas gemmProblem.macroKernel":          blasArgs,
 	"blas Implementation.Dgemmt":            blasSignature,
+	"blas Implementation.DgemmTrapezoid":    blasSignature,
 	"blas Implementation.Dsymm":             blasSignature,
 	"blas Implementation.Dsyrk":             blasSignature,
 	"blas Implementation.syrkDiag":          blasArgs,
