@@ -209,7 +209,11 @@ func adjoint(bi blas.Implementation, n int, l []float64, ldl int, lbar []float64
 	if &lbar[0] != &abar[0] || ldlbar != ldabar {
 		copyTriangle(bi, n, lbar, ldlbar, abar, ldabar)
 	}
-	adjointLower(bi, n, l, ldl, abar, ldabar, work)
+	if threads := goroutines(bi); threads > 1 && n >= dagMin {
+		adjointDAG(bi, threads, n, l, ldl, abar, ldabar, work)
+	} else {
+		adjointLower(bi, n, l, ldl, abar, ldabar, work)
+	}
 	// From the lower convention to the symmetric one: off-diagonal
 	// entries halved and mirrored.
 	halveMirrorStrictLower(bi, n, abar, ldabar)

@@ -44,6 +44,24 @@ func dagTile(n int) int {
 	return min(max(n/5/32*32, 128), 256)
 }
 
+// tiling cuts an order-n matrix into t×t tiles of order nb, the last row
+// and column of tiles smaller when nb does not divide n.
+type tiling struct {
+	n, nb, t int
+}
+
+// newTiling returns the tiling of the task graphs for order n.
+func newTiling(n int) tiling {
+	nb := dagTile(n)
+	return tiling{n: n, nb: nb, t: (n + nb - 1) / nb}
+}
+
+// rows returns the first row of block i and its number of rows.
+func (tl tiling) rows(i int) (int, int) {
+	r0 := i * tl.nb
+	return r0, min(tl.nb, tl.n-r0)
+}
+
 type dagKind uint8
 
 const (
@@ -63,12 +81,12 @@ type dagTask struct {
 // S(k+1…T−1, k), U(k+1…T−1, k), which is the scheduler's order among tasks
 // of equal rank.
 type dagCholesky struct {
-	bi       blas.Implementation // one-thread kernels for every task
-	lf       potrfLeaf
-	n, nb, t int
-	a        []float64
-	lda      int
-	tasks    []dagTask // by number
+	tiling
+	bi    blas.Implementation // one-thread kernels for every task
+	lf    potrfLeaf
+	a     []float64
+	lda   int
+	tasks []dagTask // by number
 }
 
 // potrfDAG factors the order-n matrix in the lower triangle of a with the
@@ -92,8 +110,7 @@ func potrfDAG(bi blas.Implementation, threads, n int, a []float64, lda int) (piv
 // newDAGCholesky returns the graph of an order-n factorization of a (its
 // kernels still to be set).
 func newDAGCholesky(n int, a []float64, lda int) *dagCholesky {
-	d := &dagCholesky{n: n, nb: dagTile(n), a: a, lda: lda}
-	d.t = (n + d.nb - 1) / d.nb
+	d := &dagCholesky{tiling: newTiling(n), a: a, lda: lda}
 	d.tasks = make([]dagTask, 0, d.t*d.t)
 	for k := range d.t {
 		d.tasks = append(d.tasks, dagTask{taskFactor, k, k})
@@ -167,12 +184,6 @@ func (d *dagCholesky) flops(t int) float64 {
 	}
 	w := float64(i0 - k0 - nk) // columns left of the diagonal tile
 	return 2*m*w*k + m*m*k
-}
-
-// rows returns the first row of block i and its number of rows.
-func (d *dagCholesky) rows(i int) (int, int) {
-	r0 := i * d.nb
-	return r0, min(d.nb, d.n-r0)
 }
 
 // run performs task number t and returns a failed pivot (global index)

@@ -114,4 +114,10 @@
 //
 // Every entry point takes a goroutine budget (threads ≤ 0 means
 // runtime.GOMAXPROCS(0)) that is passed down to the blas level-3 calls.
+// With more than one goroutine, factorizations and adjoints of order 512
+// and more run as task graphs over tiles instead (one-thread kernels per
+// task, ready tasks by the longest chain of work waiting on them), so that
+// no goroutine waits for a whole step of the recursion. A task graph gives
+// the same bits for any number of goroutines; they differ from the
+// recursive algorithm's, which one goroutine runs, by rounding.
 package chol
