@@ -2,9 +2,12 @@ package chol
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"testing"
 
 	gblas "gonum.org/v1/gonum/blas"
+
+	"github.com/solvegp/solvegp/blas"
 )
 
 // BenchmarkAdjointFromProduct compares the two routes from L̄ = −L⁻ᵀ·X
@@ -58,6 +61,49 @@ func BenchmarkAdjointFromProduct(b *testing.B) {
 				}
 				gflops(b, flops)
 				clk.report(b, flops)
+			})
+		}
+	}
+}
+
+// BenchmarkAdjointDAG compares, as BenchmarkPotrfDAG does for the
+// factorization, the recursive adjoint with the task graph on one
+// goroutine (the graph's cost in kernel efficiency) and on two (the
+// recursion then runs two-thread BLAS calls). GFLOP/s count 2n³/3.
+//
+//	go test ./chol -run '^$' -bench AdjointDAG -count 5
+func BenchmarkAdjointDAG(b *testing.B) {
+	for _, n := range []int{1024, 2048} {
+		a := benchSPD(n)
+		var c Cholesky
+		if _, err := c.Factor(n, a, n, NoJitter(), 1); err != nil {
+			b.Fatal(err)
+		}
+		l := c.RawL()
+		rnd := rand.New(rand.NewPCG(1, 1))
+		g0 := make([]float64, n*n)
+		for i := range g0 {
+			g0[i] = rnd.NormFloat64()
+		}
+		g := make([]float64, n*n)
+		work := make([]float64, gemmtBase*gemmtBase)
+		for _, c := range []struct {
+			name string
+			f    func()
+		}{
+			{"recursive/threads=1", func() { adjointLower(blas.Implementation{Threads: 1}, n, l, n, g, n, work) }},
+			{"dag/threads=1", func() { adjointDAG(blas.Implementation{}, 1, n, l, n, g, n, work) }},
+			{"recursive/threads=2", func() { adjointLower(blas.Implementation{Threads: 2}, n, l, n, g, n, work) }},
+			{"dag/threads=2", func() { adjointDAG(blas.Implementation{}, 2, n, l, n, g, n, work) }},
+		} {
+			b.Run(fmt.Sprintf("n=%d/%s", n, c.name), func(b *testing.B) {
+				for b.Loop() {
+					b.StopTimer()
+					copy(g, g0)
+					b.StartTimer()
+					c.f()
+				}
+				b.ReportMetric(float64(b.N)*2*float64(n)*float64(n)*float64(n)/3/b.Elapsed().Seconds()/1e9, "GFLOP/s")
 			})
 		}
 	}
