@@ -81,6 +81,12 @@ func congruence(bi blas.Implementation, n int, l []float64, ldl int, w []float64
 	congruence(bi, h1, l, ldl, w, ldw, work)
 }
 
+// adjointFromProductWork returns the scratch size adjointFromProduct needs
+// for order n, with any number of goroutines.
+func adjointFromProductWork(n int) int {
+	return max(congruenceWork(n), congruenceDAGWork(n))
+}
+
 // adjointFromProduct overwrites the n×n matrix p, whose lower triangle
 // holds Q with Lᵀ·L̄ = alpha·Q on the lower triangle, with the full
 // symmetric adjoint
@@ -89,12 +95,16 @@ func congruence(bi blas.Implementation, n int, l []float64, ldl int, w []float64
 //
 // (Φ: lower triangle with halved diagonal, so Φ(Q) + Φ(Q)ᵀ is Q's strict
 // lower triangle mirrored, with Q's diagonal). work must hold
-// congruenceWork(n) elements.
+// adjointFromProductWork(n) elements.
 func adjointFromProduct(bi blas.Implementation, n int, l []float64, ldl int, alpha float64, p []float64, ldp int, work []float64) {
 	if n == 0 {
 		return
 	}
-	congruence(bi, n, l, ldl, p, ldp, work)
+	if threads := goroutines(bi); threads > 1 && n >= dagMin {
+		congruenceDAG(bi, threads, n, l, ldl, p, ldp, work)
+	} else {
+		congruence(bi, n, l, ldl, p, ldp, work)
+	}
 	rowPassRun(bi, passScale, false, n, n, p, ldp, nil, 0, 0.5*alpha)
 	mirrorStrictLower(bi, n, p, ldp)
 }
@@ -272,7 +282,7 @@ func (c *Cholesky) AdjointFromProduct(alpha float64, q []float64, ldq int) error
 	if err := checkMat("Q", n, n, q, ldq); err != nil {
 		return err
 	}
-	adjointFromProduct(c.bi(), n, c.l, n, alpha, q, ldq, c.workspace(congruenceWork(n)))
+	adjointFromProduct(c.bi(), n, c.l, n, alpha, q, ldq, c.workspace(adjointFromProductWork(n)))
 	return nil
 }
 

@@ -73,38 +73,67 @@ func BenchmarkAdjointFromProduct(b *testing.B) {
 //
 //	go test ./chol -run '^$' -bench AdjointDAG -count 5
 func BenchmarkAdjointDAG(b *testing.B) {
+	work := make([]float64, gemmtBase*gemmtBase)
+	benchDAGPair(b, 2.0/3,
+		func(threads, n int, l, g []float64) {
+			adjointLower(blas.Implementation{Threads: threads}, n, l, n, g, n, work)
+		},
+		func(threads, n int, l, g []float64) { adjointDAG(blas.Implementation{}, threads, n, l, n, g, n, work) })
+}
+
+// BenchmarkCongruenceDAG is BenchmarkAdjointDAG for the symmetric
+// congruence of AdjointFromProduct. GFLOP/s count n³.
+//
+//	go test ./chol -run '^$' -bench CongruenceDAG -count 5
+func BenchmarkCongruenceDAG(b *testing.B) {
+	var work []float64
+	scratch := func(n int) []float64 {
+		if size := adjointFromProductWork(n); len(work) < size {
+			work = make([]float64, size)
+		}
+		return work
+	}
+	benchDAGPair(b, 1,
+		func(threads, n int, l, w []float64) {
+			congruence(blas.Implementation{Threads: threads}, n, l, n, w, n, scratch(n))
+		},
+		func(threads, n int, l, w []float64) {
+			congruenceDAG(blas.Implementation{}, threads, n, l, n, w, n, scratch(n))
+		})
+}
+
+// benchDAGPair times the recursive and the task-graph form of one operation
+// on the factor of an order-n matrix and a random n×n operand, on one and
+// two goroutines, reporting GFLOP/s for c·n³ flops.
+func benchDAGPair(b *testing.B, c float64, recursive, dag func(threads, n int, l, g []float64)) {
 	for _, n := range []int{1024, 2048} {
 		a := benchSPD(n)
-		var c Cholesky
-		if _, err := c.Factor(n, a, n, NoJitter(), 1); err != nil {
+		var ch Cholesky
+		if _, err := ch.Factor(n, a, n, NoJitter(), 1); err != nil {
 			b.Fatal(err)
 		}
-		l := c.RawL()
+		l := ch.RawL()
 		rnd := rand.New(rand.NewPCG(1, 1))
 		g0 := make([]float64, n*n)
 		for i := range g0 {
 			g0[i] = rnd.NormFloat64()
 		}
 		g := make([]float64, n*n)
-		work := make([]float64, gemmtBase*gemmtBase)
-		for _, c := range []struct {
-			name string
-			f    func()
-		}{
-			{"recursive/threads=1", func() { adjointLower(blas.Implementation{Threads: 1}, n, l, n, g, n, work) }},
-			{"dag/threads=1", func() { adjointDAG(blas.Implementation{}, 1, n, l, n, g, n, work) }},
-			{"recursive/threads=2", func() { adjointLower(blas.Implementation{Threads: 2}, n, l, n, g, n, work) }},
-			{"dag/threads=2", func() { adjointDAG(blas.Implementation{}, 2, n, l, n, g, n, work) }},
-		} {
-			b.Run(fmt.Sprintf("n=%d/%s", n, c.name), func(b *testing.B) {
-				for b.Loop() {
-					b.StopTimer()
-					copy(g, g0)
-					b.StartTimer()
-					c.f()
-				}
-				b.ReportMetric(float64(b.N)*2*float64(n)*float64(n)*float64(n)/3/b.Elapsed().Seconds()/1e9, "GFLOP/s")
-			})
+		for _, threads := range []int{1, 2} {
+			for _, v := range []struct {
+				name string
+				f    func(threads, n int, l, g []float64)
+			}{{"recursive", recursive}, {"dag", dag}} {
+				b.Run(fmt.Sprintf("n=%d/%s/threads=%d", n, v.name, threads), func(b *testing.B) {
+					for b.Loop() {
+						b.StopTimer()
+						copy(g, g0)
+						b.StartTimer()
+						v.f(threads, n, l, g)
+					}
+					b.ReportMetric(float64(b.N)*c*float64(n)*float64(n)*float64(n)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+				})
+			}
 		}
 	}
 }
