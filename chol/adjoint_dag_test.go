@@ -116,3 +116,51 @@ func TestAdjointDAGGraph(t *testing.T) {
 		}
 	}
 }
+
+// TestAdjointsThreads checks the public adjoints at an order where two
+// goroutines take the task graphs: Adjoint and AdjointFromProduct with two
+// goroutines agree with one (the recursion) to rounding, and a second call
+// reuses the factor's workspace.
+func TestAdjointsThreads(t *testing.T) {
+	const n = dagMin + 88
+	rnd := rand.New(rand.NewPCG(29, 30))
+	a := randSPD(rnd, n, n, 100)
+	q := randSPD(rnd, n, n, 10)
+	results := map[int][2][]float64{}
+	for _, threads := range []int{1, 2} {
+		var c Cholesky
+		if _, err := c.Factor(n, a, n, NoJitter(), threads); err != nil {
+			t.Fatal(err)
+		}
+		abar := make([]float64, n*n)
+		if err := c.Adjoint(q, n, abar, n); err != nil {
+			t.Fatal(err)
+		}
+		p := append([]float64(nil), q...)
+		if err := c.AdjointFromProduct(-1, p, n); err != nil {
+			t.Fatal(err)
+		}
+		again := append([]float64(nil), q...)
+		if err := c.AdjointFromProduct(-1, again, n); err != nil {
+			t.Fatal(err)
+		}
+		for i := range p {
+			if math.Float64bits(p[i]) != math.Float64bits(again[i]) {
+				t.Fatalf("threads=%d: second AdjointFromProduct differs at %d", threads, i)
+			}
+		}
+		results[threads] = [2][]float64{abar, p}
+	}
+	for k, name := range []string{"Adjoint", "AdjointFromProduct"} {
+		one, two := results[1][k], results[2][k]
+		var scale float64
+		for _, v := range one {
+			scale = max(scale, math.Abs(v))
+		}
+		for i := range one {
+			if math.Abs(one[i]-two[i]) > 1e-11*scale {
+				t.Fatalf("%s: element %d = %v with two goroutines, %v with one", name, i, two[i], one[i])
+			}
+		}
+	}
+}
