@@ -32,15 +32,14 @@ import (
 //
 // with the dependencies X(r+1,k) → X(r,k); X(k+1,k) → Uo(r,k) (every row
 // of X is read by the rows above it, so none becomes Z before all are
-// done); S(i,k+1) for
-// every i > k+1 → Uo(k+1,k); S(r,k+1) → Uo(r,k) for r > k+1; Uo(r,k) →
-// Ud(r,k); F(k+1) → Ud(k+1,k); Ud(r,k) → S(r,k); Ud(r,k) for r > k+1 →
-// Go(k); Go(k) → F(k); Ud(k+1,k) → F(k). The back substitutions need none
-// of the results and fill idle time; the rest has the shape of the
-// adjoint's graph (adjoint_dag.go), with the chain through the diagonal
-// tiles F(k+1) → Ud(k+1,k) → F(k) shorter still. Every tile's arithmetic
-// happens in the same order whatever the schedule, so the result is
-// bit-identical for any number of goroutines.
+// done); S(i,k+1) for every i > k+1 → Uo(k+1,k); S(r,k+1) → Uo(r,k) for
+// r > k+1; Uo(r,k) → Ud(r,k); F(k+1) → Ud(k+1,k); Ud(r,k) → S(r,k);
+// Ud(r,k) for r > k+1 → Go(k); Go(k) → F(k); Ud(k+1,k) → F(k). The back
+// substitutions need none of the results and fill idle time; the rest has
+// the shape of the adjoint's graph (adjoint_dag.go), with the chain through
+// the diagonal tiles F(k+1) → Ud(k+1,k) → F(k) shorter still. Every tile's
+// arithmetic happens in the same order whatever the schedule, so the
+// result is bit-identical for any number of goroutines.
 
 // cngKind is the kind of a congruence task.
 type cngKind uint8
