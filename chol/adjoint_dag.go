@@ -170,20 +170,15 @@ func (d *dagAdjoint) run(num int) (pivot int, value float64) {
 	j0 := k0 + nk // the first row and column after the panel
 	switch t.kind {
 	case adjOffDiag:
-		c := g[r0*ldg+k0:] // L̄[r,k]
-		if r0 > j0 {
-			bi.Dgemm(gblas.NoTrans, gblas.NoTrans, nr, nk, r0-j0, -1, g[r0*ldg+j0:], ldg, l[j0*ldl+k0:], ldl, 1, c, ldg)
-		}
-		if h0 := r0 + nr; h0 < d.n {
-			bi.Dgemm(gblas.Trans, gblas.NoTrans, nr, nk, d.n-h0, -1, g[h0*ldg+r0:], ldg, l[h0*ldl+k0:], ldl, 1, c, ldg)
-		}
+		d.offDiagonalProduct(bi, t.i, t.k, g, ldg, l, ldl)
 	case adjDiag:
+		// S̄[r,r] + S̄[r,r]ᵀ: the lower triangle with its diagonal doubled.
 		diag := g[r0*ldg+r0:]
 		scaleDiagonal(nr, 2, diag, ldg)
-		bi.Dsymm(gblas.Left, gblas.Lower, nr, nk, -1, diag, ldg, l[r0*ldl+k0:], ldl, 1, g[r0*ldg+k0:], ldg)
+		d.diagonalProduct(bi, t.i, t.k, g, ldg, l, ldl)
 		scaleDiagonal(nr, 0.5, diag, ldg)
 	case adjSolve:
-		bi.Dtrsm(gblas.Right, gblas.Lower, gblas.NoTrans, gblas.NonUnit, nr, nk, 1, l[k0*ldl+k0:], ldl, g[r0*ldg+k0:], ldg)
+		d.rightSolve(bi, t.i, t.k, g, ldg, l, ldl)
 	case adjGemmt:
 		if j0 < d.n {
 			h0 := j0 + min(d.nb, d.n-j0) // below block k+1

@@ -94,7 +94,7 @@ func congruenceDAG(bi blas.Implementation, threads, n int, l []float64, ldl int,
 	d := newDAGCongruence(n, l, ldl, w, ldw)
 	d.bi = one
 	x := d.xOff[d.t]
-	d.x, d.work = work[:x], work[x:congruenceDAGWork(n)]
+	d.x, d.work = work[:x], work[x:x+congruenceWork(d.nb)]
 	newScheduler(d).runOn(threads)
 }
 
@@ -210,7 +210,6 @@ func (d *dagCongruence) run(num int) (pivot int, value float64) {
 	bi, l, ldl, w, ldw := d.bi, d.l, d.ldl, d.w, d.ldw
 	r0, nr := d.rows(t.i)
 	k0, nk := d.rows(t.k)
-	j0 := k0 + nk // the first row and column after the panel
 	switch t.kind {
 	case cngSolveX:
 		x, ldx := d.xRows(t.i, t.k)
@@ -228,15 +227,10 @@ func (d *dagCongruence) run(num int) (pivot int, value float64) {
 		for i := range nr {
 			copy(v[i*ldw:i*ldw+nk], x[i*ldx:i*ldx+nk])
 		}
-		if r0 > j0 {
-			bi.Dgemm(gblas.NoTrans, gblas.NoTrans, nr, nk, r0-j0, -1, w[r0*ldw+j0:], ldw, l[j0*ldl+k0:], ldl, 1, v, ldw)
-		}
-		if h0 := r0 + nr; h0 < d.n {
-			bi.Dgemm(gblas.Trans, gblas.NoTrans, nr, nk, d.n-h0, -1, w[h0*ldw+r0:], ldw, l[h0*ldl+k0:], ldl, 1, v, ldw)
-		}
+		d.offDiagonalProduct(bi, t.i, t.k, w, ldw, l, ldl)
 	case cngDiag:
+		d.diagonalProduct(bi, t.i, t.k, w, ldw, l, ldl)
 		v := w[r0*ldw+k0:]
-		bi.Dsymm(gblas.Left, gblas.Lower, nr, nk, -1, w[r0*ldw+r0:], ldw, l[r0*ldl+k0:], ldl, 1, v, ldw)
 		x, ldx := d.xRows(t.i, t.k)
 		for i := range nr {
 			xi, vi := x[i*ldx:i*ldx+nk], v[i*ldw:i*ldw+nk]
@@ -245,7 +239,7 @@ func (d *dagCongruence) run(num int) (pivot int, value float64) {
 			}
 		}
 	case cngSolve:
-		bi.Dtrsm(gblas.Right, gblas.Lower, gblas.NoTrans, gblas.NonUnit, nr, nk, 1, l[k0*ldl+k0:], ldl, w[r0*ldw+k0:], ldw)
+		d.rightSolve(bi, t.i, t.k, w, ldw, l, ldl)
 	case cngGram:
 		if t.k+2 < d.t {
 			d.gram(t.k+2, d.t, t.k)

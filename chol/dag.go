@@ -62,6 +62,40 @@ func (tl tiling) rows(i int) (int, int) {
 	return r0, min(tl.nb, tl.n-r0)
 }
 
+// offDiagonalProduct subtracts from tile (r,k) of s the products of the
+// tiles of row and column r of the symmetric matrix right of and below
+// panel k, whose lower triangle s holds, off its diagonal tile, with
+// column k of L: S[r,j]·L[j,k] for k < j < r and S[j,r]ᵀ·L[j,k] for j > r
+// (the adjoint's and the congruence's update of a row from the trailing
+// result).
+func (tl tiling) offDiagonalProduct(bi blas.Implementation, r, k int, s []float64, lds int, l []float64, ldl int) {
+	r0, nr := tl.rows(r)
+	k0, nk := tl.rows(k)
+	j0 := k0 + nk // the first row and column after the panel
+	c := s[r0*lds+k0:]
+	if r0 > j0 {
+		bi.Dgemm(gblas.NoTrans, gblas.NoTrans, nr, nk, r0-j0, -1, s[r0*lds+j0:], lds, l[j0*ldl+k0:], ldl, 1, c, lds)
+	}
+	if h0 := r0 + nr; h0 < tl.n {
+		bi.Dgemm(gblas.Trans, gblas.NoTrans, nr, nk, tl.n-h0, -1, s[h0*lds+r0:], lds, l[h0*ldl+k0:], ldl, 1, c, lds)
+	}
+}
+
+// diagonalProduct subtracts from tile (r,k) of s the product of the
+// symmetric diagonal tile (r,r), lower triangle in s, with L[r,k].
+func (tl tiling) diagonalProduct(bi blas.Implementation, r, k int, s []float64, lds int, l []float64, ldl int) {
+	r0, nr := tl.rows(r)
+	k0, nk := tl.rows(k)
+	bi.Dsymm(gblas.Left, gblas.Lower, nr, nk, -1, s[r0*lds+r0:], lds, l[r0*ldl+k0:], ldl, 1, s[r0*lds+k0:], lds)
+}
+
+// rightSolve overwrites tile (r,k) of s with its product with L[k,k]⁻¹.
+func (tl tiling) rightSolve(bi blas.Implementation, r, k int, s []float64, lds int, l []float64, ldl int) {
+	r0, nr := tl.rows(r)
+	k0, nk := tl.rows(k)
+	bi.Dtrsm(gblas.Right, gblas.Lower, gblas.NoTrans, gblas.NonUnit, nr, nk, 1, l[k0*ldl+k0:], ldl, s[r0*lds+k0:], lds)
+}
+
 type dagKind uint8
 
 const (
@@ -145,27 +179,24 @@ func (d *dagCholesky) number(t dagTask) int {
 // every j ≤ i); U(i,k) → U(i,k+1) (each tile receives its updates in the
 // order k = 0, 1, …) and → S(i,k+1), or → P(k+1) when i = k+1.
 func (d *dagCholesky) successors(t int, f func(int)) {
-	d.dagSuccessors(d.tasks[t], func(u dagTask) { f(d.number(u)) })
-}
-
-// dagSuccessors is successors on tasks rather than their numbers.
-func (d *dagCholesky) dagSuccessors(t dagTask, f func(dagTask)) {
-	T, i, k := d.t, t.i, t.k
-	switch t.kind {
+	u := d.tasks[t]
+	T, i, k := d.t, u.i, u.k
+	g := func(kind dagKind, i, k int) { f(d.number(dagTask{kind, i, k})) }
+	switch u.kind {
 	case taskFactor:
 		for r := k + 1; r < T; r++ {
-			f(dagTask{taskSolve, r, k})
+			g(taskSolve, r, k)
 		}
 	case taskSolve:
 		for r := i; r < T; r++ {
-			f(dagTask{taskUpdate, r, k})
+			g(taskUpdate, r, k)
 		}
 	case taskUpdate:
 		if i == k+1 {
-			f(dagTask{taskFactor, i, i})
+			g(taskFactor, i, i)
 		} else {
-			f(dagTask{taskSolve, i, k + 1})
-			f(dagTask{taskUpdate, i, k + 1})
+			g(taskSolve, i, k+1)
+			g(taskUpdate, i, k+1)
 		}
 	}
 }
