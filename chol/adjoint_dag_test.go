@@ -9,61 +9,55 @@ import (
 	"github.com/solvegp/solvegp/blas"
 )
 
+// upperGuard fills the strict upper triangle and padding of the operands
+// the task-graph adjoints must not write.
+const upperGuard = 54321
+
+// dagAdjointCases returns the orders (crossing tile edges) and goroutine
+// counts of the task-graph adjoint tests: fewer under -short (the arm64
+// run under qemu).
+func dagAdjointCases() (sizes, threadCounts []int) {
+	if testing.Short() {
+		return []int{100, 513}, []int{1, 3}
+	}
+	return []int{100, 256, 300, 513, 700}, []int{1, 2, 3, 5}
+}
+
+// dagAdjointOperands returns a Cholesky factor of order n (leading
+// dimension n+1) and a random lower triangle of order n with leading
+// dimension n+3, upperGuard right of its diagonal.
+func dagAdjointOperands(t *testing.T, rng *rand.Rand, n int) (l []float64, ldl int, w []float64, ldw int) {
+	t.Helper()
+	ldl, ldw = n+1, n+3
+	l = dagSPD(rng, n, ldl)
+	if p, _ := potrfRecLower(blas.Implementation{Threads: 1}, referenceLeaf(), n, l, ldl); p >= 0 {
+		t.Fatalf("n=%d: factorization failed at %d", n, p)
+	}
+	w = make([]float64, n*ldw)
+	for i := range n {
+		for j := 0; j < ldw; j++ {
+			w[i*ldw+j] = upperGuard
+			if j <= i {
+				w[i*ldw+j] = rng.NormFloat64()
+			}
+		}
+	}
+	return l, ldl, w, ldw
+}
+
 // TestAdjointDAG checks the task-graph adjoint against the recursive one
 // (to rounding), bit-identical results for every goroutine count, and an
 // untouched strict upper triangle, at orders crossing tile edges.
 func TestAdjointDAG(t *testing.T) {
 	rng := rand.New(rand.NewPCG(4, 11))
-	sizes, threadCounts := []int{100, 256, 300, 513, 700}, []int{1, 2, 3, 5}
-	if testing.Short() { // the arm64 run under qemu
-		sizes, threadCounts = []int{100, 513}, []int{1, 3}
-	}
+	sizes, threadCounts := dagAdjointCases()
 	for _, n := range sizes {
-		ldl, ldg := n+1, n+3
-		l := dagSPD(rng, n, ldl)
-		if p, _ := potrfRecLower(blas.Implementation{Threads: 1}, referenceLeaf(), n, l, ldl); p >= 0 {
-			t.Fatalf("n=%d: factorization failed at %d", n, p)
-		}
-		g0 := make([]float64, n*ldg)
-		for i := range n {
-			for j := 0; j < ldg; j++ {
-				g0[i*ldg+j] = 54321 // guard: strict upper triangle and padding
-				if j <= i {
-					g0[i*ldg+j] = rng.NormFloat64()
-				}
-			}
-		}
+		l, ldl, g0, ldg := dagAdjointOperands(t, rng, n)
 		want := append([]float64(nil), g0...)
 		work := make([]float64, gemmtBase*gemmtBase)
 		adjointLower(blas.Implementation{Threads: 1}, n, l, ldl, want, ldg, work)
-		var first []float64
-		for _, threads := range threadCounts {
-			got := append([]float64(nil), g0...)
-			adjointDAG(blas.Implementation{}, threads, n, l, ldl, got, ldg, work)
-			for i := range n {
-				for j := 0; j < ldg; j++ {
-					g, w := got[i*ldg+j], want[i*ldg+j]
-					if j > i {
-						if g != 54321 {
-							t.Fatalf("n=%d threads=%d: upper/padding (%d,%d) = %v", n, threads, i, j, g)
-						}
-						continue
-					}
-					if math.Abs(g-w) > 1e-10*(1+math.Abs(w)) {
-						t.Fatalf("n=%d threads=%d: Ā[%d,%d] = %v, recursive %v", n, threads, i, j, g, w)
-					}
-				}
-			}
-			if first == nil {
-				first = got
-				continue
-			}
-			for j := range got {
-				if math.Float64bits(got[j]) != math.Float64bits(first[j]) {
-					t.Fatalf("n=%d: %d goroutines differ from one at %d: %v vs %v", n, threads, j, got[j], first[j])
-				}
-			}
-		}
+		checkGoroutineRuns(t, fmt.Sprintf("n=%d", n), n, ldg, g0, want, upperGuard, 1e-10, threadCounts, nil,
+			func(threads int, g []float64) { adjointDAG(blas.Implementation{}, threads, n, l, ldl, g, ldg, work) })
 	}
 }
 
@@ -75,15 +69,8 @@ func TestAdjointDAGGraph(t *testing.T) {
 	for _, n := range []int{256, 600, 1024, 1100} {
 		d := newDAGAdjoint(n, nil, n, nil, n)
 		T := d.t
-		if want := 3*T*(T-1)/2 + 2*T; d.size() != want {
-			t.Fatalf("n=%d: %d tasks, want %d", n, d.size(), want)
-		}
-		for j, u := range d.tasks {
-			if d.number(u) != j {
-				t.Fatalf("n=%d: task %v numbered %d, listed at %d", n, u, d.number(u), j)
-			}
-		}
-		preds := func(u adjTask) int {
+		preds := func(j int) int {
+			u := d.tasks[j]
 			below := T - u.k - 1 // row blocks below panel k
 			switch u.kind {
 			case adjOffDiag:
@@ -103,21 +90,9 @@ func TestAdjointDAGGraph(t *testing.T) {
 			}
 			return 1 + min(below, 1) // Go(k), S(k+1,k)
 		}
-		s := newScheduler(d)
-		for j, u := range d.tasks {
-			if s.waiting[j] != preds(u) {
-				t.Errorf("n=%d: %v waits for %d tasks, want %d", n, u, s.waiting[j], preds(u))
-			}
-		}
-		checkRanks(t, fmt.Sprintf("n=%d", n), d, s, T <= 6)
-		var sum float64
-		for j := range d.size() {
-			sum += d.flops(j)
-		}
 		nf := float64(n)
-		if total := 2 * nf * nf * nf / 3; math.Abs(sum-total) > nf*nf {
-			t.Errorf("n=%d: tasks add up to %v flops, want about %v", n, sum, total)
-		}
+		checkGraph(t, fmt.Sprintf("n=%d", n), d, 3*T*(T-1)/2+2*T, func(j int) int { return d.number(d.tasks[j]) }, preds,
+			T <= 6, 2*nf*nf*nf/3, nf*nf)
 	}
 }
 

@@ -44,34 +44,47 @@ func TestPotrfDAG(t *testing.T) {
 		if p, _ := potrfRecLower(blas.Implementation{Threads: 1}, referenceLeaf(), n, want, lda); p >= 0 {
 			t.Fatalf("n=%d: reference factorization failed at %d", n, p)
 		}
-		var first []float64
-		for _, threads := range []int{1, 2, 3, 5} {
-			got := append([]float64(nil), a0...)
-			if p, _ := potrfDAG(blas.Implementation{}, threads, n, got, lda); p >= 0 {
-				t.Fatalf("n=%d threads=%d: failed at pivot %d", n, threads, p)
-			}
-			for i := range n {
-				for j := 0; j < lda; j++ {
-					g, w := got[i*lda+j], want[i*lda+j]
-					if j > i {
-						if g != 12345 {
-							t.Fatalf("n=%d threads=%d: upper/padding (%d,%d) = %v", n, threads, i, j, g)
-						}
-						continue
+		checkGoroutineRuns(t, fmt.Sprintf("n=%d", n), n, lda, a0, want, 12345, 1e-12, []int{1, 2, 3, 5}, nil,
+			func(threads int, a []float64) {
+				if p, _ := potrfDAG(blas.Implementation{}, threads, n, a, lda); p >= 0 {
+					t.Fatalf("n=%d threads=%d: failed at pivot %d", n, threads, p)
+				}
+			})
+	}
+}
+
+// checkGoroutineRuns runs run on a copy of the n-row matrix a0 (leading
+// dimension ld) for each goroutine count and checks every result: its lower
+// triangle against want to within tol·(1+|want|), every element right of the
+// diagonal still the guard (unless scratch reports it may serve as scratch),
+// and the same bits for every count.
+func checkGoroutineRuns(t *testing.T, name string, n, ld int, a0, want []float64, guard, tol float64, threadCounts []int, scratch func(i, j int) bool, run func(threads int, a []float64)) {
+	t.Helper()
+	var first []float64
+	for _, threads := range threadCounts {
+		got := append([]float64(nil), a0...)
+		run(threads, got)
+		for i := range n {
+			for j := 0; j < ld; j++ {
+				g, w := got[i*ld+j], want[i*ld+j]
+				if j > i {
+					if g != guard && (scratch == nil || !scratch(i, j)) {
+						t.Fatalf("%s threads=%d: upper/padding (%d,%d) = %v", name, threads, i, j, g)
 					}
-					if math.Abs(g-w) > 1e-12*(1+math.Abs(w)) {
-						t.Fatalf("n=%d threads=%d: L[%d,%d] = %v, recursive %v", n, threads, i, j, g, w)
-					}
+					continue
+				}
+				if math.Abs(g-w) > tol*(1+math.Abs(w)) {
+					t.Fatalf("%s threads=%d: element (%d,%d) = %v, recursive %v", name, threads, i, j, g, w)
 				}
 			}
-			if first == nil {
-				first = got
-				continue
-			}
-			for j := range got {
-				if math.Float64bits(got[j]) != math.Float64bits(first[j]) {
-					t.Fatalf("n=%d: %d goroutines differ from one at %d: %v vs %v", n, threads, j, got[j], first[j])
-				}
+		}
+		if first == nil {
+			first = got
+			continue
+		}
+		for j := range got {
+			if math.Float64bits(got[j]) != math.Float64bits(first[j]) {
+				t.Fatalf("%s: %d goroutines differ from %d at %d: %v vs %v", name, threads, threadCounts[0], j, got[j], first[j])
 			}
 		}
 	}
@@ -100,25 +113,16 @@ func TestPotrfDAGPivot(t *testing.T) {
 
 // TestDAGGraph checks the factorization's task graph: the numbering is a
 // bijection onto 0…T²−1, every task waits for exactly the dependencies
-// listed in the package comment, every edge runs from a higher upward rank
-// to a lower one, and each rank equals the longest chain of flops found by
-// walking the successors recursively (independent of the scheduler's
-// visiting order).
+// listed in the package comment, the ranks are the longest chains (see
+// checkGraph), the flops add up to n³/3, and the critical path is a part of
+// them.
 func TestDAGGraph(t *testing.T) {
 	for _, n := range []int{256, 600, 1024, 1100} {
 		d := newDAGCholesky(n, nil, n)
 		T := d.t
-		if d.size() != T*T {
-			t.Fatalf("n=%d: %d tasks, want %d", n, d.size(), T*T)
-		}
-		for j, u := range d.tasks {
-			if d.number(u) != j {
-				t.Fatalf("n=%d: task %v numbered %d, listed at %d", n, u, d.number(u), j)
-			}
-		}
 		// The dependencies of the package comment.
-		preds := func(u dagTask) int {
-			deps := 0
+		preds := func(j int) int {
+			u, deps := d.tasks[j], 0
 			if u.k > 0 {
 				deps++ // U(k,k−1) before P(k); U(i,k−1) before S(i,k) and U(i,k)
 			}
@@ -130,26 +134,44 @@ func TestDAGGraph(t *testing.T) {
 			}
 			return deps
 		}
-		s := newScheduler(d)
-		for j, u := range d.tasks {
-			if s.waiting[j] != preds(u) {
-				t.Errorf("n=%d: %v waits for %d tasks, want %d", n, u, s.waiting[j], preds(u))
-			}
-		}
-		checkRanks(t, fmt.Sprintf("n=%d", n), d, s, T <= 6)
-		// The tasks' flops add up to the factorization's n³/3 (to the
-		// lower-order terms), and the critical path is a part of it.
-		var sum float64
-		for j := range d.size() {
-			sum += d.flops(j)
-		}
-		if total := float64(n) * float64(n) * float64(n) / 3; math.Abs(sum-total) > 2*float64(n)*float64(n) {
-			t.Errorf("n=%d: tasks add up to %v flops, want about %v", n, sum, total)
-		}
+		nf := float64(n)
+		s, sum := checkGraph(t, fmt.Sprintf("n=%d", n), d, T*T, func(j int) int { return d.number(d.tasks[j]) }, preds,
+			T <= 6, nf*nf*nf/3, 2*nf*nf)
 		if r0 := s.rank[0]; r0 > sum*(1+1e-12) || !(r0 > sum/float64(T)) {
 			t.Errorf("n=%d: critical path %v flops of %v", n, r0, sum)
 		}
 	}
+}
+
+// checkGraph checks a task graph of wantSize tasks: number(j), the number
+// of the j-th task of its list, is j; task j waits for preds(j) tasks; the
+// ranks pass checkRanks; and the flops add up to wantFlops within tol. It
+// returns the scheduler and the flops.
+func checkGraph(t *testing.T, name string, g taskGraph, wantSize int, number, preds func(int) int, exhaustive bool, wantFlops, tol float64) (*scheduler, float64) {
+	t.Helper()
+	if g.size() != wantSize {
+		t.Fatalf("%s: %d tasks, want %d", name, g.size(), wantSize)
+	}
+	for j := range g.size() {
+		if number(j) != j {
+			t.Fatalf("%s: task %d of the list numbered %d", name, j, number(j))
+		}
+	}
+	s := newScheduler(g)
+	for j := range g.size() {
+		if s.waiting[j] != preds(j) {
+			t.Errorf("%s: task %d waits for %d tasks, want %d", name, j, s.waiting[j], preds(j))
+		}
+	}
+	checkRanks(t, name, g, s, exhaustive)
+	var sum float64
+	for j := range g.size() {
+		sum += g.flops(j)
+	}
+	if math.Abs(sum-wantFlops) > tol {
+		t.Errorf("%s: tasks add up to %v flops, want %v to within %v", name, sum, wantFlops, tol)
+	}
+	return s, sum
 }
 
 // checkRanks checks the scheduler's ranks of graph g: along every edge the
