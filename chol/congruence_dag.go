@@ -78,12 +78,18 @@ type dagCongruence struct {
 // order n: X of every panel and the tile congruences' scratch.
 func congruenceDAGWork(n int) int {
 	tl := newTiling(n)
-	x := 0
+	return xOffsets(tl)[tl.t] + congruenceWork(tl.nb)
+}
+
+// xOffsets returns where each panel's X starts in the scratch (the rows
+// after the panel times its columns, panel after panel), and its end.
+func xOffsets(tl tiling) []int {
+	off := make([]int, tl.t+1)
 	for k := range tl.t {
 		k0, nk := tl.rows(k)
-		x += (n - k0 - nk) * nk
+		off[k+1] = off[k] + (tl.n-k0-nk)*nk
 	}
-	return x + congruenceWork(tl.nb)
+	return off
 }
 
 // congruenceDAG is congruence on threads goroutines. work must hold
@@ -102,11 +108,7 @@ func congruenceDAG(bi blas.Implementation, threads, n int, l []float64, ldl int,
 // order-n factor l (its kernels and scratch still to be set).
 func newDAGCongruence(n int, l []float64, ldl int, w []float64, ldw int) *dagCongruence {
 	d := &dagCongruence{tiling: newTiling(n), l: l, ldl: ldl, w: w, ldw: ldw}
-	d.xOff = make([]int, d.t+1)
-	for k := range d.t {
-		k0, nk := d.rows(k)
-		d.xOff[k+1] = d.xOff[k] + (n-k0-nk)*nk
-	}
+	d.xOff = xOffsets(d.tiling)
 	for k := d.t - 1; k >= 0; k-- {
 		for _, kind := range []cngKind{cngSolveX, cngOffDiag, cngDiag, cngSolve} {
 			for r := k + 1; r < d.t; r++ {
