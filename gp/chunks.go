@@ -280,6 +280,10 @@ func (mod *Model) wideForward(lg *la, name string, blk *fwdBlock) {
 			}
 		}
 		fwdCols(lg.threads, blk, N, L, am, ws.mu)
+		if w := mod.latentWorkers(m, N); w > 1 {
+			mod.latentForward(lg, name, blk, w)
+			return
+		}
 		for l := 0; l < L; l++ {
 			copyPar(lg.threads, m, N, basis, f[l])
 			lg.trmmL(name, true, m, N, tris[l], m, f[l], N)

@@ -65,6 +65,7 @@ type workspace struct {
 	triC, fwdC              []float64 // chunked loops: packed triangles, per-part scratch
 	chunkF                  chunkedFwd
 	chunkB                  chunkedBack
+	latent                  latentTask
 	kuvbar, kvfbar, kvsbar  []float64
 	amat, asmat, wmat, cbar []float64
 
@@ -386,12 +387,14 @@ func (mod *Model) ensureBackward() {
 	if mod.kind == SOLVEGP {
 		mb = max(M, M2)
 	}
+	// The whole-row path's scratch F̄ and P̄, one of each per latent
+	// function worked on at once (the chunked path has its own F̄, a chunk
+	// wide).
+	w := mod.latentWorkers(mb, N)
 	if mod.chunkCols(M, N) == 0 || (mod.kind == SOLVEGP && mod.chunkCols(M2, N) == 0) {
-		// The scratch F̄ of the whole-row path (the chunked one has
-		// its own, a chunk wide).
-		ws.fbar = grow(ws.fbar, mb*N)
+		ws.fbar = grow(ws.fbar, w*mb*N)
 	}
-	ws.pbar = grow(ws.pbar, mb*mb)
+	ws.pbar = grow(ws.pbar, w*mb*mb)
 	ws.xu = grow(ws.xu, M*M)
 	ws.vecM = grow(ws.vecM, mb)
 	ws.amatL = grow(ws.amatL, mb*mod.nl)
@@ -450,13 +453,11 @@ type backBlock struct {
 // it wrote X, and the caller's first product into X then overwrites it
 // instead of clearing M² values first.
 func (mod *Model) blockBackward(lg *la, blk *backBlock, dmu, dvar []float64, kappa float64, grad []float64) (wroteX bool) {
-	m, b, l0, p, a, f := blk.m, blk.b, blk.l0, blk.p, blk.a, blk.f
+	m, l0, p, a := blk.m, blk.l0, blk.p, blk.a
 	muOff, luOff, bbar, x := blk.muOff, blk.luOff, blk.bbar, blk.x
 	ws := &mod.ws
 	N, L := ws.n, mod.nl
-	var fbar []float64 // the whole-row path's F̄
-	pbar := ws.pbar[:m*m]
-	var abar []float64
+	var pbar, abar []float64
 	// B̄ = −2·B·diag(Σ_l h_l) + Σ_l (a_l·g_lᵀ + P_l·F̄_l), starting with the
 	// first two terms, Σ_l a_l·g_lᵀ = [a_1 … a_L]·Gᵀ with the rows of the
 	// N×L matrix G those of dmu; they and the ā_l = B·g_l take one pass
@@ -475,7 +476,6 @@ func (mod *Model) blockBackward(lg *la, blk *backBlock, dmu, dvar []float64, kap
 	if cw > 0 {
 		pbars, abars = mod.runChunkedBack(lg, cw, blk, am, dmu, dvar)
 	} else {
-		fbar = ws.fbar[:m*N]
 		ws.abarL = grow(ws.abarL, L*m)
 		abars = ws.abarL[:L*m]
 		backInit(lg.threads, blk, N, L, ws.htot, am, dmu, abars)
@@ -483,20 +483,27 @@ func (mod *Model) blockBackward(lg *la, blk *backBlock, dmu, dvar []float64, kap
 	if !mod.whiten {
 		clearPar(lg.threads, m, m, x)
 	}
+	// The whole-row path works on w latent functions at a time: their
+	// products P̄_l = tril(B·F̄_lᵀ) and P_l·F̄_l first (side by side when
+	// w > 1), then the rest of each in order.
+	w := 1
+	if cw == 0 {
+		w = mod.latentWorkers(m, N)
+	}
 	for l := 0; l < L; l++ {
 		pl := p[l]
 		abar = abars[l*m : (l+1)*m]
 		if cw > 0 {
 			pbar = pbars[l*m*m : (l+1)*m*m]
 		} else {
-			// F̄ = 2·F·diag(h), P̄ = tril(B·F̄ᵀ).
-			scaleCols(lg.threads, m, N, 2, f[l], dvar[l:], L, fbar)
-			lg.gemmLowerNT("P̄ = tril(B·F̄ᵀ)", m, N, 1, b, N, fbar, N, 0, pbar, m)
-		}
-		if cw == 0 {
+			first := l - l%w
+			if l == first {
+				mod.latentBackProducts(lg, blk, dvar, first, min(first+w, L))
+			}
+			s := l - first
+			pbar = ws.pbar[s*m*m : (s+1)*m*m]
 			// B̄ += P·F̄.
-			lg.trmmL("B̄ += P·F̄", false, m, N, pl, m, fbar, N)
-			addTo(lg.threads, m, N, fbar, bbar)
+			addTo(lg.threads, m, N, ws.fbar[s*m*N:(s+1)*m*N], bbar)
 		}
 		// ā += κ·a, P̄ += κ·(P − diag(1/P_ii)).
 		for i, v := range a[l][:m] {

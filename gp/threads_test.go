@@ -13,16 +13,19 @@ import (
 // TestObjectiveThreadsBitwise checks that an SVGP bound and its gradient
 // are the same bit for bit with one, two and three goroutines, at sizes
 // where the layer's elementwise passes (rowpar.go) split into several
-// ranges, whitened and not, with one and with three latent functions.
+// ranges, whitened and not, with one and with three latent functions, and
+// with a batch of few columns, where the three latent functions' products
+// run side by side (latentpar.go).
 // (SOLVE-GP's results change in the last bits with the goroutine count
 // through its linear algebra on C_vv, so it is not checked here.)
 func TestObjectiveThreadsBitwise(t *testing.T) {
 	if testing.Short() {
 		t.Skip("sizes above the parallel thresholds")
 	}
-	const d, m, n = 3, 260, 300
-	for _, whiten := range []bool{true, false} {
-		for _, classes := range []int{1, 3} {
+	const d, m = 3, 260
+	for _, c := range []struct{ n, classes int }{{300, 1}, {300, 3}, {100, 3}} {
+		n, classes := c.n, c.classes
+		for _, whiten := range []bool{true, false} {
 			var first []float64
 			for threads := 1; threads <= 3; threads++ {
 				rng := rand.New(rand.NewPCG(61, 62))
@@ -65,7 +68,7 @@ func TestObjectiveThreadsBitwise(t *testing.T) {
 					continue
 				}
 				if !slices.EqualFunc(got, first, func(a, b float64) bool { return math.Float64bits(a) == math.Float64bits(b) }) {
-					t.Errorf("whitened %v, %d latent functions: %d goroutines differ from one", whiten, classes, threads)
+					t.Errorf("whitened %v, %d latent functions, batch %d: %d goroutines differ from one", whiten, classes, n, threads)
 				}
 			}
 		}
