@@ -165,12 +165,12 @@ func (t *trmmTask) multiply(w, i0, i1 int, diag bool) {
 	}
 	for ic := i0; ic < i1; ic += t.mc {
 		mcb := min(t.mc, i1-ic)
-		g.packABlock(wk.packA, ic, mcb, t.p0, kcb)
 		if diag {
-			t.maskDiagonal(wk.packA, ic, mcb, kcb)
+			t.packDiagonal(wk.packA, ic, mcb, kcb)
 			t.diagonalKernel(wk, ic, mcb, kcb)
 			continue
 		}
+		g.packABlock(wk.packA, ic, mcb, t.p0, kcb)
 		g.macroKernel(wk, ic, mcb, t.ctx.jc, t.ctx.ncb, 0, t.ctx.nPanels, kcb, t.ctx.packB, beta)
 	}
 }
@@ -192,13 +192,7 @@ func (t *trmmTask) diagonalKernel(wk *gemmWorker, ic, mcb, kcb int) {
 		for i := 0; i < mcb; i += mr {
 			rows := min(mr, mcb-i)
 			ap := wk.packA[i*kcb : i*kcb+mr*kcb]
-			r := ic + i - t.p0 // first row of the tile, relative to the block
-			k0, k1 := 0, kcb
-			if t.lower {
-				k1 = min(kcb, r+rows)
-			} else {
-				k0 = r
-			}
+			k0, k1 := t.tileDepth(ic+i, rows, kcb)
 			ap, bpk := ap[k0*mr:k1*mr], bp[k0*nr:k1*nr]
 			off := (ic+i)*g.ldc + t.ctx.jc + j
 			if cols == nr {
@@ -214,25 +208,44 @@ func (t *trmmTask) diagonalKernel(wk *gemmWorker, ic, mcb, kcb int) {
 	}
 }
 
-// maskDiagonal zeroes, in the packed rows ic…ic+mcb of op(A)'s diagonal
-// block (columns p0…p0+kcb), the entries outside the triangle, and sets
-// the diagonal to one for a unit triangle.
-func (t *trmmTask) maskDiagonal(pa []float64, ic, mcb, kcb int) {
-	mr := t.g.be.MR()
-	for ip := 0; ip*mr < mcb; ip++ {
-		panel := pa[ip*mr*kcb : (ip+1)*mr*kcb]
-		for r := 0; r < min(mr, mcb-ip*mr); r++ {
-			row := ic + ip*mr + r - t.p0 // the row's diagonal column in the block
+// tileDepth returns the columns [k0, k1) of the diagonal block that the
+// row tile starting at row i (rows rows, inside the block) reaches: the
+// prefix up to its last row's diagonal column for a lower op(A), the suffix
+// from its first row's for an upper one.
+func (t *trmmTask) tileDepth(i, rows, kcb int) (k0, k1 int) {
+	r := i - t.p0 // first row of the tile, relative to the block
+	if t.lower {
+		return 0, min(kcb, r+rows)
+	}
+	return r, kcb
+}
+
+// packDiagonal packs rows ic…ic+mcb of op(A)'s diagonal block (columns
+// p0…p0+kcb) as MR-row micro-panels, each only over the columns its tile
+// reaches (tileDepth), which is all diagonalKernel reads: half the block,
+// read from A once. Inside that range it zeroes the entries on the other
+// side of the diagonal, fewer than MR per row, and sets the diagonal to one
+// for a unit triangle.
+func (t *trmmTask) packDiagonal(pa []float64, ic, mcb, kcb int) {
+	g := &t.g
+	mr := g.be.MR()
+	for i := 0; i < mcb; i += mr {
+		rows := min(mr, mcb-i)
+		k0, k1 := t.tileDepth(ic+i, rows, kcb)
+		panel := pa[i*kcb : i*kcb+mr*kcb]
+		g.packABlock(panel[k0*mr:k1*mr], ic+i, rows, t.p0+k0, k1-k0)
+		for r := 0; r < rows; r++ {
+			row := ic + i + r - t.p0 // the row's diagonal column in the block
 			if t.lower {
-				for p := max(row+1, 0); p < kcb; p++ {
+				for p := row + 1; p < k1; p++ {
 					panel[p*mr+r] = 0
 				}
 			} else {
-				for p := 0; p < min(row, kcb); p++ {
+				for p := k0; p < row; p++ {
 					panel[p*mr+r] = 0
 				}
 			}
-			if t.unit && row >= 0 && row < kcb {
+			if t.unit {
 				panel[row*mr+r] = 1
 			}
 		}
