@@ -20,9 +20,10 @@ const trmmLeftBlockedMin = 64
 // upper one), so a block of B is packed while it still holds its original
 // values and the rows it produces are written after it was packed. For KC
 // block P the rows of B in P are written for the first time (beta = 0) with
-// the diagonal block of op(A), packed with the other triangle zeroed (and a
-// unit diagonal when d is blas.Unit), and the rows that the rest of op(A)'s
-// block column reaches are updated (beta = 1) with dense packed blocks.
+// the diagonal block of op(A), each of its micro-panels packed only over the
+// columns its rows reach, with the other triangle zeroed there (and a unit
+// diagonal when d is blas.Unit), and the rows that the rest of op(A)'s block
+// column reaches are updated (beta = 1) with dense packed blocks.
 // Every product runs on the GEMM micro-kernel with a full KC depth. The
 // rows are split among up to impl's Threads goroutines.
 func (impl Implementation) trmmLeftBlocked(ul blas.Uplo, tA blas.Transpose, d blas.Diag, m, n int, alpha float64, a []float64, lda int, b []float64, ldb int) {
