@@ -496,26 +496,35 @@ func (k *Kernel) putSplit(zp, zl []float64) {
 }
 
 // locKernel fills dst (m×P) with k_l(zl_i, l_p) = (1 + s) e^{−s},
-// s = √3‖zl_i − l_p‖/LocLengthscale, and, if ex is not nil, ex (m×P) with
-// the exponentials e^{−s}, which MatrixGrad needs for the location
-// gradients. The exponentials of a row are taken together by vecmath.Exp.
-func (k *Kernel) locKernel(dst, ex, zl []float64, m int) {
+// s = √3‖zl_i − l_p‖/LocLengthscale, times the patch weight w_p if weighted,
+// and, if ex is not nil, ex (m×P) with the exponentials e^{−s}, which
+// MatrixGrad needs for the location gradients. The exponentials of a row
+// are taken together by vecmath.Exp, and the rows are split among the
+// kernel's workers (each row is computed alike whatever the split).
+func (k *Kernel) locKernel(dst, ex, zl []float64, m int, weighted bool) {
 	P := k.geom.NumPatches()
-	sq := make([]float64, P)
-	var e []float64
-	if ex == nil {
-		e = make([]float64, P)
-	}
-	for i := 0; i < m; i++ {
-		if ex != nil {
-			e = ex[i*P : i*P+P]
+	k.parallel(m, func(_, lo, hi int) {
+		sq := make([]float64, P)
+		var e []float64
+		if ex == nil {
+			e = make([]float64, P)
 		}
-		k.locRow(sq, e, zl[2*i], zl[2*i+1], k.locs)
-		row := dst[i*P : i*P+P]
-		for p, v := range sq {
-			row[p] = (1 + v) * e[p]
+		for i := lo; i < hi; i++ {
+			if ex != nil {
+				e = ex[i*P : i*P+P]
+			}
+			k.locRow(sq, e, zl[2*i], zl[2*i+1], k.locs)
+			row := dst[i*P : i*P+P]
+			for p, v := range sq {
+				row[p] = (1 + v) * e[p]
+			}
+			if weighted {
+				for p, v := range row {
+					row[p] = k.w[p] * v
+				}
+			}
 		}
-	}
+	})
 }
 
 // scratch holds one worker's per-image buffers.

@@ -393,14 +393,16 @@ func TestOnePatchIsPlainKernel(t *testing.T) {
 }
 
 // Results do not depend on the number of workers beyond rounding of the
-// final reduction.
+// final reduction. TICK, with more inducing points than locGradBlocks, so
+// that the location gradients' blocks are uneven and split among the
+// workers.
 func TestWorkers(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 8))
 	cfg := testCases()[3].cfg
 	k1 := newTestKernel(t, cfg, rand.New(rand.NewPCG(9, 9)))
 	cfg.Workers = 3
 	k3 := newTestKernel(t, cfg, rand.New(rand.NewPCG(9, 9)))
-	M, N := 4, 7
+	M, N := locGradBlocks+5, 7
 	z := inducing(k1, rng, M)
 	x := testImages(rng, N, k1)
 	a, b := mat.NewDense(M, N, nil), mat.NewDense(M, N, nil)
@@ -411,11 +413,15 @@ func TestWorkers(t *testing.T) {
 	}
 	dK := randDense(rng, M, N)
 	dx1, dx3 := mat.NewDense(N, k1.Dim(), nil), mat.NewDense(N, k1.Dim(), nil)
+	dz1, dz3 := mat.NewDense(M, k1.InducingDim(), nil), mat.NewDense(M, k1.InducingDim(), nil)
 	p1, p3 := make([]float64, k1.NumParams()), make([]float64, k1.NumParams())
-	k1.MatrixGrad(dK, nil, z, x, nil, dx1, p1)
-	k3.MatrixGrad(dK, nil, z, x, nil, dx3, p3)
+	k1.MatrixGrad(dK, nil, z, x, dz1, dx1, p1)
+	k3.MatrixGrad(dK, nil, z, x, dz3, dx3, p3)
 	if !mat.Equal(dx1, dx3) {
 		t.Error("dx depends on workers")
+	}
+	if !mat.EqualApprox(dz1, dz3, 1e-12) {
+		t.Error("dz depends on workers beyond rounding")
 	}
 	for i := range p1 {
 		if math.Abs(p1[i]-p3[i]) > 1e-12*math.Max(1, math.Abs(p1[i])) {

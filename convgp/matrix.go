@@ -137,13 +137,7 @@ func (k *Kernel) Matrix(dst *mat.Dense, z, x mat.Matrix) {
 	if k.tick {
 		wz, ws = k.bufs.get(M*P), P
 		defer k.bufs.put(wz)
-		k.locKernel(wz, nil, zl, M)
-		for m := 0; m < M; m++ {
-			row := wz[m*P : m*P+P]
-			for p, v := range row {
-				row[p] = k.w[p] * v
-			}
-		}
+		k.locKernel(wz, nil, zl, M, true)
 	}
 	k.dmu.Lock()
 	keep := k.mstate.want && k.cache > 0 && M*P*N <= k.cache/8
@@ -224,7 +218,7 @@ func (k *Kernel) MatrixGrad(dK, K *mat.Dense, z, x mat.Matrix, dz, dx *mat.Dense
 			k.bufs.put(g.kloc)
 			k.bufs.put(g.eloc)
 		}()
-		k.locKernel(g.kloc, g.eloc, zl, M)
+		k.locKernel(g.kloc, g.eloc, zl, M, false)
 	}
 	g.ent, g.hit = k.takeMat(zraw, xd[:N*L], M, N, false)
 	if !g.hit {
@@ -383,16 +377,24 @@ func (k *Kernel) gradImage(g *gradPass, a *gradAcc, s *scratch, n int) {
 }
 
 // sumGradAccs adds the workers' sums into the first worker's, in worker
-// order (deterministic for a fixed worker count), and returns them.
+// order (deterministic for a fixed worker count), and returns them. The
+// elements of the largest, dmp (M×P), are split among the workers, each
+// element still summed in worker order.
 func (k *Kernel) sumGradAccs(accs []gradAcc) gradAcc {
 	sum := accs[0]
 	for _, a := range accs[1:] {
 		sum.sVar += a.sVar
 		sum.sXn += a.sXn
-		addTo(sum.dmp, a.dmp)
 		addTo(sum.dw, a.dw)
 		addTo(sum.dzpT, a.dzpT)
 		addTo(sum.rs, a.rs)
+	}
+	if len(accs) > 1 && sum.dmp != nil {
+		k.parallel(len(sum.dmp), func(_, lo, hi int) {
+			for _, a := range accs[1:] {
+				addTo(sum.dmp[lo:hi], a.dmp[lo:hi])
+			}
+		})
 	}
 	return sum
 }
@@ -425,21 +427,62 @@ func (k *Kernel) scaleGrad(g *gradPass, sum *gradAcc, dparams []float64) {
 	dparams[1] += sLen / (g.ell2 * k.ell) * transform.SoftplusDeriv(k.uLen)
 }
 
+// locGradBlocks is the number of fixed blocks of rows in which locGrad
+// runs; their sums are added in block order, so the result does not depend
+// on the number of workers.
+const locGradBlocks = 16
+
 // locGrad adds TICK's terms: the gradients with respect to the inducing
 // locations (into g.dzRows if wantDZ), the patch weights and the location
 // lengthscale (into dparams if not nil). dmp[m,p] = Σ_n dK k_g; the
-// contribution to K is w_p kloc[m,p] dmp.
+// contribution to K is w_p kloc[m,p] dmp. The rows are worked on in
+// locGradBlocks blocks, split among the kernel's workers.
 func (k *Kernel) locGrad(g *gradPass, dmp []float64, wantDZ bool, dparams []float64) {
+	P := g.p
+	nb := min(locGradBlocks, g.m)
+	sLoc := make([]float64, nb)
+	var dw []float64
+	if k.learnW && dparams != nil {
+		dw = make([]float64, nb*P)
+	}
+	k.parallel(nb, func(_, lo, hi int) {
+		for b := lo; b < hi; b++ {
+			var dwb []float64
+			if dw != nil {
+				dwb = dw[b*P : (b+1)*P]
+			}
+			sLoc[b] = k.locGradRows(g, dmp, wantDZ, dwb, b*g.m/nb, (b+1)*g.m/nb)
+		}
+	})
+	if dparams == nil {
+		return
+	}
+	var s float64
+	for b := 0; b < nb; b++ {
+		s += sLoc[b]
+		if dw != nil {
+			for p, v := range dw[b*P : (b+1)*P] {
+				dparams[k.wOff()+p] += v / float64(P)
+			}
+		}
+	}
+	dparams[2] += s * transform.SoftplusDeriv(k.uLoc)
+}
+
+// locGradRows computes locGrad's terms of rows m0 to m1: it adds the
+// location gradients into g.dzRows if wantDZ and Σ_m dmp[m,p]·kloc[m,p]
+// into dw[p] if dw is not nil, and returns the rows' share of the location
+// lengthscale's gradient (before the softplus factor).
+func (k *Kernel) locGradRows(g *gradPass, dmp []float64, wantDZ bool, dw []float64, m0, m1 int) (sLoc float64) {
 	P, d := g.p, g.d
 	le := k.locEll
-	var sLoc float64
-	for m := 0; m < g.m; m++ {
+	for m := m0; m < m1; m++ {
 		r0, c0 := g.zl[2*m], g.zl[2*m+1]
 		var gr, gc float64
 		for p := 0; p < P; p++ {
 			v := dmp[m*P+p]
-			if k.learnW && dparams != nil {
-				dparams[k.wOff()+p] += v * g.kloc[m*P+p] / float64(P)
+			if dw != nil {
+				dw[p] += v * g.kloc[m*P+p]
 			}
 			v *= k.w[p]
 			dr, dc := r0-k.locs[2*p], c0-k.locs[2*p+1]
@@ -455,7 +498,5 @@ func (k *Kernel) locGrad(g *gradPass, dmp []float64, wantDZ bool, dparams []floa
 			g.dzRows[m*g.id+d+1] += gc
 		}
 	}
-	if dparams != nil {
-		dparams[2] += sLoc * transform.SoftplusDeriv(k.uLoc)
-	}
+	return sLoc
 }
