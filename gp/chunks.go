@@ -280,18 +280,7 @@ func (mod *Model) wideForward(lg *la, name string, blk *fwdBlock) {
 			}
 		}
 		fwdCols(lg.threads, blk, N, L, am, ws.mu)
-		if w := mod.latentWorkers(m, N); w > 1 {
-			mod.latentForward(lg, name, blk, w)
-			return
-		}
-		for l := 0; l < L; l++ {
-			copyPar(lg.threads, m, N, basis, f[l])
-			lg.trmmL(name, true, m, N, tris[l], m, f[l], N)
-			colSumSq(lg.threads, ws.vr[l:], L, 1, m, N, f[l])
-			for n := 0; n < N; n++ {
-				ws.vr[n*L+l] -= sq[n]
-			}
-		}
+		mod.latentForward(lg, name, blk, mod.latentWorkers(m, N))
 		return
 	}
 	nch := (N + cw - 1) / cw

@@ -3,8 +3,6 @@ package gp
 import (
 	"time"
 
-	gblas "gonum.org/v1/gonum/blas"
-
 	"github.com/solvegp/solvegp/blas"
 	"github.com/solvegp/solvegp/internal/parallel"
 )
@@ -42,7 +40,7 @@ func (mod *Model) latentWorkers(m, n int) int {
 // latentTask runs the per-latent products of wideForward (fwd) or
 // blockBackward on one goroutine per part.
 type latentTask struct {
-	bi   blas.Implementation // one thread
+	lg   la // one-thread BLAS and passes, recording nothing
 	fwd  bool
 	m, n int
 	// l0 is the first latent function, l its count and parts the number
@@ -64,27 +62,38 @@ type latentTask struct {
 
 // Run computes the products of the latent functions of part q.
 func (t *latentTask) Run(q int) {
-	m, n := t.m, t.n
 	for l := t.l0 + q*t.l/t.parts; l < t.l0+(q+1)*t.l/t.parts; l++ {
 		if t.fwd {
-			// F_l = T_lᵀ·basis, σ²_l += colsum(F_l²) − sq.
-			f := t.f[l][:m*n]
-			copy(f, t.basis[:m*n])
-			t.bi.Dtrmm(gblas.Left, gblas.Lower, gblas.Trans, gblas.NonUnit, m, n, 1, t.tris[l], m, f, n)
-			colSumSq(1, t.vr[l:], t.nl, 1, m, n, f)
-			for j := 0; j < n; j++ {
-				t.vr[j*t.nl+l] -= t.sq[j]
-			}
+			t.forward(&t.lg, "", l)
 			continue
 		}
-		// F̄ = 2·F·diag(h), P̄ = tril(B·F̄ᵀ), F̄ ← P_l·F̄; slot l − l0 of
-		// the scratch.
-		s := l - t.l0
-		fbar, pbar := t.fbars[s*m*n:(s+1)*m*n], t.pbars[s*m*m:(s+1)*m*m]
-		scaleCols(1, m, n, 2, t.f[l], t.dvar[l:], t.nl, fbar)
-		t.bi.Dgemmt(gblas.Lower, gblas.NoTrans, gblas.Trans, m, n, 1, t.b, n, fbar, n, 0, pbar, m)
-		t.bi.Dtrmm(gblas.Left, gblas.Lower, gblas.NoTrans, gblas.NonUnit, m, n, 1, t.p[l], m, fbar, n)
+		t.backward(&t.lg, l)
 	}
+}
+
+// forward computes latent function l's F_l = T_lᵀ·basis and adds
+// colsum(F_l²) − sq to its variances, with lg's BLAS and goroutine budget;
+// name labels the product in lg's profile.
+func (t *latentTask) forward(lg *la, name string, l int) {
+	m, n, nl := t.m, t.n, t.nl
+	f := t.f[l]
+	copyPar(lg.threads, m, n, t.basis, f)
+	lg.trmmL(name, true, m, n, t.tris[l], m, f, n)
+	colSumSq(lg.threads, t.vr[l:], nl, 1, m, n, f)
+	for j := 0; j < n; j++ {
+		t.vr[j*nl+l] -= t.sq[j]
+	}
+}
+
+// backward computes latent function l's F̄ = 2·F_l·diag(h_l), P̄ =
+// tril(B·F̄ᵀ) and then P_l·F̄ over F̄, in slot l − l0 of the scratch, with
+// lg's BLAS and goroutine budget.
+func (t *latentTask) backward(lg *la, l int) {
+	m, n, s := t.m, t.n, l-t.l0
+	fbar, pbar := t.fbars[s*m*n:(s+1)*m*n], t.pbars[s*m*m:(s+1)*m*m]
+	scaleCols(lg.threads, m, n, 2, t.f[l], t.dvar[l:], t.nl, fbar)
+	lg.gemmLowerNT("P̄ = tril(B·F̄ᵀ)", m, n, 1, t.b, n, fbar, n, 0, pbar, m)
+	lg.trmmL("B̄ += P·F̄", false, m, n, t.p[l], m, fbar, n)
 }
 
 // run runs t on its parts and records its products, count of each, in lg's
@@ -95,15 +104,22 @@ func (t *latentTask) run(lg *la, ops ...Op) {
 	lg.recInterleaved(time.Since(t0), t.l, ops...)
 }
 
-// latentForward is wideForward's whole-row loop over the L latent functions
-// on w goroutines (latentWorkers).
+// latentForward is wideForward's whole-row loop over the L latent
+// functions: on w goroutines when w > 1 (latentWorkers), otherwise in order
+// with lg's budget, each product recorded in lg's profile.
 func (mod *Model) latentForward(lg *la, name string, blk *fwdBlock, w int) {
 	ws := &mod.ws
 	m, N, L := blk.m, ws.n, mod.nl
 	t := &ws.latent
-	*t = latentTask{bi: blas.Implementation{Threads: 1}, fwd: true, m: m, n: N, l0: 0, l: L, parts: w, nl: L,
+	*t = latentTask{lg: latentWorkerLA(), fwd: true, m: m, n: N, l0: 0, l: L, parts: w, nl: L,
 		basis: blk.basis, sq: blk.sq, vr: ws.vr, tris: blk.tris, f: blk.f}
-	t.run(lg, Op{Name: name, Dims: [3]int{m, N, m}, Flops: float64(m) * float64(m) * float64(N)})
+	if w > 1 {
+		t.run(lg, Op{Name: name, Dims: [3]int{m, N, m}, Flops: float64(m) * float64(m) * float64(N)})
+	} else {
+		for l := 0; l < L; l++ {
+			t.forward(lg, name, l)
+		}
+	}
 	*t = latentTask{} // drop the references to the caller's slices
 }
 
@@ -116,18 +132,22 @@ func (mod *Model) latentBackProducts(lg *la, blk *backBlock, dvar []float64, l0,
 	ws := &mod.ws
 	m, N, L := blk.m, ws.n, mod.nl
 	mf, nf := float64(m), float64(N)
-	if l1-l0 == 1 {
-		fbar, pbar := ws.fbar[:m*N], ws.pbar[:m*m]
-		scaleCols(lg.threads, m, N, 2, blk.f[l0], dvar[l0:], L, fbar)
-		lg.gemmLowerNT("P̄ = tril(B·F̄ᵀ)", m, N, 1, blk.b, N, fbar, N, 0, pbar, m)
-		lg.trmmL("B̄ += P·F̄", false, m, N, blk.p[l0], m, fbar, N)
-		return
-	}
 	t := &ws.latent
-	*t = latentTask{bi: blas.Implementation{Threads: 1}, m: m, n: N, l0: l0, l: l1 - l0, parts: l1 - l0, nl: L,
+	*t = latentTask{lg: latentWorkerLA(), m: m, n: N, l0: l0, l: l1 - l0, parts: l1 - l0, nl: L,
 		b: blk.b, dvar: dvar, p: blk.p, f: blk.f, fbars: ws.fbar, pbars: ws.pbar}
-	t.run(lg,
-		Op{Name: "P̄ = tril(B·F̄ᵀ)", Dims: [3]int{m, m, N}, Flops: mf * (mf + 1) * nf},
-		Op{Name: "B̄ += P·F̄", Dims: [3]int{m, N, m}, Flops: mf * mf * nf})
+	if l1-l0 > 1 {
+		t.run(lg,
+			Op{Name: "P̄ = tril(B·F̄ᵀ)", Dims: [3]int{m, m, N}, Flops: mf * (mf + 1) * nf},
+			Op{Name: "B̄ += P·F̄", Dims: [3]int{m, N, m}, Flops: mf * mf * nf})
+	} else {
+		t.backward(lg, l0)
+	}
 	*t = latentTask{}
+}
+
+// latentWorkerLA returns the linear algebra of one latent-parallel
+// goroutine: one-thread BLAS and passes, and no profile (the loop records
+// its products as a whole).
+func latentWorkerLA() la {
+	return la{bi: blas.Implementation{Threads: 1}, threads: 1}
 }
