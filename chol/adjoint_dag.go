@@ -143,22 +143,19 @@ func (d *dagAdjoint) successors(t int, f func(int)) {
 // flops returns the floating-point operations of task number t.
 func (d *dagAdjoint) flops(t int) float64 {
 	u := d.tasks[t]
-	_, nr := d.rows(u.i)
-	k0, nk := d.rows(u.k)
-	_, n1 := d.rows(min(u.k+1, d.t-1)) // rows of block k+1
-	m, k := float64(nr), float64(nk)
-	trailing := float64(d.n - k0 - nk) // rows and columns after the panel
+	offDiag, diag, solve := d.rowFlops(u.i, u.k)
+	k, trailing, next := d.panelSizes(u.k)
 	switch u.kind {
 	case adjOffDiag:
-		return 2 * m * k * (trailing - m)
+		return offDiag
 	case adjDiag:
-		return 2 * m * m * k
+		return diag
 	case adjSolve:
-		return m * k * k
+		return solve
 	case adjGemmt:
-		return k * (k + 1) * max(trailing-float64(n1), 0)
+		return k * (k + 1) * max(trailing-next, 0)
 	}
-	return k*(k+1)*min(trailing, float64(n1)) + 2*k*k*k/3
+	return k*(k+1)*min(trailing, next) + 2*k*k*k/3
 }
 
 // run performs task number t.

@@ -178,24 +178,23 @@ func (d *dagCongruence) successors(t int, f func(int)) {
 // flops returns the floating-point operations of task number t.
 func (d *dagCongruence) flops(t int) float64 {
 	u := d.tasks[t]
-	r0, nr := d.rows(u.i)
-	k0, nk := d.rows(u.k)
-	_, n1 := d.rows(min(u.k+1, d.t-1)) // rows of block k+1
-	m, k := float64(nr), float64(nk)
-	trailing := float64(d.n - k0 - nk) // rows and columns after the panel
+	offDiag, diag, solve := d.rowFlops(u.i, u.k)
+	k, trailing, next := d.panelSizes(u.k)
 	switch u.kind {
 	case cngSolveX:
+		r0, nr := d.rows(u.i)
+		m := float64(nr)
 		return 2*m*k*float64(d.n-r0-nr) + m*m*k
 	case cngOffDiag:
-		return 2 * m * k * (trailing - m)
+		return offDiag
 	case cngDiag:
-		return 2 * m * m * k
+		return diag
 	case cngSolve:
-		return m * k * k
+		return solve
 	case cngGram:
-		return 2 * k * (k + 1) * max(trailing-float64(n1), 0)
+		return 2 * k * (k + 1) * max(trailing-next, 0)
 	}
-	return 2*k*(k+1)*min(trailing, float64(n1)) + k*k*k
+	return 2*k*(k+1)*min(trailing, next) + k*k*k
 }
 
 // xRows returns panel k's X (or Z) from the first row of block r on, with

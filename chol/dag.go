@@ -96,6 +96,25 @@ func (tl tiling) rightSolve(bi blas.Implementation, r, k int, s []float64, lds i
 	bi.Dtrsm(gblas.Right, gblas.Lower, gblas.NoTrans, gblas.NonUnit, nr, nk, 1, l[k0*ldl+k0:], ldl, s[r0*lds+k0:], lds)
 }
 
+// rowFlops returns the flops of the three operations above for row block r
+// of panel k: offDiagonalProduct, diagonalProduct and rightSolve.
+func (tl tiling) rowFlops(r, k int) (offDiag, diag, solve float64) {
+	_, nr := tl.rows(r)
+	k0, nk := tl.rows(k)
+	m, kk := float64(nr), float64(nk)
+	trailing := float64(tl.n - k0 - nk) // rows and columns after the panel
+	return 2 * m * kk * (trailing - m), 2 * m * m * kk, m * kk * kk
+}
+
+// panelSizes returns, for the flop counts of panel k's own tasks, its
+// order, the rows after it and the rows of the block after it (of the
+// panel itself when it is the last).
+func (tl tiling) panelSizes(k int) (nk, trailing, next float64) {
+	k0, n := tl.rows(k)
+	_, n1 := tl.rows(min(k+1, tl.t-1))
+	return float64(n), float64(tl.n - k0 - n), float64(n1)
+}
+
 type dagKind uint8
 
 const (
