@@ -100,7 +100,7 @@ func adjointFromProduct(bi blas.Implementation, n int, l []float64, ldl int, alp
 	if n == 0 {
 		return
 	}
-	if threads := goroutines(bi); threads > 1 && n >= dagMin {
+	if threads := dagGoroutines(bi, n); threads > 1 {
 		congruenceDAG(bi, threads, n, l, ldl, p, ldp, work)
 	} else {
 		congruence(bi, n, l, ldl, p, ldp, work)
@@ -219,7 +219,7 @@ func adjoint(bi blas.Implementation, n int, l []float64, ldl int, lbar []float64
 	if &lbar[0] != &abar[0] || ldlbar != ldabar {
 		copyTriangle(bi, n, lbar, ldlbar, abar, ldabar)
 	}
-	if threads := goroutines(bi); threads > 1 && n >= dagMin {
+	if threads := dagGoroutines(bi, n); threads > 1 {
 		adjointDAG(bi, threads, n, l, ldl, abar, ldabar, work)
 	} else {
 		adjointLower(bi, n, l, ldl, abar, ldabar, work)

@@ -32,6 +32,17 @@ import (
 // calls are parallel themselves, is faster.
 const dagMin = 512
 
+// dagGoroutines returns the goroutines on which a task graph (the
+// factorization's, the adjoint's or the congruence's) runs an order-n
+// operation with budget bi, or 1 when the recursive algorithm is to run
+// instead: with one goroutine, or below dagMin.
+func dagGoroutines(bi blas.Implementation, n int) int {
+	if threads := goroutines(bi); threads > 1 && n >= dagMin {
+		return threads
+	}
+	return 1
+}
+
 // dagTile returns the tile order for an order-n factorization: about n/5,
 // a multiple of 32 in [128, 256], so there are enough tasks to balance the
 // goroutines while each kernel call stays large enough to run near the

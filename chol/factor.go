@@ -46,7 +46,7 @@ func potrfLower(bi blas.Implementation, n int, a []float64, lda int) (pivot int,
 	if n <= potrfBase {
 		return potf2Lower(n, a, lda)
 	}
-	if threads := goroutines(bi); threads > 1 && n >= dagMin {
+	if threads := dagGoroutines(bi, n); threads > 1 {
 		return potrfDAG(bi, threads, n, a, lda)
 	}
 	lf := potrfLeaf{be: tiledBackend(bi)}
